@@ -1,0 +1,22 @@
+"""The ``payment-conformance`` command.
+
+Each subcommand lives in its own module; this module only assembles them.
+"""
+
+from __future__ import annotations
+
+import click
+
+from conformance import __version__
+from conformance.cli.contract import contract, profile, requirements
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="payment-conformance")
+def main() -> None:
+    """Contract-conformance suite and validator for the Payment Service API."""
+
+
+main.add_command(contract)
+main.add_command(requirements)
+main.add_command(profile)

@@ -1,0 +1,258 @@
+"""Profiles: an implementer's declared choices for what the specification leaves open.
+
+A profile is a TOML file validated against ``profiles/profile.schema.json``. ``load_profile``
+accepts a shipped profile name (``"default"``) or a path, and raises ``ProfileError`` with the
+offending key and the problem when the file is not a valid profile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from conformance.core.resources import package_data
+
+SHIPPED_PROFILES_DIR = package_data("profiles")
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be used; the message names the key and the problem."""
+
+
+@dataclass(frozen=True)
+class Credential:
+    name: str
+    api_key: str
+    api_secret: str = field(repr=False)
+    merchant_id: str
+
+    def __str__(self) -> str:  # never let a secret reach a log line by accident
+        return f"{self.name} ({self.api_key})"
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """An expected error outcome: its HTTP status and, when the profile pins it, its code."""
+
+    status: int
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Range:
+    min: int
+    max: int
+    default: int | None = None
+
+
+@dataclass(frozen=True)
+class Transition:
+    operation: str
+    sources: tuple[str, ...]
+    target: str
+
+
+@dataclass(frozen=True)
+class Currency:
+    currency_id: str
+    code: str
+    symbol: str
+    name: str
+    decimals: int
+    chains: tuple[str, ...]
+    asset_kinds: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A validated profile. ``data`` keeps the whole document for less common keys."""
+
+    name: str
+    source: str
+    sha256: str
+    data: dict[str, Any] = field(repr=False)
+
+    # -- the parts most checks need, typed -------------------------------------------------
+    @property
+    def test_helpers(self) -> bool:
+        return bool(self.data["profile"]["test_helpers"])
+
+    @property
+    def credentials(self) -> tuple[Credential, ...]:
+        return tuple(Credential(**c) for c in self.data["credentials"])
+
+    @property
+    def primary(self) -> Credential:
+        return self.credentials[0]
+
+    @property
+    def secondary(self) -> Credential:
+        return self.credentials[1]
+
+    @property
+    def clock_window_secs(self) -> int:
+        return int(self.data["auth"]["clock_window_secs"])
+
+    @property
+    def string_to_sign(self) -> str:
+        return str(self.data["auth"]["string_to_sign"])
+
+    def error(self, section: str, key: str) -> ErrorSpec:
+        """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``."""
+        raw = self.data[section][key]
+        return ErrorSpec(status=int(raw["status"]), code=raw.get("code"))
+
+    def range(self, section: str, key: str) -> Range:
+        raw = self.data[section][key]
+        return Range(min=int(raw["min"]), max=int(raw["max"]), default=raw.get("default"))
+
+    def success_status(self, operation_id: str) -> int:
+        status = self.data["status"]
+        if operation_id in status["create_operations"]:
+            return int(status["created"])
+        return int(status["success"])
+
+    def transitions(self, resource: str) -> tuple[Transition, ...]:
+        return tuple(
+            Transition(t["operation"], tuple(t["from"]), t["to"])
+            for t in self.data[resource]["transitions"]
+        )
+
+    @property
+    def currencies(self) -> dict[str, Currency]:
+        result = {}
+        for currency_id, raw in self.data["fixtures"]["currencies"].items():
+            result[currency_id] = Currency(
+                currency_id=currency_id,
+                code=raw["code"],
+                symbol=raw["symbol"],
+                name=raw["name"],
+                decimals=int(raw["decimals"]),
+                chains=tuple(d["chain_id"] for d in raw["deployments"]),
+                asset_kinds={d["chain_id"]: d["asset_kind"] for d in raw["deployments"]},
+            )
+        return result
+
+    @property
+    def chains(self) -> tuple[str, ...]:
+        return tuple(self.data["fixtures"]["chains"])
+
+    def withdraw_addresses(self, merchant_id: str) -> tuple[str, ...]:
+        return tuple(self.data["fixtures"]["withdraw_addresses"].get(merchant_id, ()))
+
+    @property
+    def split_merchants(self) -> tuple[str, ...]:
+        return tuple(self.data["fixtures"]["split_merchants"])
+
+    def idempotency_required(self, method: str, operation_id: str) -> bool:
+        idem = self.data["idempotency"]
+        return method.upper() in idem["required_methods"] and (
+            operation_id not in idem["optional_operations"]
+        )
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(
+        (SHIPPED_PROFILES_DIR / "profile.schema.json").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+def shipped_profiles() -> list[str]:
+    return sorted(p.stem for p in SHIPPED_PROFILES_DIR.glob("*.toml"))
+
+
+def resolve_profile_path(name_or_path: str | Path) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.suffix == "" and not candidate.exists():
+        shipped = SHIPPED_PROFILES_DIR / f"{candidate.name}.toml"
+        if shipped.is_file():
+            return shipped
+        raise ProfileError(
+            f"no profile named {str(name_or_path)!r}: shipped profiles are "
+            f"{', '.join(shipped_profiles())}; or give the path of a .toml file"
+        )
+    if not candidate.is_file():
+        raise ProfileError(f"profile file {str(candidate)!r} does not exist")
+    return candidate
+
+
+def _location(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) if not isinstance(p, int) else f"[{p}]" for p in error.absolute_path]
+    return ".".join(parts).replace(".[", "[") or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = _location(error)
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in extra)
+        return f"unknown key {keys}"
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
+        return f"missing key {keys}"
+    return f"{where}: {error.message}"
+
+
+def validate_profile_data(data: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(
+        _schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        problems = "; ".join(_describe(e) for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise ProfileError(f"invalid profile: {problems}{more}")
+    _check_consistency(data)
+
+
+def _check_consistency(data: dict[str, Any]) -> None:
+    """Rules JSON Schema cannot say: cross references inside the profile."""
+    for resource in ("payments", "subscriptions", "payout_schedules"):
+        states = set(data[resource]["states"])
+        if data[resource]["initial_state"] not in states:
+            raise ProfileError(
+                f"invalid profile: {resource}.initial_state {data[resource]['initial_state']!r} "
+                f"is not one of {resource}.states"
+            )
+        for i, t in enumerate(data[resource]["transitions"]):
+            unknown = [s for s in [*t["from"], t["to"]] if s not in states]
+            if unknown:
+                raise ProfileError(
+                    f"invalid profile: {resource}.transitions[{i}] names unknown state "
+                    f"{unknown[0]!r}"
+                )
+    for name in ("expires_in_secs", "list_limit"):
+        r = data["payments"][name]
+        if r["min"] > r["max"]:
+            raise ProfileError(f"invalid profile: payments.{name}: min is greater than max")
+    keys = [c["api_key"] for c in data["credentials"]]
+    if len(set(keys)) != len(keys):
+        raise ProfileError("invalid profile: credentials: api_key values must differ")
+
+
+def load_profile(name_or_path: str | Path = "default") -> Profile:
+    path = resolve_profile_path(name_or_path)
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"profile file {str(path)!r} is not UTF-8 text: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"profile file {str(path)!r} is not valid TOML: {exc}") from None
+    validate_profile_data(data)
+    return Profile(
+        name=data["profile"]["name"],
+        source=str(path),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        data=data,
+    )
