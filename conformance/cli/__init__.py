@@ -8,7 +8,8 @@ from __future__ import annotations
 import click
 
 from conformance import __version__
-from conformance.cli.contract import contract, profile, requirements
+from conformance.cli.contract import contract, profile
+from conformance.cli.requirements import requirements
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

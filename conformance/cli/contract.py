@@ -1,4 +1,4 @@
-"""``contract``, ``requirements`` and ``profile`` subcommands: read what a server is held to."""
+"""``contract`` and ``profile`` subcommands: read what a server is held to."""
 
 from __future__ import annotations
 
@@ -32,14 +32,6 @@ def _fail(message: str) -> None:
 def contract(profile_name: str, output: Path | None) -> None:
     """Print the effective contract: the OpenAPI document plus the profile's choices."""
     _fail("the effective contract is not built yet")  # replaced by issue 2's contract builder
-
-
-@click.command()
-@click.option("--section", help="Only requirements of this spec/profile section (e.g. 5 or P2).")
-@click.option("--layer", type=click.Choice(["contract", "profile"]), help="Only this layer.")
-def requirements(section: str | None, layer: str | None) -> None:
-    """List the requirement catalogue."""
-    _fail("the requirement catalogue is not built yet")
 
 
 @click.group()
