@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
+import json
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
+import yaml
 
+from conformance.core.contract import ContractError, effective_contract
 from conformance.core.profile import ProfileError, load_profile, resolve_profile_path
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(2)
 
@@ -29,9 +32,47 @@ def _fail(message: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write to this file instead of standard output.",
 )
-def contract(profile_name: str, output: Path | None) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="Serialisation of the document.",
+)
+def contract(profile_name: str, output: Path | None, output_format: str) -> None:
     """Print the effective contract: the OpenAPI document plus the profile's choices."""
-    _fail("the effective contract is not built yet")  # replaced by issue 2's contract builder
+    try:
+        document = effective_contract(load_profile(profile_name))
+    except (ProfileError, ContractError) as exc:
+        _fail(str(exc))
+    text = _serialise(document, output_format)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"wrote the effective contract of profile {profile_name!r} to {output}", err=True)
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line strings (descriptions) as YAML block scalars, readable as written."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value and value == value.rstrip() + "\n" else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _represent_str)
+
+
+def _serialise(document: dict[str, Any], output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return yaml.dump(document, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 @click.group()
@@ -48,7 +89,13 @@ def profile_init(path: Path, force: bool) -> None:
     """Write a copy of the default profile to PATH, to edit for another implementation."""
     if path.exists() and not force:
         _fail(f"{path} exists; pass --force to overwrite it")
-    shutil.copyfile(resolve_profile_path("default"), path)
+    text = resolve_profile_path("default").read_text(encoding="utf-8")
+    # the copy describes another implementation: name it after its file, not "default"
+    text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
     click.echo(f"wrote {path}: edit it, then pass --profile {path}")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from conformance.core.catalogue import CatalogueError, load_catalogue
 from conformance.core.resources import package_data
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
@@ -180,6 +182,8 @@ def resolve_profile_path(name_or_path: str | Path) -> Path:
             f"no profile named {str(name_or_path)!r}: shipped profiles are "
             f"{', '.join(shipped_profiles())}; or give the path of a .toml file"
         )
+    if candidate.is_dir():
+        raise ProfileError(f"profile {str(candidate)!r} is a directory, not a .toml file")
     if not candidate.is_file():
         raise ProfileError(f"profile file {str(candidate)!r} does not exist")
     return candidate
@@ -207,7 +211,7 @@ def validate_profile_data(data: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(
         _schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         problems = "; ".join(_describe(e) for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -217,39 +221,88 @@ def validate_profile_data(data: dict[str, Any]) -> None:
 
 def _check_consistency(data: dict[str, Any]) -> None:
     """Rules JSON Schema cannot say: cross references inside the profile."""
+    for problem in _inconsistencies(data):
+        raise ProfileError(f"invalid profile: {problem}")
+
+
+def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
+    known_ops = _operation_ids()
     for resource in ("payments", "subscriptions", "payout_schedules"):
-        states = set(data[resource]["states"])
+        states = data[resource]["states"]
         if data[resource]["initial_state"] not in states:
-            raise ProfileError(
-                f"invalid profile: {resource}.initial_state {data[resource]['initial_state']!r} "
-                f"is not one of {resource}.states"
+            yield (
+                f"{resource}.initial_state {data[resource]['initial_state']!r} is not one of "
+                f"{resource}.states ({', '.join(states)})"
             )
         for i, t in enumerate(data[resource]["transitions"]):
-            unknown = [s for s in [*t["from"], t["to"]] if s not in states]
-            if unknown:
-                raise ProfileError(
-                    f"invalid profile: {resource}.transitions[{i}] names unknown state "
-                    f"{unknown[0]!r}"
-                )
-    for name in ("expires_in_secs", "list_limit"):
-        r = data["payments"][name]
+            where = f"{resource}.transitions[{i}]"
+            for key, named in (("from", t["from"]), ("to", [t["to"]])):
+                unknown = [s for s in named if s not in states]
+                if unknown:
+                    yield (
+                        f"{where}.{key} names unknown state {unknown[0]!r} "
+                        f"({resource}.states are {', '.join(states)})"
+                    )
+            if t["operation"] not in known_ops:
+                yield f"{where}.operation: unknown operation id {t['operation']!r}"
+    for key in ("status.create_operations", "idempotency.optional_operations"):
+        table, name = key.split(".")
+        unknown_ops = [o for o in data[table][name] if o not in known_ops]
+        if unknown_ops:
+            yield f"{key}: unknown operation id {unknown_ops[0]!r}"
+    for key in (
+        "payments.expires_in_secs",
+        "payments.list_limit",
+        "subscriptions.interval_secs",
+        "statements.limit",
+    ):
+        table, name = key.split(".")
+        r = data[table][name]
         if r["min"] > r["max"]:
-            raise ProfileError(f"invalid profile: payments.{name}: min is greater than max")
+            yield f"{key}: min is greater than max"
+        elif "default" in r and not r["min"] <= r["default"] <= r["max"]:
+            yield f"{key}: default {r['default']} is outside min..max"
+    idem = data["idempotency"]
+    if idem["min_length"] > idem["max_length"]:
+        yield "idempotency: min_length is greater than max_length"
+    chains = data["fixtures"]["chains"]
+    for currency_id, currency in data["fixtures"]["currencies"].items():
+        for i, deployment in enumerate(currency["deployments"]):
+            if deployment["chain_id"] not in chains:
+                yield (
+                    f"fixtures.currencies.{currency_id}.deployments[{i}].chain_id "
+                    f"{deployment['chain_id']!r} is not one of fixtures.chains"
+                )
     keys = [c["api_key"] for c in data["credentials"]]
     if len(set(keys)) != len(keys):
-        raise ProfileError("invalid profile: credentials: api_key values must differ")
+        yield "credentials: api_key values must differ"
+
+
+def _operation_ids() -> frozenset[str]:
+    """The 20 operation ids and the test helpers, as the requirement catalogue lists them."""
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError as exc:
+        raise ProfileError(f"cannot check operation ids: {exc}") from None
+    return frozenset((*catalogue.operations, *catalogue.helper_operations))
 
 
 def load_profile(name_or_path: str | Path = "default") -> Profile:
     path = resolve_profile_path(name_or_path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProfileError(f"cannot read profile file {str(path)!r}: {exc.strerror}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ProfileError(f"profile file {str(path)!r} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"profile file {str(path)!r} is not valid TOML: {exc}") from None
-    validate_profile_data(data)
+    try:
+        validate_profile_data(data)
+    except ProfileError as exc:
+        raise ProfileError(f"profile file {str(path)!r}: {exc}") from None
     return Profile(
         name=data["profile"]["name"],
         source=str(path),

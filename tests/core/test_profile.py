@@ -1,0 +1,220 @@
+"""Profiles: the default loads with its documented choices; a bad file gets a clear message."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.core.profile import (
+    SHIPPED_PROFILES_DIR,
+    ErrorSpec,
+    Profile,
+    ProfileError,
+    load_profile,
+    shipped_profiles,
+)
+
+DEFAULT_TEXT = (SHIPPED_PROFILES_DIR / "default.toml").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def profile() -> Profile:
+    return load_profile()
+
+
+def _edited(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
+    """The default profile's text with ``old`` replaced by ``new``, written to tmp_path."""
+    assert old in DEFAULT_TEXT, f"the default profile no longer contains {old!r}"
+    path = tmp_path / "edited.toml"
+    path.write_text(DEFAULT_TEXT.replace(old, new, count), encoding="utf-8")
+    return path
+
+
+# -- the default profile -----------------------------------------------------------------------
+
+
+def test_default_is_the_shipped_profile(profile: Profile) -> None:
+    assert "default" in shipped_profiles()
+    assert profile.name == "default"
+    assert Path(profile.source) == SHIPPED_PROFILES_DIR / "default.toml"
+    assert re.fullmatch(r"[0-9a-f]{64}", profile.sha256)
+
+
+def test_default_pins_the_documented_auth_choices(profile: Profile) -> None:
+    assert profile.clock_window_secs == 300
+    assert profile.string_to_sign == "{timestamp}\n{nonce}\n{method}\n{target}\n"
+    assert profile.error("auth", "error") == ErrorSpec(401, "unauthorized")
+    assert [c.merchant_id for c in profile.credentials] == ["m_alpha", "m_beta"]
+    assert profile.primary.api_key == "mk_test_alpha"
+    assert profile.secondary.api_key == "mk_test_beta"
+
+
+def test_a_credential_never_shows_its_secret(profile: Profile) -> None:
+    secret = profile.primary.api_secret
+    assert secret not in str(profile.primary)
+    assert secret not in repr(profile.primary)
+    assert secret not in repr(profile)
+
+
+def test_default_status_codes(profile: Profile) -> None:
+    assert profile.success_status("createPayment") == 201
+    assert profile.success_status("cancelPayment") == 200
+    assert profile.error("status", "validation") == ErrorSpec(400, "validation_error")
+    assert profile.error("status", "business_rule") == ErrorSpec(422, None)
+    assert profile.error("idempotency", "reused") == ErrorSpec(422, "idempotency_key_reused")
+
+
+def test_default_idempotency_rule(profile: Profile) -> None:
+    assert profile.idempotency_required("POST", "createPayment")
+    assert profile.idempotency_required("delete", "retirePayoutSchedule")
+    assert not profile.idempotency_required("POST", "settleX402Payment")
+    assert not profile.idempotency_required("GET", "listPayments")
+
+
+def test_default_fixtures(profile: Profile) -> None:
+    usdc = profile.currencies["usdc"]
+    assert (usdc.code, usdc.symbol, usdc.name, usdc.decimals) == ("USDC", "$", "USD Coin", 6)
+    assert usdc.chains == ("base", "ethereum")
+    assert profile.currencies["eth"].asset_kinds == {"ethereum": "native"}
+    assert profile.chains == ("base", "ethereum")
+    assert profile.withdraw_addresses("m_alpha") == ("wa_alpha_base", "wa_alpha_eth")
+    assert profile.withdraw_addresses("m_nobody") == ()
+    assert profile.split_merchants == ("m_gamma", "m_delta")
+
+
+def test_default_transitions_and_ranges(profile: Profile) -> None:
+    pause = next(t for t in profile.transitions("payout_schedules") if t.operation.startswith("p"))
+    assert (pause.operation, pause.sources, pause.target) == (
+        "pausePayoutSchedule",
+        ("active", "paused"),
+        "paused",
+    )
+    limit = profile.range("payments", "list_limit")
+    assert (limit.min, limit.max, limit.default) == (1, 100, 20)
+
+
+# -- bad profile files -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        pytest.param(
+            "clock_window_secs = 300",
+            "clock_window_secs = 300\nclock_skew = 5",
+            "unknown key auth.clock_skew",
+            id="unknown-key",
+        ),
+        pytest.param(
+            "[profile]", "[profiles]\nname = 'x'\n\n[profile]", "unknown key profiles", id="table"
+        ),
+        pytest.param(
+            "clock_window_secs = 300",
+            'clock_window_secs = "300"',
+            "auth.clock_window_secs: '300' is not of type 'integer'",
+            id="wrong-type",
+        ),
+        pytest.param(
+            'api_key = "mk_test_beta"',
+            "api_key = 5",
+            "credentials[1].api_key: 5 is not of type 'string'",
+            id="wrong-type-in-array",
+        ),
+        pytest.param("created = 201\n", "", "missing key status.created", id="missing-status"),
+        pytest.param(
+            "success = 200", "success = 99", "status.success: 99 is less than", id="bad-status"
+        ),
+        pytest.param(
+            'from = ["underpaid"]',
+            'from = ["partially_paid"]',
+            "payments.transitions[1].from names unknown state 'partially_paid'",
+            id="unknown-source-state",
+        ),
+        pytest.param(
+            'to = "canceled"',
+            'to = "cancelled"',
+            "payments.transitions[0].to names unknown state 'cancelled' (payments.states are",
+            id="unknown-target-state",
+        ),
+        pytest.param(
+            'initial_state = "active"',
+            'initial_state = "enabled"',
+            "payout_schedules.initial_state 'enabled' is not one of payout_schedules.states",
+            id="unknown-initial-state",
+        ),
+        pytest.param(
+            'operation = "cancelSubscription"',
+            'operation = "cancelSub"',
+            "subscriptions.transitions[0].operation: unknown operation id 'cancelSub'",
+            id="unknown-operation",
+        ),
+        pytest.param(
+            "min = 1, max = 100, default = 20",
+            "min = 1, max = 100, default = 200",
+            "payments.list_limit: default 200 is outside min..max",
+            id="default-outside-range",
+        ),
+        pytest.param(
+            'api_key = "mk_test_beta"',
+            'api_key = "mk_test_alpha"',
+            "credentials: api_key values must differ",
+            id="same-api-key",
+        ),
+        pytest.param(
+            '{ chain_id = "ethereum", asset_kind = "native" }',
+            '{ chain_id = "solana", asset_kind = "native" }',
+            "fixtures.currencies.eth.deployments[0].chain_id 'solana' is not one of fixtures",
+            id="unknown-chain",
+        ),
+    ],
+)
+def test_an_invalid_profile_names_the_key_and_the_problem(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    path = _edited(tmp_path, old, new)
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert message in str(caught.value)
+    assert str(path) in str(caught.value)  # which file, too
+
+
+def test_invalid_toml_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = _edited(tmp_path, "[auth]", "[auth")
+    with pytest.raises(ProfileError, match=r"is not valid TOML: .*\(at line [0-9]+"):
+        load_profile(path)
+
+
+def test_a_file_that_is_not_utf8_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(DEFAULT_TEXT.replace("Ξ", "é").encode("latin-1"))
+    with pytest.raises(ProfileError, match="is not UTF-8 text"):
+        load_profile(path)
+
+
+def test_a_missing_file_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match=r"profile file '.*absent\.toml' does not exist"):
+        load_profile(tmp_path / "absent.toml")
+
+
+def test_a_directory_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match=r"is a directory, not a \.toml file"):
+        load_profile(tmp_path)
+
+
+def test_an_unknown_shipped_name_lists_the_shipped_profiles() -> None:
+    with pytest.raises(
+        ProfileError, match="no profile named 'strict': shipped profiles are default"
+    ):
+        load_profile("strict")
+
+
+def test_several_problems_are_reported_together(tmp_path: Path) -> None:
+    path = tmp_path / "two.toml"
+    text = DEFAULT_TEXT.replace("created = 201\n", "").replace("success = 200", "success = 'ok'")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert "missing key status.created" in str(caught.value)
+    assert "status.success: 'ok' is not of type 'integer'" in str(caught.value)
