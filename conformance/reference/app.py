@@ -1,0 +1,321 @@
+"""The Starlette application: the request pipeline of the reference server.
+
+Order (SERVER.md): body size (413), authentication before routing (401), routing (404, 405 with
+Allow), Idempotency-Key rules, contract validation of path, query and body (400), idempotent
+replay or reservation, the handler in one transaction, the 2xx response stored for replay.
+Every response is JSON; an unexpected exception is a bug and still gets a JSON 500.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from conformance.core.profile import Credential
+from conformance.reference import auth, idempotency
+from conformance.reference.config import ServerConfig
+from conformance.reference.context import RequestContext
+from conformance.reference.errors import ApiError, validation_failure
+from conformance.reference.idempotency import IdempotencyStore
+from conformance.reference.operations import Match, NoRoute, handler_for, resolve
+from conformance.reference.store import Store
+from conformance.reference.timestamps import utcnow
+from conformance.reference.validation import (
+    ACTIVE_FAULTS,
+    RequestInvalid,
+    operation_validators,
+)
+
+log = logging.getLogger("conformance.reference")
+
+# Modules holding handlers and tables. Each has SCHEMA (CREATE TABLE IF NOT EXISTS ...); one may
+# also define ``start_background(store, config) -> Callable[[], None]`` (returns its stop).
+DOMAIN_MODULES: tuple[str, ...] = (
+    "payments",
+    "subscriptions",
+    "payouts",
+    "splits",
+    "helpers",
+    "events",
+    "ledger",
+    "statements",
+    "webhooks",
+    "webhook_dispatch",
+    "x402",
+)
+JSON = "application/json"
+REPLAY_HEADER = "Idempotent-Replayed"
+
+
+def domain_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"conformance.reference.{name}") for name in DOMAIN_MODULES]
+
+
+@dataclass
+class Outcome:
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = JSON
+
+
+def encode(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass
+class IncomingRequest:
+    method: str
+    path: str  # percent-decoded, for routing
+    raw_path: str  # as sent, for the signature and the idempotency fingerprint
+    query: bytes
+    headers: Mapping[str, str]  # case-insensitive (Starlette's Headers)
+    body: bytes
+
+
+class Pipeline:
+    def __init__(self, config: ServerConfig, store: Store) -> None:
+        self.config = config
+        self.store = store
+        self.auth = auth.Authenticator(config)
+        self.idempotency = IdempotencyStore(config)
+        self.validators = operation_validators()
+        self.max_body = int(config.profile.data["status"]["max_body_bytes"])
+
+    # -- responses ---------------------------------------------------------------------------
+    def error(self, exc: ApiError) -> Outcome:
+        content_type = "text/plain" if self.config.fault("error-body-text-plain") else JSON
+        return Outcome(exc.status, encode(exc.body()), dict(exc.headers), content_type)
+
+    def too_large(self) -> Outcome:
+        if self.config.fault("robust-huge-body-500"):
+            return self.internal_error()
+        status = int(self.config.profile.data["status"]["payload_too_large"]["status"])
+        return self.error(
+            ApiError(status, "payload_too_large", f"the body is over {self.max_body} bytes")
+        )
+
+    def internal_error(self) -> Outcome:
+        return Outcome(500, encode({"code": "internal_error", "message": "internal error"}))
+
+    # -- the pipeline --------------------------------------------------------------------------
+    def handle(self, request: IncomingRequest) -> Outcome:
+        try:
+            return self._handle(request)
+        except ApiError as exc:
+            return self.error(exc)
+        except Exception:
+            log.exception("unexpected error on %s %s", request.method, request.path)
+            return self.internal_error()
+
+    def _handle(self, request: IncomingRequest) -> Outcome:
+        now = utcnow()
+        epoch = int(now.timestamp())
+        if self.config.fault("auth-after-routing"):
+            self._route(request)
+        credential = self._authenticate(request, epoch)
+        match = self._route(request)
+        operation_id = match.route.operation_id
+        key = idempotency.key_from_headers(
+            self.config, request.headers, request.method, operation_id
+        )
+        path, query, body = self._validate(request, match)
+        handler = handler_for(operation_id)
+        if handler is None:
+            raise LookupError(f"no handler registered for {operation_id}")
+        if key is not None:
+            fingerprint = idempotency.fingerprint(request.method, request.raw_path, request.body)
+            with self.store.transaction() as conn:
+                stored = self.idempotency.begin(conn, credential.api_key, key, fingerprint, epoch)
+            if stored is not None:
+                headers = {}
+                if not self.config.fault("idem-replay-missing-header"):
+                    headers[REPLAY_HEADER] = "true"
+                return Outcome(stored.status, stored.body, headers)
+        try:
+            with self.store.transaction() as conn:
+                ctx = RequestContext(
+                    operation_id=operation_id,
+                    merchant_id=credential.merchant_id,
+                    api_key=credential.api_key,
+                    body=body,
+                    path=path,
+                    query=query,
+                    conn=conn,
+                    config=self.config,
+                    now=now,
+                )
+                reply = handler(ctx)
+                encoded = encode(reply.body)
+                if key is not None and 200 <= reply.status < 300:
+                    self.idempotency.complete(conn, credential.api_key, key, reply.status, encoded)
+            return Outcome(reply.status, encoded, dict(reply.headers))
+        except BaseException as exc:
+            if key is not None:
+                with self.store.transaction() as conn:
+                    if isinstance(exc, ApiError) and self.config.fault("idem-errors-stored"):
+                        encoded = encode(exc.body())
+                        self.idempotency.complete(
+                            conn, credential.api_key, key, exc.status, encoded
+                        )
+                    else:
+                        self.idempotency.release(conn, credential.api_key, key)
+            raise
+
+    def _authenticate(self, request: IncomingRequest, epoch: int) -> Credential:
+        target = request.raw_path + ("?" + request.query.decode("latin-1") if request.query else "")
+        rejection: ApiError | None = None
+        # Committed even on rejection: a correct Authenticator writes nothing before the
+        # signature verifies, and the fault that spends nonces early must be observable.
+        with self.store.transaction() as conn:
+            try:
+                return self.auth.authenticate(
+                    conn, request.headers, request.method, target, request.body, epoch
+                )
+            except ApiError as exc:
+                rejection = exc
+        assert rejection is not None
+        raise rejection
+
+    def _route(self, request: IncomingRequest) -> Match:
+        try:
+            return resolve(request.method, request.path)
+        except NoRoute as exc:
+            if not exc.allowed:
+                spec = self.config.profile.error("status", "not_found")
+                raise ApiError(
+                    spec.status, spec.code or "not_found", f"no operation at {request.path}"
+                ) from None
+            headers = {}
+            if not self.config.fault("method-not-allowed-without-allow"):
+                headers["Allow"] = ", ".join(exc.allowed)
+            status = int(self.config.profile.data["status"]["method_not_allowed"]["status"])
+            raise ApiError(
+                status,
+                "method_not_allowed",
+                f"{request.method} is not allowed on this path",
+                headers=headers,
+            ) from None
+
+    def _validate(
+        self, request: IncomingRequest, match: Match
+    ) -> tuple[dict[str, str], dict[str, Any], Any]:
+        """Path parameters, query and body of the request, checked against the contract."""
+        if self.config.fault("robust-non-ascii-id-500"):
+            for value in match.path_params.values():
+                value.encode("ascii")  # the bug: ids assumed to be ASCII
+        if self.config.fault("robust-malformed-json-500") and request.body:
+            json.loads(request.body)  # the bug: parsed before validation, unguarded
+        content_type = request.headers.get("content-type")
+        if self.config.fault("validation-ignores-content-type") and request.body:
+            content_type = JSON
+        validator = self.validators[match.route.operation_id]
+        token = ACTIVE_FAULTS.set(self.config.faults)
+        try:
+            return (
+                validator.path(match.path_params),
+                validator.query(request.query),
+                validator.json_body(request.body, content_type),
+            )
+        except RequestInvalid as exc:
+            raise validation_failure(self.config.profile, exc.details) from None
+        finally:
+            ACTIVE_FAULTS.reset(token)
+
+
+def _respond(outcome: Outcome) -> Response:
+    return Response(
+        outcome.body,
+        status_code=outcome.status,
+        headers=outcome.headers,
+        media_type=outcome.content_type,
+    )
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None as soon as it is known to be over ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@dataclass
+class Runtime:
+    """What ``create_app`` starts: the store and the background workers' stop functions."""
+
+    config: ServerConfig
+    store: Store
+    stops: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        while self.stops:
+            self.stops.pop()()
+        self.store.close()
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    """The application; ``app.state.runtime`` (a ``Runtime``) must be closed after serving."""
+    modules = domain_modules()
+    store = Store(config.db_path)
+    store.apply_schema(auth.SCHEMA + idempotency.SCHEMA)
+    for module in modules:
+        store.apply_schema(getattr(module, "SCHEMA", ""))
+    with store.transaction() as conn:
+        IdempotencyStore(config).recover(conn, int(utcnow().timestamp()))
+    runtime = Runtime(config, store)
+    pipeline = Pipeline(config, store)
+
+    async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        try:
+            body = await _read_body(request, pipeline.max_body)
+        except ClientDisconnect:
+            return  # nobody is left to answer
+        if body is None:
+            response = _respond(pipeline.too_large())
+        else:
+            incoming = IncomingRequest(
+                method=request.method,
+                path=request.url.path,
+                raw_path=scope.get("raw_path", b"").decode("utf-8", "replace") or scope["path"],
+                query=scope.get("query_string", b""),
+                headers=request.headers,
+                body=body,
+            )
+            response = _respond(await run_in_threadpool(pipeline.handle, incoming))
+        await response(scope, receive, send)
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        return _respond(pipeline.internal_error())
+
+    # No Starlette routes: every method and path reaches ``endpoint`` (the router's default),
+    # which authenticates before it routes.
+    app = Starlette(exception_handlers={Exception: unexpected})
+    app.router.default = endpoint
+    for module in modules:
+        start = getattr(module, "start_background", None)
+        if start is not None:
+            runtime.stops.append(start(store, config))
+    app.state.runtime = runtime
+    return app

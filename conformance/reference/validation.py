@@ -1,0 +1,443 @@
+"""Request validation against the OpenAPI document (the contract).
+
+Validators are compiled once per document: for every operation its path parameters, query
+parameters and JSON body. ``pattern`` has ECMA semantics (``patterns.ecma_regex``); ``format``
+checks ``uri`` (absolute), ``date-time`` (RFC 3339), ``int32`` and ``int64``. Errors become the
+profile's 400 ``validation_error`` with ``details`` ``[{field, message}]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+import jsonschema
+import yaml
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from conformance.core import contract
+from conformance.reference.amounts import DECIMAL_PATTERN
+from conformance.reference.patterns import ecma_regex, ecma_search
+from conformance.reference.timestamps import parse_rfc3339
+
+TEST_HELPERS_DOCUMENT = Path(__file__).resolve().parent / "test_helpers.yaml"
+MAX_DETAILS = 20
+MAX_MESSAGE = 200
+_URI_CHARS = r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$"
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+class RequestInvalid(Exception):
+    """The request breaks the contract; ``details`` is the list of ``{field, message}``."""
+
+    def __init__(self, details: list[dict[str, str]]) -> None:
+        super().__init__(details[0]["message"] if details else "invalid request")
+        self.details = details[:MAX_DETAILS]
+
+
+def _detail(where: str, message: str) -> dict[str, str]:
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 3] + "..."
+    return {"field": where, "message": message}
+
+
+# ------------------------------------------------------------------------- formats, pattern
+def is_absolute_uri(value: str) -> bool:
+    scheme, sep, rest = value.partition(":")
+    if not sep or not rest or not ecma_search(r"^[A-Za-z][A-Za-z0-9+.\-]*$", scheme):
+        return False
+    if not ecma_search(_URI_CHARS, rest):
+        return False
+    percent = [i for i, c in enumerate(rest) if c == "%"]
+    return all(ecma_search(r"^%[0-9A-Fa-f]{2}$", rest[i : i + 3]) for i in percent)
+
+
+def _format_checker() -> FormatChecker:
+    checker = FormatChecker(formats=())
+
+    def _uri(value: object) -> bool:
+        return not isinstance(value, str) or is_absolute_uri(value)
+
+    def _date_time(value: object) -> bool:
+        return not isinstance(value, str) or parse_rfc3339(value) is not None
+
+    checker.checks("uri")(_uri)
+    checker.checks("date-time")(_date_time)
+
+    def _int_format(name: str) -> None:
+        low, high = _INT_RANGES[name]
+
+        def check(value: object) -> bool:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return True
+            if isinstance(value, float) and not value.is_integer():
+                return True
+            return low <= value <= high
+
+        checker.checks(name)(check)
+
+    _int_format("int32")
+    _int_format("int64")
+    return checker
+
+
+# The faults of the validation category live in the keyword functions below. Validators are
+# compiled once and shared by every server in the process, so the switched-on faults of the
+# request being validated travel in a context variable (set by the pipeline).
+ACTIVE_FAULTS: ContextVar[frozenset[str]] = ContextVar("active_faults", default=frozenset())
+_BASE = Draft202012Validator.VALIDATORS
+_LAX_DECIMAL = r"^[0-9]+(\.[0-9]+)?$"
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    faults = ACTIVE_FAULTS.get()
+    if "validation-amount-leading-zero" in faults and pattern == DECIMAL_PATTERN:
+        pattern = _LAX_DECIMAL
+    if "validation-pattern-trailing-newline" in faults:
+        matched = re.search(pattern, instance) is not None  # Python's $ semantics: the bug
+    else:
+        matched = ecma_regex(pattern).search(instance) is not None
+    if not matched:
+        yield ValidationError(f"does not match the pattern {pattern}")
+
+
+def _maximum(validator: Any, maximum: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if "validation-interval-max-off-by-one" in ACTIVE_FAULTS.get() and maximum == 31536000:
+        maximum += 1
+    yield from _BASE["maximum"](validator, maximum, instance, schema)
+
+
+def _max_length(
+    validator: Any, limit: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if "validation-url-max-length-ignored" in ACTIVE_FAULTS.get() and limit == 2048:
+        return
+    yield from _BASE["maxLength"](validator, limit, instance, schema)
+
+
+def _unique_items(
+    validator: Any, unique: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if "validation-unique-items-ignored" in ACTIVE_FAULTS.get():
+        return
+    yield from _BASE["uniqueItems"](validator, unique, instance, schema)
+
+
+def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if (
+        "validation-integer-float-rejected" in ACTIVE_FAULTS.get()
+        and types == "integer"
+        and isinstance(instance, float)
+    ):
+        yield ValidationError(f"{instance!r} is not of type 'integer'")
+        return
+    yield from _BASE["type"](validator, types, instance, schema)
+
+
+ContractValidator = jsonschema.validators.extend(
+    Draft202012Validator,
+    validators={
+        "pattern": _ecma_pattern,
+        "maximum": _maximum,
+        "maxLength": _max_length,
+        "uniqueItems": _unique_items,
+        "type": _type,
+    },
+)
+
+
+# ------------------------------------------------------------------------- error mapping
+def _path_text(parts: Iterable[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _join(prefix: str, sub: str) -> str:
+    if not prefix:
+        return sub
+    if not sub:
+        return prefix
+    return prefix + (sub if sub.startswith("[") else "." + sub)
+
+
+def _messages(error: ValidationError, prefix: str) -> dict[str, str]:
+    where = _join(prefix, _path_text(error.absolute_path))
+    if error.validator == "required":
+        missing = [
+            name
+            for name in error.validator_value
+            if isinstance(error.instance, dict)
+            and name not in error.instance
+            and error.message.startswith(repr(name))
+        ]
+        name = missing[0] if missing else ""
+        return _detail(_join(where, name), "is required")
+    if error.validator == "format":
+        return _detail(where, f"is not a valid {error.validator_value}")
+    if error.validator == "type":
+        return _detail(where, f"must be of type {error.validator_value}")
+    if error.validator in ("minLength", "maxLength", "minimum", "maximum", "enum", "uniqueItems"):
+        label = {
+            "minLength": "length must be at least",
+            "maxLength": "length must be at most",
+            "minimum": "must be at least",
+            "maximum": "must be at most",
+            "enum": "must be one of",
+            "uniqueItems": "items must be unique",
+        }[str(error.validator)]
+        value = "" if error.validator == "uniqueItems" else f" {error.validator_value}"
+        return _detail(where, f"{label}{value}")
+    return _detail(where, error.message)
+
+
+def _errors(validator: Any, instance: Any, prefix: str) -> list[dict[str, str]]:
+    errors = sorted(
+        validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
+    )
+    return [_messages(e, prefix) for e in errors[:MAX_DETAILS]]
+
+
+# ------------------------------------------------------------------------- per operation
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    required: bool
+    integer: bool
+    validator: Any
+
+
+@dataclass(frozen=True)
+class OperationValidator:
+    operation_id: str
+    path_params: dict[str, Parameter] = field(default_factory=dict)
+    query_params: dict[str, Parameter] = field(default_factory=dict)
+    body: Any = None  # a compiled validator, or None when the operation takes no body
+    body_required: bool = False
+
+    def path(self, values: dict[str, str]) -> dict[str, str]:
+        details: list[dict[str, str]] = []
+        for name, value in values.items():
+            param = self.path_params.get(name)
+            if param is not None:
+                details += _errors(param.validator, value, f"path.{name}")
+        if details:
+            raise RequestInvalid(details)
+        return values
+
+    def query(self, raw: bytes) -> dict[str, Any]:
+        try:
+            pairs = parse_qsl(
+                raw.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict"
+            )
+        except (UnicodeDecodeError, ValueError):
+            raise RequestInvalid([_detail("query", "is not a valid query string")]) from None
+        values: dict[str, Any] = {}
+        details: list[dict[str, str]] = []
+        for name, text in pairs:
+            where = f"query.{name}"
+            param = self.query_params.get(name)
+            if param is None:
+                details.append(_detail(where, "is not a parameter of this operation"))
+                continue
+            if name in values:
+                details.append(_detail(where, "is given more than once"))
+                continue
+            value: Any = text
+            if param.integer:
+                value = _query_integer(text)
+                if value is None:
+                    details.append(_detail(where, "must be an integer"))
+                    continue
+            details += _errors(param.validator, value, where)
+            values[name] = value
+        for name, param in self.query_params.items():
+            if param.required and name not in values:
+                details.append(_detail(f"query.{name}", "is required"))
+        if details:
+            raise RequestInvalid(details)
+        return values
+
+    def json_body(self, raw: bytes, content_type: str | None) -> Any:
+        if self.body is None:
+            return None
+        if not raw:
+            if self.body_required:
+                raise RequestInvalid([_detail("body", "a JSON body is required")])
+            return None
+        media = (content_type or "").split(";", 1)[0].strip().lower()
+        if media != "application/json":
+            raise RequestInvalid(
+                [_detail("Content-Type", "must be application/json for a JSON body")]
+            )
+        document = parse_json(raw)
+        details = _errors(self.body, document, "")
+        if details:
+            for d in details:
+                d["field"] = d["field"] or "body"
+            raise RequestInvalid(details)
+        return normalise_integers(document)
+
+
+def _query_integer(text: str) -> int | None:
+    if not ecma_search(r"^-?[0-9]{1,30}(\.0*)?$", text):
+        return None
+    return int(text.split(".", 1)[0])
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+MAX_JSON_DEPTH = 100
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` (strings are skipped).
+
+    Checked before parsing: a library of the process (py_ecc, through eth-account) raises the
+    recursion limit to 100000, and the C parser would then overflow a thread's stack on a body
+    like ``[[[[...`` instead of raising RecursionError.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    for token in _JSON_TOKENS.finditer(raw):
+        char = token.group()[:1]
+        if char in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in (b"]", b"}"):
+            depth -= 1
+    return False
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON document, or RequestInvalid for anything that is not strict UTF-8 JSON."""
+    if json_depth_exceeds(raw):
+        raise RequestInvalid(
+            [_detail("body", f"nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")]
+        )
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise RequestInvalid([_detail("body", "is not valid JSON")]) from None
+
+
+def normalise_integers(value: Any) -> Any:
+    """``60.0`` and ``60`` are the same JSON Schema integer: hand handlers an ``int``."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: normalise_integers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise_integers(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------------- compilation
+def _pointer(*parts: str) -> str:
+    return "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+class _Compiler:
+    def __init__(self, uri: str, document: dict[str, Any], registry: Registry[Any]) -> None:
+        self.uri = uri
+        self.document = document
+        self.registry = registry
+        self.checker = _format_checker()
+
+    def validator(self, pointer: str) -> Any:
+        return ContractValidator(
+            {"$ref": f"{self.uri}#/{pointer}"},
+            registry=self.registry,
+            format_checker=self.checker,
+        )
+
+    def resolve(self, node: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """A parameter object and its pointer when it is a local ``$ref``."""
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            target: Any = self.document
+            for part in ref[2:].split("/"):
+                target = target[part.replace("~1", "/").replace("~0", "~")]
+            return target, ref[2:]
+        return node, None
+
+    def schema_type(self, schema: dict[str, Any]) -> str | None:
+        resolved, _ = self.resolve(schema)
+        kind = resolved.get("type")
+        return kind if isinstance(kind, str) else None
+
+    def operation(self, path: str, method: str, op: dict[str, Any]) -> OperationValidator:
+        located = [
+            (node, _pointer("paths", path, "parameters", str(i)))
+            for i, node in enumerate(self.document["paths"][path].get("parameters", []))
+        ] + [
+            (node, _pointer("paths", path, method, "parameters", str(i)))
+            for i, node in enumerate(op.get("parameters", []))
+        ]
+        path_params: dict[str, Parameter] = {}
+        query_params: dict[str, Parameter] = {}
+        for node, own_pointer in located:
+            param, pointer = self.resolve(node)
+            pointer = pointer or own_pointer
+            compiled = Parameter(
+                name=param["name"],
+                required=bool(param.get("required", False)),
+                integer=self.schema_type(param.get("schema", {})) == "integer",
+                validator=self.validator(pointer + "/schema"),
+            )
+            if param["in"] == "path":
+                path_params[param["name"]] = compiled
+            elif param["in"] == "query":
+                query_params[param["name"]] = compiled
+        body = None
+        required = False
+        request_body = op.get("requestBody")
+        if request_body is not None and "application/json" in request_body.get("content", {}):
+            required = bool(request_body.get("required", False))
+            body = self.validator(
+                _pointer(
+                    "paths", path, method, "requestBody", "content", "application/json", "schema"
+                )
+            )
+        return OperationValidator(op["operationId"], path_params, query_params, body, required)
+
+
+def compile_document(uri: str, document: dict[str, Any]) -> dict[str, OperationValidator]:
+    resource: Resource[Any] = DRAFT202012.create_resource(document)
+    registry: Registry[Any] = Registry().with_resource(uri=uri, resource=resource)
+    compiler = _Compiler(uri, document, registry)
+    result: dict[str, OperationValidator] = {}
+    for path, item in document.get("paths", {}).items():
+        for method, op in item.items():
+            if isinstance(op, dict) and "operationId" in op:
+                result[op["operationId"]] = compiler.operation(path, method, op)
+    return result
+
+
+@cache
+def operation_validators() -> dict[str, OperationValidator]:
+    """Validators for the 20 operations of the contract and the profile's test helpers."""
+    validators = compile_document("urn:payment-service:contract", contract.load_document())
+    helpers = yaml.safe_load(TEST_HELPERS_DOCUMENT.read_text(encoding="utf-8"))
+    validators.update(compile_document("urn:payment-service:test-helpers", helpers))
+    return validators

@@ -1,0 +1,239 @@
+"""Operations 1-5: webhook endpoints (list, create-or-replace, rotate secret) and deliveries.
+
+Endpoint ids are chosen by the merchant (``PUT /v1/webhook-endpoints/{id}``) and live in the
+merchant's own namespace. An endpoint gets a ``whsec_`` secret when it is created; the merchant
+learns a secret only from ``rotate-secret``, which never hands out a secret the endpoint had
+before. Deliveries are written by ``events.emit`` and sent by ``webhook_dispatch``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import secrets
+import sqlite3
+from typing import Any
+from urllib.parse import urlsplit
+
+from conformance.reference import events
+from conformance.reference.context import RequestContext
+from conformance.reference.errors import business_rule, not_found
+from conformance.reference.ledger import to_micros
+from conformance.reference.operations import Reply, operation
+from conformance.reference.timestamps import iso
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
+    merchant_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,
+    active INTEGER NOT NULL DEFAULT 1,
+    secret TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_us INTEGER NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (merchant_id, id)
+);
+CREATE TABLE IF NOT EXISTS webhook_endpoint_secrets (
+    merchant_id TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    secret_sha256 TEXT NOT NULL,
+    PRIMARY KEY (merchant_id, endpoint_id, secret_sha256)
+);
+"""
+
+
+def is_loopback_host(host: str) -> bool:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def url_problem(url: str, *, allow_any_http: bool = False) -> str | None:
+    """Why ``url`` cannot receive webhooks, or None when it can."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return "url is not a valid absolute URL"
+    if not host:
+        return "url must be absolute, with a host"
+    scheme = parts.scheme.lower()
+    if scheme == "https":
+        return None
+    if scheme == "http" and (allow_any_http or is_loopback_host(host)):
+        return None
+    if scheme == "http":
+        return "an http url is only allowed on a loopback host; use https"
+    return "url must use https (or http on a loopback host)"
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _fingerprint(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _remember_secret(
+    conn: sqlite3.Connection, merchant_id: str, endpoint_id: str, secret: str
+) -> bool:
+    """Record a secret as used by the endpoint; False when it already was."""
+    cursor = conn.execute(
+        "INSERT OR IGNORE INTO webhook_endpoint_secrets (merchant_id, endpoint_id, secret_sha256)"
+        " VALUES (?, ?, ?)",
+        (merchant_id, endpoint_id, _fingerprint(secret)),
+    )
+    return cursor.rowcount == 1
+
+
+def _fresh_secret(conn: sqlite3.Connection, merchant_id: str, endpoint_id: str) -> str:
+    while True:  # 256 random bits: a repeat is practically impossible, but the rule is absolute
+        secret = new_secret()
+        if _remember_secret(conn, merchant_id, endpoint_id, secret):
+            return secret
+
+
+def endpoint_body(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "url": row[1],
+        "event_types": json.loads(row[2]),
+        "active": bool(row[3]),
+        "created_at": row[4],
+    }
+
+
+_ENDPOINT_COLUMNS = "id, url, event_types, active, created_at"
+
+
+def _endpoint(conn: sqlite3.Connection, merchant_id: str, endpoint_id: str) -> Any:
+    return conn.execute(
+        f"SELECT {_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE merchant_id = ? AND id = ?",
+        (merchant_id, endpoint_id),
+    ).fetchone()
+
+
+@operation("listWebhookEndpoints")
+def list_endpoints(ctx: RequestContext) -> Reply:
+    rows = ctx.conn.execute(
+        f"SELECT {_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE merchant_id = ?"
+        " ORDER BY created_us, id",
+        (ctx.merchant_id,),
+    ).fetchall()
+    body = {"endpoints": [endpoint_body(r) for r in rows]}
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
+
+
+@operation("putWebhookEndpoint")
+def put_endpoint(ctx: RequestContext) -> Reply:
+    endpoint_id = ctx.path["id"]
+    url = str(ctx.body["url"])
+    event_types = list(ctx.body["event_types"])
+    problem = url_problem(url, allow_any_http=ctx.fault("webhook-accepts-non-loopback-http"))
+    if problem is not None:
+        raise business_rule(ctx, "invalid_webhook_url", problem)
+    known = ctx.config.profile.data["webhooks"]["event_types"]
+    unknown = [t for t in event_types if t not in known]
+    if unknown and not ctx.fault("webhook-accepts-unknown-event-type"):
+        raise business_rule(
+            ctx,
+            "unknown_event_type",
+            f"unknown event type {unknown[0]!r}; known: {', '.join(known)}",
+        )
+    now = iso(ctx.now)
+    existing = _endpoint(ctx.conn, ctx.merchant_id, endpoint_id)
+    if existing is None:
+        secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id)
+        ctx.conn.execute(
+            "INSERT INTO webhook_endpoints (merchant_id, id, url, event_types, active, secret,"
+            " created_at, created_us, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+            (
+                ctx.merchant_id,
+                endpoint_id,
+                url,
+                json.dumps(event_types),
+                secret,
+                now,
+                to_micros(ctx.now),
+                now,
+            ),
+        )
+    else:
+        stored_types = (
+            existing[2]
+            if ctx.fault("webhook-replace-keeps-event-types")
+            else json.dumps(event_types)
+        )
+        ctx.conn.execute(
+            "UPDATE webhook_endpoints SET url = ?, event_types = ?, active = 1, updated_at = ?"
+            " WHERE merchant_id = ? AND id = ?",
+            (url, stored_types, now, ctx.merchant_id, endpoint_id),
+        )
+    row = _endpoint(ctx.conn, ctx.merchant_id, endpoint_id)
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), endpoint_body(row))
+
+
+@operation("rotateWebhookEndpointSecret")
+def rotate_secret(ctx: RequestContext) -> Reply:
+    endpoint_id = ctx.path["id"]
+    row = ctx.conn.execute(
+        "SELECT secret FROM webhook_endpoints WHERE merchant_id = ? AND id = ?",
+        (ctx.merchant_id, endpoint_id),
+    ).fetchone()
+    if row is None:
+        raise not_found(ctx, "webhook endpoint")
+    if ctx.fault("webhook-rotate-keeps-secret"):
+        secret = str(row[0])
+    else:
+        secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id)
+        ctx.conn.execute(
+            "UPDATE webhook_endpoints SET secret = ?, updated_at = ?"
+            " WHERE merchant_id = ? AND id = ?",
+            (secret, iso(ctx.now), ctx.merchant_id, endpoint_id),
+        )
+    body = {"id": endpoint_id, "secret": secret}
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
+
+
+def delivery_body(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "event_type": row[1],
+        "status": row[2],
+        "attempts": int(row[3]),
+        "created_at": row[4],
+    }
+
+
+@operation("listWebhookDeliveries")
+def list_deliveries(ctx: RequestContext) -> Reply:
+    rows = ctx.conn.execute(
+        "SELECT id, event_type, status, attempts, created_at FROM webhook_deliveries"
+        " WHERE merchant_id = ? ORDER BY created_us, rowid",
+        (ctx.merchant_id,),
+    ).fetchall()
+    body = {"deliveries": [delivery_body(r) for r in rows]}
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
+
+
+@operation("resendWebhookDelivery")
+def resend_delivery(ctx: RequestContext) -> Reply:
+    cursor = ctx.conn.execute(
+        "UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1,"
+        " attempt_budget = attempts + ?, next_attempt_us = ? WHERE merchant_id = ? AND id = ?",
+        (events.ATTEMPTS_PER_SEND, to_micros(ctx.now), ctx.merchant_id, ctx.path["id"]),
+    )
+    if cursor.rowcount != 1:
+        raise not_found(ctx, "webhook delivery")
+    status = ctx.config.profile.data["webhooks"]["resend_status"]
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), {"status": status})

@@ -1,0 +1,222 @@
+"""The webhook sender: Standard Webhooks signing, and the dispatcher against a real receiver."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from conformance.reference import events, webhook_dispatch, webhooks
+from conformance.reference.store import Store
+from conformance.reference.timestamps import iso
+from conformance.reference.webhook_dispatch import WebhookDispatcher, sign, verify
+from tests.reference.webhook_receiver import WebhookReceiver
+
+# The published example of the Standard Webhooks specification.
+SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+SPEC_ID = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+SPEC_TIMESTAMP = 1614265330
+SPEC_BODY = b'{"test": 2432232314}'
+SPEC_SIGNATURE = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def test_signing_matches_the_standard_webhooks_example() -> None:
+    assert sign(SPEC_SECRET, SPEC_ID, SPEC_TIMESTAMP, SPEC_BODY) == SPEC_SIGNATURE
+
+
+def spec_headers(
+    signature: str = SPEC_SIGNATURE, timestamp: int = SPEC_TIMESTAMP
+) -> dict[str, str]:
+    return {
+        "webhook-id": SPEC_ID,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signature,
+    }
+
+
+def test_verify_accepts_the_example_and_any_matching_signature_of_a_list() -> None:
+    assert verify(SPEC_SECRET, spec_headers(), SPEC_BODY, now=SPEC_TIMESTAMP)
+    listed = f"v1,bm90LWl0 {SPEC_SIGNATURE}"
+    assert verify(SPEC_SECRET, spec_headers(listed), SPEC_BODY, now=SPEC_TIMESTAMP + 10)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "now"),
+    [
+        (spec_headers(), b'{"test": 2432232315}', SPEC_TIMESTAMP),
+        (spec_headers("v2," + SPEC_SIGNATURE[3:]), SPEC_BODY, SPEC_TIMESTAMP),
+        (spec_headers(), SPEC_BODY, SPEC_TIMESTAMP + 301),
+        (spec_headers(timestamp=SPEC_TIMESTAMP + 1), SPEC_BODY, SPEC_TIMESTAMP),
+        ({"webhook-id": SPEC_ID}, SPEC_BODY, SPEC_TIMESTAMP),
+    ],
+    ids=["body-changed", "wrong-version", "too-old", "timestamp-changed", "headers-missing"],
+)
+def test_verify_refuses_anything_else(headers: dict[str, str], body: bytes, now: int) -> None:
+    assert not verify(SPEC_SECRET, headers, body, now=now)
+
+
+def test_the_key_is_the_decoded_secret_and_bad_secrets_are_refused() -> None:
+    assert webhook_dispatch.secret_key(SPEC_SECRET) == base64.b64decode(SPEC_SECRET[6:])
+    for bad in ("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_not base64!"):
+        with pytest.raises(ValueError):
+            webhook_dispatch.secret_key(bad)
+
+
+def test_new_secrets_are_whsec_and_32_random_bytes() -> None:
+    secrets = {webhooks.new_secret() for _ in range(50)}
+    assert len(secrets) == 50
+    for secret in secrets:
+        assert secret.startswith("whsec_")
+        assert len(base64.b64decode(secret[6:], validate=True)) == 32
+
+
+# ------------------------------------------------------------------ the dispatcher thread
+NOW = datetime.now(UTC).replace(microsecond=0)  # deliveries are due from their event time
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    opened = Store(None)
+    opened.apply_schema(events.SCHEMA + webhooks.SCHEMA)
+    yield opened
+    opened.close()
+
+
+def add_endpoint(conn: sqlite3.Connection, url: str, event_types: list[str]) -> str:
+    secret = webhooks.new_secret()
+    conn.execute(
+        "INSERT INTO webhook_endpoints (merchant_id, id, url, event_types, active, secret,"
+        " created_at, created_us, updated_at) VALUES ('m_alpha', 'ep', ?, ?, 1, ?, '', 0, '')",
+        (url, json.dumps(event_types), secret),
+    )
+    return secret
+
+
+def delivery_rows(store: Store) -> list[tuple[str, str, int]]:
+    with store.transaction() as conn:
+        rows = conn.execute(
+            "SELECT id, status, attempts FROM webhook_deliveries ORDER BY created_us"
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def wait_for_status(store: Store, status: str, timeout: float = 10.0) -> tuple[str, str, int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = delivery_rows(store)
+        if rows and rows[0][1] == status:
+            return rows[0]
+        time.sleep(0.02)
+    raise AssertionError(f"delivery never became {status}: {delivery_rows(store)}")
+
+
+def test_emit_creates_deliveries_only_for_subscribed_endpoints(store: Store) -> None:
+    with store.transaction() as conn:
+        add_endpoint(conn, "https://example.com/hooks", ["payment.created"])
+        created = events.emit(conn, "m_alpha", "payment.created", {"id": "pay_1"}, NOW)
+        ignored = events.emit(conn, "m_alpha", "payment.canceled", {"id": "pay_1"}, NOW)
+        other = events.emit(conn, "m_beta", "payment.created", {"id": "pay_2"}, NOW)
+    assert len(created) == 1 and ignored == [] and other == []
+    assert delivery_rows(store) == [(created[0], "pending", 0)]
+
+
+def test_a_delivery_arrives_signed_with_the_endpoint_secret(store: Store) -> None:
+    with WebhookReceiver() as receiver:
+        with store.transaction() as conn:
+            secret = add_endpoint(conn, receiver.url, ["payment.created"])
+            (delivery_id,) = events.emit(conn, "m_alpha", "payment.created", {"id": "p"}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        dispatcher.start()
+        try:
+            (received,) = receiver.wait_for(lambda got: len(got) == 1)
+            assert wait_for_status(store, "succeeded") == (delivery_id, "succeeded", 1)
+        finally:
+            dispatcher.stop()
+    assert received.headers["webhook-id"] == delivery_id
+    assert received.headers["content-type"] == "application/json"
+    assert abs(int(received.headers["webhook-timestamp"]) - time.time()) < 30
+    assert verify(secret, received.headers, received.body)
+    body = json.loads(received.body)
+    assert body["type"] == "payment.created" and body["data"] == {"id": "p"}
+    assert body["timestamp"] == iso(NOW) and body["id"].startswith("evt_")
+
+
+def test_failed_attempts_are_retried_until_one_succeeds(store: Store) -> None:
+    with WebhookReceiver(statuses=[500, 503]) as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        dispatcher.start()
+        try:
+            _, _, attempts = wait_for_status(store, "succeeded")
+        finally:
+            dispatcher.stop()
+        ids = {r.headers["webhook-id"] for r in receiver.received}
+    assert attempts == 3 and len(receiver.received) == 3 and len(ids) == 1
+
+
+def test_a_delivery_fails_once_its_attempts_are_spent(store: Store) -> None:
+    with WebhookReceiver(statuses=[500] * 10) as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        dispatcher.start()
+        try:
+            _, _, attempts = wait_for_status(store, "failed")
+        finally:
+            dispatcher.stop()
+    assert attempts == events.ATTEMPTS_PER_SEND == len(receiver.received)
+
+
+def test_an_unreachable_url_fails_without_hanging(store: Store) -> None:
+    with WebhookReceiver() as receiver:
+        closed_url = receiver.url
+    with store.transaction() as conn:
+        add_endpoint(conn, closed_url, ["payment.created"])
+        events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+    dispatcher = WebhookDispatcher(store.transaction, timeout=1.0)
+    dispatcher.start()
+    try:
+        _, _, attempts = wait_for_status(store, "failed")
+    finally:
+        dispatcher.stop()
+    assert attempts == events.ATTEMPTS_PER_SEND
+
+
+def test_run_once_sends_only_what_is_due(store: Store) -> None:
+    with WebhookReceiver() as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        assert dispatcher.run_once() == 1
+        assert dispatcher.run_once() == 0
+        assert len(receiver.received) == 1
+    assert delivery_rows(store)[0][1:] == ("succeeded", 1)
+
+
+def test_the_signature_faults_sign_something_receivers_reject(store: Store) -> None:
+    for fault in ("webhook-signature-over-body-only", "webhook-signature-key-not-decoded"):
+        with WebhookReceiver() as receiver:
+            with store.transaction() as conn:
+                conn.execute("DELETE FROM webhook_endpoints")
+                secret = add_endpoint(conn, receiver.url, ["payment.created"])
+                events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+            WebhookDispatcher(store.transaction, faults=frozenset({fault})).run_once()
+            (received,) = receiver.received
+        assert not verify(secret, received.headers, received.body), fault
+
+
+def test_stop_returns_promptly(store: Store) -> None:
+    dispatcher = WebhookDispatcher(store.transaction)
+    dispatcher.start()
+    started = time.monotonic()
+    dispatcher.stop()
+    assert time.monotonic() - started < 1.0
