@@ -28,3 +28,12 @@ def normalise(text: str) -> str:
     whole, _, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
     return f"{whole}.{fraction}" if fraction else whole
+
+
+def is_decimal_by_isdecimal(text: str) -> bool:
+    """The check of fault ``validation-amount-unicode-digits``: ``str.isdecimal`` holds for every
+    Unicode decimal digit (Arabic-Indic ``"١٠"``...), not only 0-9."""
+    whole, dot, fraction = text.partition(".")
+    if not whole.isdecimal() or (whole != "0" and whole.startswith("0")):
+        return False
+    return not dot or fraction.isdecimal()

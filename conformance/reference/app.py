@@ -96,7 +96,10 @@ class Pipeline:
     # -- responses ---------------------------------------------------------------------------
     def error(self, exc: ApiError) -> Outcome:
         content_type = "text/plain" if self.config.fault("error-body-text-plain") else JSON
-        return Outcome(exc.status, encode(exc.body()), dict(exc.headers), content_type)
+        body = exc.body()
+        if self.config.fault("error-body-without-message"):
+            del body["message"]
+        return Outcome(exc.status, encode(body), dict(exc.headers), content_type)
 
     def too_large(self) -> Outcome:
         if self.config.fault("robust-huge-body-500"):
@@ -158,9 +161,12 @@ class Pipeline:
                 )
                 reply = handler(ctx)
                 encoded = encode(reply.body)
+                headers = dict(reply.headers)
                 if key is not None and 200 <= reply.status < 300:
                     self.idempotency.complete(conn, credential.api_key, key, reply.status, encoded)
-            return Outcome(reply.status, encoded, dict(reply.headers))
+                    if self.config.fault("replay-header-on-first-response"):
+                        headers[REPLAY_HEADER] = "true"
+            return Outcome(reply.status, encoded, headers)
         except BaseException as exc:
             if key is not None:
                 with self.store.transaction() as conn:

@@ -39,6 +39,9 @@ def profile_error(ctx: RequestContext, section: str, key: str, message: str) -> 
 
 
 def not_found(ctx: RequestContext, what: str = "resource") -> ApiError:
+    if ctx.fault("not-found-wrong-code"):
+        status = ctx.config.profile.error("status", "not_found").status
+        return ApiError(status, "resource_not_found", f"{what} not found")
     return profile_error(ctx, "status", "not_found", f"{what} not found")
 
 

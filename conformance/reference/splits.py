@@ -31,6 +31,10 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
     for index, share in enumerate(splits):
         merchant_id = str(share["merchant_id"])
         bps = int(share["bps"])
+        if ctx.fault("validation-bps-range-as-business-rule") and not 1 <= bps <= 10000:
+            raise business_rule(
+                ctx, "invalid_split_bps", f"splits[{index}]: bps must be 1 to 10000"
+            )
         if merchant_id not in known:
             raise business_rule(
                 ctx, "unknown_merchant", f"splits[{index}]: unknown merchant {merchant_id!r}"

@@ -26,7 +26,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
-from conformance.reference.amounts import DECIMAL_PATTERN
+from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
 from conformance.reference.patterns import ecma_regex, ecma_search
 from conformance.reference.timestamps import parse_rfc3339
 
@@ -107,7 +107,9 @@ def _ecma_pattern(
     faults = ACTIVE_FAULTS.get()
     if "validation-amount-leading-zero" in faults and pattern == DECIMAL_PATTERN:
         pattern = _LAX_DECIMAL
-    if "validation-pattern-trailing-newline" in faults:
+    if "validation-amount-unicode-digits" in faults and pattern == DECIMAL_PATTERN:
+        matched = is_decimal_by_isdecimal(instance)
+    elif "validation-pattern-trailing-newline" in faults:
         matched = re.search(pattern, instance) is not None  # Python's $ semantics: the bug
     else:
         matched = ecma_regex(pattern).search(instance) is not None
@@ -115,8 +117,21 @@ def _ecma_pattern(
         yield ValidationError(f"does not match the pattern {pattern}")
 
 
+def _is_bps(schema: Any) -> bool:
+    return isinstance(schema, dict) and (schema.get("minimum"), schema.get("maximum")) == (1, 10000)
+
+
+def _minimum(validator: Any, minimum: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if "validation-bps-range-as-business-rule" in ACTIVE_FAULTS.get() and _is_bps(schema):
+        return  # the bug: left to splits.validate_splits
+    yield from _BASE["minimum"](validator, minimum, instance, schema)
+
+
 def _maximum(validator: Any, maximum: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    if "validation-interval-max-off-by-one" in ACTIVE_FAULTS.get() and maximum == 31536000:
+    faults = ACTIVE_FAULTS.get()
+    if "validation-bps-range-as-business-rule" in faults and _is_bps(schema):
+        return  # the bug: left to splits.validate_splits
+    if "validation-interval-max-off-by-one" in faults and maximum == 31536000:
         maximum += 1
     yield from _BASE["maximum"](validator, maximum, instance, schema)
 
@@ -124,8 +139,16 @@ def _maximum(validator: Any, maximum: Any, instance: Any, schema: Any) -> Iterat
 def _max_length(
     validator: Any, limit: Any, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
-    if "validation-url-max-length-ignored" in ACTIVE_FAULTS.get() and limit == 2048:
+    faults = ACTIVE_FAULTS.get()
+    if "validation-url-max-length-ignored" in faults and limit == 2048:
         return
+    # Identifier: 1 to 128 characters, no pattern (DecimalAmount, also 128, has one).
+    if (
+        "validation-identifier-length-off-by-one" in faults
+        and limit == 128
+        and "pattern" not in schema
+    ):
+        limit -= 1  # the bug: len(v) < 128
     yield from _BASE["maxLength"](validator, limit, instance, schema)
 
 
@@ -152,6 +175,7 @@ ContractValidator = jsonschema.validators.extend(
     Draft202012Validator,
     validators={
         "pattern": _ecma_pattern,
+        "minimum": _minimum,
         "maximum": _maximum,
         "maxLength": _max_length,
         "uniqueItems": _unique_items,

@@ -125,7 +125,10 @@ def to_raw(
     ctx: RequestContext, amount: str, currency: Currency, field: str, *, allow_zero: bool = False
 ) -> int:
     """A decimal string in the currency's smallest unit; 422 when it has too many decimals."""
-    if not amounts.is_decimal_string(amount):
+    valid = amounts.is_decimal_string
+    if ctx.fault("validation-amount-unicode-digits"):
+        valid = amounts.is_decimal_by_isdecimal
+    if not valid(amount):
         raise business_rule(ctx, "invalid_amount", f"{field} must be a decimal number")
     if amounts.fraction_digits(amount) > currency.decimals:
         raise business_rule(

@@ -376,6 +376,50 @@ def split_self_allowed(probe: Probe) -> None:
     assert probe.client.put("/v1/split-template", {"shares": shares}).status_code == 200
 
 
+# ------------------------------------------------------------------------------ requested later
+def validation_identifier_length_off_by_one(probe: Probe) -> None:
+    endpoint_id = ("we_" + uuid.uuid4().hex).ljust(128, "x")
+    response = probe.client.put(
+        f"/v1/webhook-endpoints/{endpoint_id}",
+        {"url": "https://example.com/h", "event_types": ["payment.created"]},
+    )
+    assert len(endpoint_id) == 128
+    assert response.status_code == 400
+    assert error_code(response) == "validation_error"
+
+
+def validation_bps_range_as_business_rule(probe: Probe) -> None:
+    for bps in (0, 10001):
+        shares = [{"merchant_id": "m_gamma", "bps": bps}]
+        response = probe.client.put("/v1/split-template", {"shares": shares})
+        assert response.status_code == 422, bps
+
+
+def validation_amount_unicode_digits(probe: Probe) -> None:
+    arabic_indic = "١٢.٥"  # 12.5
+    assert _payout_status(probe, min_send_amount=arabic_indic) == 201
+    x402 = {"currency_id": "usdc", "chain_id": "base", "amount": arabic_indic}
+    assert probe.client.post("/v1/x402/requirements", x402).status_code == 201
+
+
+def error_body_without_message(probe: Probe) -> None:
+    body = probe.client.get("/v1/nowhere").json()
+    assert body["code"] == "not_found"
+    assert "message" not in body
+
+
+def not_found_wrong_code(probe: Probe) -> None:
+    response = probe.client.post(f"/v1/payments/pay_{uuid.uuid4().hex[:24]}/cancel")
+    assert response.status_code == 404
+    assert error_code(response) == "resource_not_found"
+
+
+def replay_header_on_first_response(probe: Probe) -> None:
+    response = probe.client.post("/v1/payments", payment_body(), idempotency_key=uuid.uuid4().hex)
+    assert response.status_code == 201
+    assert response.headers.get("Idempotent-Replayed") == "true"
+
+
 PROBES: dict[str, ProbeFn] = {
     name.replace("_", "-"): fn
     for name, fn in dict(globals()).items()
