@@ -10,6 +10,8 @@ import click
 from conformance import __version__
 from conformance.cli.contract import contract, profile
 from conformance.cli.requirements import requirements
+from conformance.cli.run import run
+from conformance.cli.serve import faults, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,3 +23,6 @@ def main() -> None:
 main.add_command(contract)
 main.add_command(requirements)
 main.add_command(profile)
+main.add_command(run)
+main.add_command(serve)
+main.add_command(faults)

@@ -390,6 +390,16 @@ def test_request_only_and_response_only_fields_live_in_separate_schemas(
 
 def test_checkout_url_and_authorize_url_appear_only_in_create_responses() -> None:
     assert "checkout_url" not in SCHEMAS["Payment"]["properties"]
+    listed = schema_validator(DOC, "Payment")
+    payment = {
+        "id": "pay_1",
+        "status": "pending",
+        "quotes": {},
+        "expires_at": "2026-11-22T10:00:00Z",
+        "merchant_order_no": "A-1",
+    }
+    assert listed.is_valid(payment)
+    assert not listed.is_valid({**payment, "checkout_url": "https://pay.example/c"})
     cancel = schema_validator(DOC, "Subscription")
     assert cancel.is_valid({"id": "sub_1", "status": "canceled"})
     assert not cancel.is_valid({"id": "sub_1", "authorize_url": "https://pay.example/a"})

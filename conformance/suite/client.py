@@ -1,0 +1,308 @@
+"""SuiteClient: the HTTP client every suite test talks to the server through.
+
+It signs requests under the profile's scheme, adds an Idempotency-Key where the profile
+requires one, counts what it sends and keeps the last exchange as redacted evidence. A
+transport problem (no connection, no answer in time, a connection closed mid-way, bytes that
+are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happened.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import re
+import shlex
+import ssl
+import uuid
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cache
+from typing import Any, Final
+
+import httpx
+
+from conformance.core.profile import Credential, Profile
+from conformance.core.redaction import REDACTED, redact_headers, redact_text
+from conformance.core.results import Evidence
+from conformance.core.signing import Signer
+
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 15.0
+# After this many timeouts in a row the server is taken as gone: later requests fail at once
+# instead of each waiting READ_TIMEOUT_S, so a hung server cannot stretch a run for hours.
+TIMEOUTS_BEFORE_GIVING_UP = 3
+EVIDENCE_BODY_LIMIT = 64 * 1024
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_WHSEC = re.compile(r"whsec_[A-Za-z0-9+/=]+")
+
+
+class _Sentinel(Enum):
+    MISSING = "MISSING"
+    AUTO = "AUTO"
+
+
+MISSING: Final = _Sentinel.MISSING
+"""``json=MISSING``: send no JSON body (the default)."""
+AUTO: Final = _Sentinel.AUTO
+"""``idempotency_key=AUTO``: a fresh key when the profile requires one for the request."""
+
+
+class SuiteTransportError(Exception):
+    """The request got no usable HTTP response; the message says why, in plain words."""
+
+
+@dataclass
+class ClientStats:
+    """Shared by the clients of one test session: request count, health and the last sender."""
+
+    requests_sent: int = 0
+    exchanges: int = 0  # requests attempted, including ones refused without sending
+    consecutive_timeouts: int = 0
+    last_client: SuiteClient | None = field(default=None, repr=False)
+
+    @property
+    def server_gone(self) -> bool:
+        return self.consecutive_timeouts >= TIMEOUTS_BEFORE_GIVING_UP
+
+
+class SuiteClient:
+    """Signed, counted HTTP calls to the server under test for one credential."""
+
+    def __init__(
+        self,
+        base_url: str,
+        profile: Profile,
+        credential: Credential | None = None,
+        *,
+        stats: ClientStats | None = None,
+        transport: httpx.BaseTransport | None = None,
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.profile = profile
+        self.credential = credential if credential is not None else profile.primary
+        self.requests_sent = 0
+        self.stats = stats if stats is not None else ClientStats()
+        self._signer = Signer(
+            self.credential.api_key, self.credential.api_secret, profile.string_to_sign
+        )
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(
+                connect=CONNECT_TIMEOUT_S,
+                read=read_timeout_s,
+                write=read_timeout_s,
+                pool=read_timeout_s,
+            ),
+            follow_redirects=False,
+            transport=transport,
+            verify=_tls_context(),
+        )
+        self._last_request: httpx.Request | None = None
+        self._last_response: httpx.Response | None = None
+
+    def __repr__(self) -> str:
+        return f"SuiteClient({self.base_url!r}, credential={self.credential.name!r})"
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SuiteClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests ---------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = MISSING,
+        content: bytes | None = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        idempotency_key: str | _Sentinel | None = AUTO,
+        sign: bool = True,
+        auth: dict[str, str | None] | None = None,
+        timestamp: int | None = None,
+        nonce: str | None = None,
+        operation_id: str | None = None,
+    ) -> httpx.Response:
+        """Send one request and return the response, whatever its status.
+
+        ``json`` and ``content`` are exclusive; ``content`` is sent byte for byte (with
+        ``Content-Type: application/json`` unless ``headers`` names another). ``auth`` sets or,
+        with ``None``, removes individual authentication headers after signing.
+        """
+        method = method.upper()
+        if json is not MISSING and content is not None:
+            raise ValueError("pass json or content, not both")
+        body = b""
+        send_headers: dict[str, str] = {}
+        if json is not MISSING:
+            body = jsonlib.dumps(json, ensure_ascii=False, separators=(",", ":")).encode()
+            send_headers["Content-Type"] = "application/json"
+        elif content is not None:
+            body = content
+            send_headers["Content-Type"] = "application/json"
+        send_headers.update(headers or {})
+        key = self._idempotency_key(method, operation_id, idempotency_key)
+        if key is not None:
+            send_headers[IDEMPOTENCY_HEADER] = key
+
+        try:
+            request = self._http.build_request(
+                method, self.base_url + path, params=params, content=body, headers=send_headers
+            )
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
+            raise SuiteTransportError(
+                f"{method} {self.base_url}{path}: invalid URL ({exc})"
+            ) from None
+        if sign:
+            target = request.url.raw_path.decode("ascii")
+            request.headers.update(
+                self._signer.headers(method, target, body, timestamp=timestamp, nonce=nonce)
+            )
+        for name, value in (auth or {}).items():
+            if value is None:
+                request.headers.pop(name, None)
+            else:
+                request.headers[name] = value
+        return self._send(request)
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PUT", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", path, **kwargs)
+
+    def _idempotency_key(
+        self, method: str, operation_id: str | None, given: str | _Sentinel | None
+    ) -> str | None:
+        if given is not AUTO:
+            return given if isinstance(given, str) else None
+        if self.profile.idempotency_required(method, operation_id or ""):
+            return str(uuid.uuid4())
+        return None
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        self._last_request = request
+        self._last_response = None
+        self.stats.last_client = self
+        self.stats.exchanges += 1
+        where = f"{request.method} {request.url}"
+        if self.stats.server_gone:
+            raise SuiteTransportError(
+                f"{where}: not sent: the server stopped answering "
+                f"({self.stats.consecutive_timeouts} requests in a row got no response "
+                f"within {READ_TIMEOUT_S:g} s)"
+            )
+        self.requests_sent += 1
+        self.stats.requests_sent += 1
+        try:
+            response = self._http.send(request)
+        except httpx.TimeoutException as exc:
+            self.stats.consecutive_timeouts += 1
+            raise SuiteTransportError(f"{where}: {_describe_timeout(exc)}") from None
+        except httpx.TransportError as exc:
+            self.stats.consecutive_timeouts = 0
+            raise SuiteTransportError(f"{where}: {_describe_transport(exc)}") from None
+        self.stats.consecutive_timeouts = 0
+        self._last_response = response
+        return response
+
+    # -- evidence ---------------------------------------------------------------------------
+    @property
+    def last_exchange(self) -> Evidence | None:
+        """The last request sent and its response (``status`` None when there was none),
+        redacted: no API secret, signature or webhook secret appears in it."""
+        if self._last_request is None:
+            return None
+        return build_evidence(
+            self._last_request, self._last_response, secrets=(self.credential.api_secret,)
+        )
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client: building one costs ~0.1 s (CA bundle)."""
+    return httpx.create_ssl_context()
+
+
+def _describe_timeout(exc: httpx.TimeoutException) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"could not connect within {CONNECT_TIMEOUT_S:g} s (is the host reachable?)"
+    if isinstance(exc, httpx.PoolTimeout):
+        return "no free connection to send on (timeout)"
+    return "the server accepted the request but sent no response in time (read timeout)"
+
+
+def _describe_transport(exc: httpx.TransportError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return f"could not connect: {exc or 'connection refused'} (is the server running there?)"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        text = str(exc)
+        if "without sending" in text or "disconnected" in text.lower():
+            return "the server closed the connection without a response"
+        return f"the server's reply is not valid HTTP ({text})"
+    if isinstance(exc, httpx.ReadError):
+        return f"the server closed the connection before a full response ({exc or 'reset'})"
+    if isinstance(exc, httpx.WriteError):
+        return f"the connection broke while sending the request ({exc or 'reset'})"
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return f"unsupported URL scheme ({exc})"
+    return f"transport error: {type(exc).__name__}: {exc}"
+
+
+def _text(raw: bytes, secrets: tuple[str, ...]) -> str | None:
+    if not raw:
+        return None
+    cut = raw[:EVIDENCE_BODY_LIMIT]
+    text = redact_text(cut.decode("utf-8", errors="replace"), secrets)
+    if len(raw) > EVIDENCE_BODY_LIMIT:
+        text += f"\n[... {len(raw) - EVIDENCE_BODY_LIMIT} more bytes not shown]"
+    return text
+
+
+def _redacted_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> dict[str, str]:
+    redacted = redact_headers(dict(headers.items()))
+    for name, value in redacted.items():
+        for secret in secrets:
+            if secret:
+                value = value.replace(secret, REDACTED)
+        redacted[name] = _WHSEC.sub(REDACTED, value)
+    return redacted
+
+
+def build_evidence(
+    request: httpx.Request, response: httpx.Response | None, secrets: tuple[str, ...] = ()
+) -> Evidence:
+    """Redacted evidence of one exchange, with a curl command that repeats the request."""
+    request_headers = _redacted_headers(request.headers, secrets)
+    request_body = _text(request.content, secrets)
+    curl = ["curl", "-X", request.method, str(request.url)]
+    for name, value in request_headers.items():
+        if name.lower() in {"host", "content-length", "accept-encoding", "connection"}:
+            continue
+        curl += ["-H", f"{name}: {value}"]
+    if request_body is not None:
+        curl += ["--data-binary", request_body]
+    return Evidence(
+        method=request.method,
+        url=str(request.url),
+        request_headers=request_headers,
+        request_body=request_body,
+        status=response.status_code if response is not None else None,
+        response_headers=(
+            _redacted_headers(response.headers, secrets) if response is not None else {}
+        ),
+        response_body=_text(response.content, secrets) if response is not None else None,
+        curl=shlex.join(curl),
+    )

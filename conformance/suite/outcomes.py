@@ -1,0 +1,140 @@
+"""What a response must look like, as lists of problems (empty: as expected).
+
+Shared by the auth, idempotency and boundaries families: an expected error (the profile's status
+and code, the spec's error shape ``{code, message, details?}``), an expected success (the
+profile's success status for the operation), and a readable one-line summary of a response for
+failure messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from conformance.core.profile import ErrorSpec, Profile
+from conformance.core.redaction import redact_text
+from conformance.core.results import Evidence, Outcome
+
+
+def summary(response: httpx.Response, limit: int = 160) -> str:
+    """``422 {"code":"idempotency_key_reused",...}``: status and the start of the body, with
+    secrets (a rotated webhook secret, say) redacted."""
+    text = redact_text(response.text).replace("\n", " ")
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return f"{response.status_code} {text}".rstrip()
+
+
+def json_object(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+# Which requirement each part of the error shape is: spec 7 (contract) and profile 3.
+MEDIA_TYPE, OBJECT, CODE, MESSAGE, PROFILE_SHAPE = (
+    "ERR-001",
+    "ERR-002",
+    "ERR-003",
+    "ERR-004",
+    "ERR-005",
+)
+ERROR_SHAPE_IDS = (MEDIA_TYPE, OBJECT, CODE, MESSAGE, PROFILE_SHAPE)
+VALIDATION_DETAILS = "STATUS-012"
+
+
+def error_shape_findings(response: httpx.Response) -> dict[str, list[str]]:
+    """Spec section 7 and profile 3, by requirement id: ``application/json`` (ERR-001), a JSON
+    object (ERR-002) with a string ``code`` (ERR-003) and ``message`` (ERR-004); ERR-005 is all
+    of these for every 4xx."""
+    found: dict[str, list[str]] = {rid: [] for rid in ERROR_SHAPE_IDS}
+    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        found[MEDIA_TYPE].append(
+            f"error media type is {media or 'missing'!r}, not application/json"
+        )
+    body = json_object(response)
+    if body is None:
+        found[OBJECT].append("error body is not a JSON object")
+    for key, rid in (("code", CODE), ("message", MESSAGE)):
+        if body is None or not isinstance(body.get(key), str):
+            found[rid].append(f"error body has no string {key!r}")
+    found[PROFILE_SHAPE] = [p for rid in (MEDIA_TYPE, OBJECT, CODE, MESSAGE) for p in found[rid]]
+    return found
+
+
+class ErrorShapes:
+    """The error bodies one test saw, judged per requirement (one result per requirement)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.problems: dict[str, list[str]] = {}
+        self.evidence: dict[str, Evidence | None] = {}
+
+    def add(self, response: httpx.Response, evidence: Evidence | None, label: str = "") -> None:
+        """Judge ``response`` (a refusal); ``evidence`` is kept for the first problem of each."""
+        self.seen += 1
+        for rid, problems in error_shape_findings(response).items():
+            self.add_problems(rid, problems, evidence, label)
+
+    def add_problems(
+        self, rid: str, problems: list[str], evidence: Evidence | None, label: str = ""
+    ) -> None:
+        bucket = self.problems.setdefault(rid, [])
+        if problems and not bucket:
+            self.evidence[rid] = evidence
+        bucket += [f"{label}{p}" for p in problems]
+
+    def record(self, recorder: Any, check_id: str, operation_id: str) -> None:
+        """One result per requirement, nothing when no refusal was seen."""
+        if not self.seen:
+            return
+        for rid, problems in self.problems.items():
+            outcome = Outcome.FAILED if problems else Outcome.PASSED
+            message = (
+                f"{len(problems)} problems: " + "; ".join(problems[:8])
+                if problems
+                else f"{self.seen} refusals had the error shape"
+            )
+            recorder.record(
+                f"{check_id} {rid}", (rid,), outcome, message, operation_id, self.evidence.get(rid)
+            )
+
+
+def validation_details_problems(response: httpx.Response, profile: Profile) -> list[str]:
+    """Profile 3: a validation error's ``details`` is a list of ``{field, message}``."""
+    if profile.data["status"].get("validation_details") != "field-message-list":
+        return []
+    body = json_object(response) or {}
+    details = body.get("details")
+    if not isinstance(details, list) or not details:
+        return ["validation error has no non-empty details list"]
+    for item in details:
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("field"), str)
+            and isinstance(item.get("message"), str)
+        ):
+            return [f"validation error details item {item!r} is not a {{field, message}} object"]
+    return []
+
+
+def status_problems(response: httpx.Response, expected: ErrorSpec) -> list[str]:
+    """The response has ``expected``'s status and, when the profile pins one, its code."""
+    if response.status_code != expected.status:
+        return [f"expected {expected.status}, got {summary(response)}"]
+    if expected.code is not None:
+        code = (json_object(response) or {}).get("code")
+        if code != expected.code:
+            return [f"expected code {expected.code!r}, got {summary(response)}"]
+    return []
+
+
+def success_problems(response: httpx.Response, profile: Profile, operation_id: str) -> list[str]:
+    expected = profile.success_status(operation_id)
+    if response.status_code != expected:
+        return [f"expected success {expected}, got {summary(response)}"]
+    return []

@@ -1,0 +1,632 @@
+"""The pytest plugin of the conformance suite (entry point ``payment_conformance``).
+
+It is loaded in every pytest run of an environment where payment-conformance is installed,
+so it stays inert unless conformance checks are collected: its fixtures are lazy, and only
+tests under the suite package (or a directory of the ``conformance_suite_dirs`` ini option)
+are checked for markers, filtered by ``--only``/``--skip`` and recorded as CheckResults.
+
+Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``--api-key`` /
+``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
+``--quick``, ``--embedded-fault``. Markers: ``requirement(*ids)`` (mandatory on suite tests)
+and ``family(name)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import random
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import __version__
+from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.results import CheckResult, Evidence, Outcome, Target
+from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
+from conformance.suite.recording import (
+    CHECK_PROPERTY,
+    FAMILY_PROPERTY,
+    REQUESTS_PROPERTY,
+    CheckRecorder,
+    check_to_dict,
+    clean_message,
+)
+
+SUITE_DIR = Path(__file__).resolve().parent
+DEFAULT_MAX_EXAMPLES = 20
+QUICK_MAX_EXAMPLES = 3
+API_KEY_ENV = "PAYMENT_CONFORMANCE_API_KEY"
+API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
+HYPOTHESIS_PROFILE = "payment-conformance"
+OPERATION_PARAM = "operation_id"
+
+
+@dataclass(frozen=True)
+class SuiteSettings:
+    """What the run was asked to do (``conformance_settings`` fixture)."""
+
+    seed: int
+    max_examples: int
+    quick: bool
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    base_url: str | None = None
+    embedded_fault: str | None = None
+    embedded_url: str | None = None  # a reference server the engine started for this run
+
+
+@dataclass
+class _SessionState:
+    settings: SuiteSettings
+    profile_arg: str
+    api_key: str | None
+    api_secret: str | None
+    stats: ClientStats = field(default_factory=ClientStats)
+    profile: Profile | None = None
+    active: bool = False
+    restore: Callable[[], None] | None = None
+
+    def load_profile(self) -> Profile:
+        if self.profile is None:
+            try:
+                profile = load_profile(self.profile_arg)
+            except ProfileError as exc:
+                raise pytest.UsageError(f"--profile: {exc}") from None
+            self.profile = _with_credential(profile, self.api_key, self.api_secret)
+        return self.profile
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        profile = self.profile
+        if profile is None:
+            return ()
+        return tuple(c.api_secret for c in profile.credentials)
+
+
+@dataclass
+class _ItemState:
+    requests_at_start: int
+    exchanges_at_start: int
+    operation_id: str | None = None
+    recorder: CheckRecorder | None = None
+    reports: dict[str, pytest.TestReport] = field(default_factory=dict)
+    evidence: Evidence | None = None
+    synthesized_failure: bool = False
+
+
+# Exception names that add nothing to a failure message in a report.
+_QUIET_EXCEPTION_PREFIXES = (
+    "AssertionError: ",
+    "Failed: ",
+    f"{SuiteTransportError.__module__}.{SuiteTransportError.__name__}: ",
+)
+
+_STATE = pytest.StashKey[_SessionState]()
+_ITEM = pytest.StashKey[_ItemState]()
+_IN_SUITE = pytest.StashKey[dict[Path, bool]]()
+_UNMARKED = pytest.StashKey[bool]()
+UNMARKED_MESSAGE = (
+    "conformance checks must name the requirements they verify with "
+    "@pytest.mark.requirement('ID', ...)"
+)
+
+
+# -- options ---------------------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("payment-conformance", "Payment Service conformance suite")
+    group.addoption(
+        "--base-url", help="Server under test; without it an embedded reference server runs."
+    )
+    group.addoption(
+        "--profile", default="default", help="Profile name or .toml path (default: default)."
+    )
+    group.addoption("--api-key", help=f"Replaces the profile's first API key (env {API_KEY_ENV}).")
+    group.addoption(
+        "--api-secret", help=f"Replaces the profile's first API secret (env {API_SECRET_ENV})."
+    )
+    group.addoption("--conformance-seed", help="Seed for generated cases (default: random).")
+    group.addoption("--max-examples", help="Generated examples per property.")
+    group.addoption(
+        "--only",
+        action="append",
+        default=[],
+        help="Run only these requirement id prefixes or sections ('IDEM', 'spec 5'); repeatable.",
+    )
+    group.addoption(
+        "--skip", action="append", default=[], help="Leave these requirements out; repeatable."
+    )
+    group.addoption(
+        "--quick", action="store_true", default=False, help="A short run over every family."
+    )
+    group.addoption(
+        "--embedded-fault", help="Switch on one reference-server fault (embedded server only)."
+    )
+    group.addoption("--embedded-url", help=argparse.SUPPRESS)
+    parser.addini(
+        "conformance_suite_dirs",
+        type="paths",
+        default=[],
+        help="Extra directories whose tests are conformance checks (local extensions).",
+    )
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _positive_int(config: pytest.Config, name: str) -> int | None:
+    raw = config.getoption(name)
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{name} must be an integer, not {raw!r}") from None
+    if value < (0 if name == "--conformance-seed" else 1):
+        raise pytest.UsageError(f"{name} must be positive, not {raw!r}")
+    return value
+
+
+def _settings(config: pytest.Config) -> SuiteSettings:
+    worker_seed = getattr(config, "workerinput", {}).get("conformance_seed")
+    seed = _positive_int(config, "--conformance-seed")
+    if seed is None:
+        seed = int(worker_seed) if worker_seed is not None else random.randrange(2**31)
+    quick = bool(config.getoption("--quick"))
+    max_examples = _positive_int(config, "--max-examples")
+    if max_examples is None:
+        max_examples = QUICK_MAX_EXAMPLES if quick else DEFAULT_MAX_EXAMPLES
+    base_url = config.getoption("--base-url")
+    fault = config.getoption("--embedded-fault")
+    embedded_url = config.getoption("--embedded-url")
+    if base_url is not None and fault is not None and embedded_url is None:
+        raise pytest.UsageError(
+            "--embedded-fault switches on a fault of the embedded reference server; "
+            "it cannot be combined with --base-url"
+        )
+    if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--base-url must start with http:// or https://, not {base_url!r}")
+    return SuiteSettings(
+        seed=seed,
+        max_examples=max_examples,
+        quick=quick,
+        only=_split(config.getoption("--only")),
+        skip=_split(config.getoption("--skip")),
+        base_url=str(base_url).rstrip("/") if base_url else None,
+        embedded_fault=fault,
+        embedded_url=embedded_url,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requirement(*ids): the requirement ids a conformance check verifies"
+    )
+    config.addinivalue_line("markers", "family(name): the check family (auth, idempotency, ...)")
+    api_key = config.getoption("--api-key") or os.environ.get(API_KEY_ENV) or None
+    api_secret = config.getoption("--api-secret") or os.environ.get(API_SECRET_ENV) or None
+    config.stash[_STATE] = _SessionState(
+        settings=_settings(config),
+        profile_arg=str(config.getoption("--profile")),
+        api_key=api_key,
+        api_secret=api_secret,
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker generates with the controller's seed."""
+    node.workerinput["conformance_seed"] = node.config.stash[_STATE].settings.seed
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.restore is not None:
+        state.restore()
+        state.restore = None
+
+
+def _with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
+    if api_key is None and api_secret is None:
+        return profile
+    if api_key is None or api_secret is None:
+        raise pytest.UsageError(
+            f"give both --api-key and --api-secret (or {API_KEY_ENV} and {API_SECRET_ENV})"
+        )
+    data = copy.deepcopy(profile.data)
+    data["credentials"][0]["api_key"] = api_key
+    data["credentials"][0]["api_secret"] = api_secret
+    return replace(profile, data=data)
+
+
+# -- which tests are conformance checks ------------------------------------------------------
+def _suite_dirs(config: pytest.Config) -> list[Path]:
+    extra: list[Path] = config.getini("conformance_suite_dirs")
+    return [SUITE_DIR, *(Path(p).resolve() for p in extra)]
+
+
+def _in_suite(config: pytest.Config, path: Path | None) -> bool:
+    if path is None:
+        return False
+    known = config.stash.setdefault(_IN_SUITE, {})
+    if path not in known:
+        resolved = path.resolve()
+        known[path] = any(resolved.is_relative_to(d) for d in _suite_dirs(config))
+    return known[path]
+
+
+def is_suite_item(item: pytest.Item) -> bool:
+    return _in_suite(item.config, getattr(item, "path", None))
+
+
+def _activate(config: pytest.Config, state: _SessionState) -> None:
+    """First conformance module collected: check the profile, seed and bound Hypothesis."""
+    if state.active:
+        return
+    state.active = True
+    state.load_profile()
+    from hypothesis import HealthCheck, core, settings
+
+    previous_profile = settings.get_current_profile_name()
+    previous_seed = core.global_force_seed
+    settings.register_profile(
+        HYPOTHESIS_PROFILE,
+        max_examples=state.settings.max_examples,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
+    )
+    settings.load_profile(HYPOTHESIS_PROFILE)
+    core.global_force_seed = state.settings.seed  # type: ignore[assignment]
+
+    def restore() -> None:
+        settings.load_profile(previous_profile)
+        core.global_force_seed = previous_seed
+
+    state.restore = restore
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    state = collector.config.stash.get(_STATE, None)
+    if state is not None and not state.active and _in_suite(collector.config, collector.path):
+        _activate(collector.config, state)
+
+
+def _marker_ids(item: pytest.Item) -> tuple[str, ...]:
+    ids: list[str] = []
+    for mark in item.iter_markers("requirement"):
+        ids.extend(str(a) for a in mark.args)
+    return tuple(dict.fromkeys(ids))
+
+
+def _family(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("family")
+    if mark is not None and mark.args:
+        return str(mark.args[0])
+    stem = Path(str(getattr(item, "path", item.nodeid))).stem
+    return stem.removeprefix("test_") or "suite"
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    suite_items = [item for item in items if is_suite_item(item)]
+    if not suite_items:
+        return
+    _activate(config, state)
+    unmarked = [item for item in suite_items if not _marker_ids(item)]
+    if unmarked:
+        if hasattr(config, "workerinput"):
+            # A UsageError on a pytest-xdist worker is an internal error of the controller:
+            # let each unmarked check fail with the explanation instead.
+            for item in unmarked:
+                item.stash[_UNMARKED] = True
+        else:
+            listed = "\n  ".join(item.nodeid for item in unmarked[:20])
+            raise pytest.UsageError(f"{UNMARKED_MESSAGE}; these do not:\n  {listed}")
+    settings = state.settings
+    if not settings.only and not settings.skip:
+        return
+    selected = selected_requirement_ids(settings.only, settings.skip)
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if is_suite_item(item) and not selected.intersection(_marker_ids(item)):
+            dropped.append(item)
+        else:
+            keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+def selected_requirement_ids(only: tuple[str, ...], skip: tuple[str, ...]) -> set[str]:
+    """Ids of the catalogue's requirements selected by ``--only``/``--skip``."""
+    from conformance.core.catalogue import load_catalogue
+
+    try:
+        selected = load_catalogue().select(only, skip)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--only/--skip: {exc}") from None
+    return {requirement.id for requirement in selected}
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(_STATE, None)
+    if state is None or not any("conformance.suite" in str(a) for a in config.args):
+        return None
+    s = state.settings
+    target = s.base_url or "embedded reference server"
+    return [
+        f"payment-conformance {__version__} · profile {state.profile_arg} · seed {s.seed} "
+        f"· target {target}" + (" (quick)" if s.quick else "")
+    ]
+
+
+# -- fixtures --------------------------------------------------------------------------------
+def _state(request: pytest.FixtureRequest) -> _SessionState:
+    return request.config.stash[_STATE]
+
+
+@pytest.fixture(scope="session")
+def conformance_settings(request: pytest.FixtureRequest) -> SuiteSettings:
+    return _state(request).settings
+
+
+@pytest.fixture(scope="session")
+def conformance_seed(conformance_settings: SuiteSettings) -> int:
+    return conformance_settings.seed
+
+
+@pytest.fixture(scope="session")
+def conformance_profile(request: pytest.FixtureRequest) -> Profile:
+    return _state(request).load_profile()
+
+
+@pytest.fixture(scope="session")
+def conformance_target(
+    conformance_settings: SuiteSettings, conformance_profile: Profile
+) -> Iterator[Target]:
+    s = conformance_settings
+    if s.embedded_url is not None:
+        yield Target(s.embedded_url, embedded=True, fault=s.embedded_fault)
+        return
+    if s.base_url is not None:
+        yield Target(s.base_url, embedded=False)
+        return
+    from conformance.reference.server import ReferenceServer
+
+    faults = (s.embedded_fault,) if s.embedded_fault else ()
+    with ReferenceServer(profile=conformance_profile, faults=faults) as server:
+        yield Target(server.base_url, embedded=True, fault=s.embedded_fault)
+
+
+@pytest.fixture(scope="session")
+def suite_client(
+    request: pytest.FixtureRequest, conformance_target: Target, conformance_profile: Profile
+) -> Iterator[SuiteClient]:
+    stats = _state(request).stats
+    with SuiteClient(
+        conformance_target.base_url, conformance_profile, conformance_profile.primary, stats=stats
+    ) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def other_client(
+    request: pytest.FixtureRequest, conformance_target: Target, conformance_profile: Profile
+) -> Iterator[SuiteClient]:
+    stats = _state(request).stats
+    with SuiteClient(
+        conformance_target.base_url,
+        conformance_profile,
+        conformance_profile.secondary,
+        stats=stats,
+    ) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def effective_contract(conformance_profile: Profile) -> dict[str, Any]:
+    from conformance.core.contract import effective_contract as build
+
+    return build(conformance_profile)
+
+
+@pytest.fixture
+def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
+    item = request.node
+    item_state = _item_state(item)
+    if item_state.recorder is None:
+        item_state.recorder = CheckRecorder(
+            _family(item), _state(request).secrets, item_state.operation_id
+        )
+    return item_state.recorder
+
+
+@pytest.fixture
+def record_operation(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """``record_operation("createPayment")``: the operation this test exercised."""
+    item_state = _item_state(request.node)
+
+    def record(operation_id: str) -> None:
+        item_state.operation_id = operation_id
+        if item_state.recorder is not None:
+            item_state.recorder.operation_id = operation_id
+
+    return record
+
+
+# -- recording -------------------------------------------------------------------------------
+def _item_state(item: pytest.Item) -> _ItemState:
+    existing = item.stash.get(_ITEM, None)
+    if existing is None:
+        stats = item.config.stash[_STATE].stats
+        existing = _ItemState(stats.requests_sent, stats.exchanges)
+        item.stash[_ITEM] = existing
+    return existing
+
+
+def _parametrized_operation(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return None
+    value = callspec.params.get(OPERATION_PARAM)
+    if isinstance(value, str):
+        return value
+    for value in callspec.params.values():
+        operation = getattr(value, OPERATION_PARAM, None)
+        if isinstance(operation, str):
+            return operation
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not is_suite_item(item):
+        return
+    if item.stash.get(_UNMARKED, False):
+        pytest.fail(UNMARKED_MESSAGE, pytrace=False)
+    _item_state(item).operation_id = _parametrized_operation(item)
+    stats = item.config.stash[_STATE].stats
+    if stats.server_gone:
+        # Every further check would wait for its own timeouts: bound the run instead.
+        pytest.skip(
+            f"not run: the server stopped answering ({stats.consecutive_timeouts} requests "
+            "in a row timed out)"
+        )
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """A timeout of any HTTP stack (httpx, requests, sockets), by class name."""
+    return any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+
+
+def _report_message(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        text = str(crash.message)
+        for prefix in _QUIET_EXCEPTION_PREFIXES:
+            text = text.removeprefix(prefix)
+        return text
+    return str(longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if not is_suite_item(item):
+        return report
+    item_state = _item_state(item)
+    item_state.reports[report.when] = report
+    state = item.config.stash[_STATE]
+    if report.when == "call":
+        _note_server_health(state.stats, call, report)
+    if report.failed and item_state.evidence is None:
+        item_state.evidence = _evidence_since(state.stats, item_state.exchanges_at_start)
+    recorder = item_state.recorder
+    if report.when == "call" and report.passed and recorder is not None and recorder.failures:
+        report.outcome = "failed"
+        lines = [f"{len(recorder.failures)} conformance check(s) failed:"]
+        lines += [
+            f"- {c.check_id} ({', '.join(c.requirement_ids)}): {c.message}"
+            for c in recorder.failures
+        ]
+        report.longrepr = "\n".join(lines)
+        item_state.synthesized_failure = True
+    if report.when == "teardown":
+        properties = _final_properties(item, item_state, state)
+        report.user_properties.extend(properties)
+        item.user_properties.extend(properties)
+    return report
+
+
+def _note_server_health(
+    stats: ClientStats, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Count timeouts of HTTP stacks other than SuiteClient (which counts its own)."""
+    excinfo = call.excinfo
+    if excinfo is None:
+        if report.passed:
+            stats.consecutive_timeouts = 0
+        return
+    if not isinstance(excinfo.value, SuiteTransportError) and _is_timeout(excinfo.value):
+        stats.consecutive_timeouts += 1
+
+
+def _evidence_since(stats: ClientStats, exchanges_at_start: int) -> Evidence | None:
+    if stats.exchanges <= exchanges_at_start or stats.last_client is None:
+        return None
+    return stats.last_client.last_exchange
+
+
+def _test_outcome(item_state: _ItemState) -> tuple[Outcome, str]:
+    setup = item_state.reports.get("setup")
+    call = item_state.reports.get("call")
+    teardown = item_state.reports.get("teardown")
+    if setup is not None and setup.failed:
+        return Outcome.FAILED, "error while preparing the check: " + _report_message(setup)
+    if setup is not None and setup.skipped:
+        return Outcome.NOT_EXERCISED, _report_message(setup)
+    if call is not None and call.failed:
+        return Outcome.FAILED, _report_message(call)
+    if call is not None and call.skipped:
+        return Outcome.NOT_EXERCISED, _report_message(call)
+    if teardown is not None and teardown.failed:
+        return Outcome.FAILED, "error while cleaning up: " + _report_message(teardown)
+    return Outcome.PASSED, ""
+
+
+def _check_id(item: pytest.Item) -> str:
+    return item.nodeid.rsplit("/", 1)[-1]
+
+
+def _final_properties(
+    item: pytest.Item, item_state: _ItemState, state: _SessionState
+) -> list[tuple[str, object]]:
+    family = _family(item)
+    outcome, message = _test_outcome(item_state)
+    message = clean_message(message, state.secrets)
+    recorded = item_state.recorder.checks if item_state.recorder is not None else []
+    checks = list(recorded)
+    real_failure = outcome is Outcome.FAILED and not item_state.synthesized_failure
+    if not recorded or real_failure or outcome is Outcome.NOT_EXERCISED:
+        call = item_state.reports.get("call")
+        checks.append(
+            CheckResult(
+                check_id=_check_id(item),
+                family=family,
+                requirement_ids=_marker_ids(item),
+                outcome=outcome,
+                message=message,
+                operation_id=item_state.operation_id,
+                duration_s=round(call.duration if call is not None else 0.0, 6),
+                evidence=item_state.evidence if outcome is Outcome.FAILED else None,
+                reason_not_exercised=(message or "skipped")
+                if outcome is Outcome.NOT_EXERCISED
+                else None,
+            )
+        )
+    properties: list[tuple[str, object]] = [(CHECK_PROPERTY, check_to_dict(c)) for c in checks]
+    properties.append((REQUESTS_PROPERTY, state.stats.requests_sent - item_state.requests_at_start))
+    properties.append((FAMILY_PROPERTY, family))
+    return properties

@@ -1,0 +1,106 @@
+"""How suite tests record CheckResults so that they survive the trip through pytest-xdist.
+
+A test's results ride on ``item.user_properties`` (which xdist sends from the worker to the
+controller) as ``(CHECK_PROPERTY, dict)`` pairs of plain JSON-like values; the engine turns them
+back into ``CheckResult`` objects with ``check_from_dict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from conformance.core.redaction import REDACTED
+from conformance.core.results import CheckResult, Evidence, Outcome
+
+CHECK_PROPERTY = "conformance_check"
+REQUESTS_PROPERTY = "conformance_requests"
+FAMILY_PROPERTY = "conformance_family"
+MESSAGE_LIMIT = 4000
+
+
+def check_to_dict(check: CheckResult) -> dict[str, Any]:
+    return {
+        "check_id": check.check_id,
+        "family": check.family,
+        "requirement_ids": list(check.requirement_ids),
+        "outcome": check.outcome.value,
+        "message": check.message,
+        "operation_id": check.operation_id,
+        "duration_s": check.duration_s,
+        "evidence": asdict(check.evidence) if check.evidence is not None else None,
+        "reason_not_exercised": check.reason_not_exercised,
+    }
+
+
+def check_from_dict(data: dict[str, Any]) -> CheckResult:
+    evidence = data.get("evidence")
+    return CheckResult(
+        check_id=str(data["check_id"]),
+        family=str(data["family"]),
+        requirement_ids=tuple(str(r) for r in data["requirement_ids"]),
+        outcome=Outcome(data["outcome"]),
+        message=str(data.get("message") or ""),
+        operation_id=data.get("operation_id"),
+        duration_s=float(data.get("duration_s") or 0.0),
+        evidence=Evidence(**evidence) if evidence else None,
+        reason_not_exercised=data.get("reason_not_exercised"),
+    )
+
+
+def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """A failure or skip message fit for a report: secrets out, bounded length."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    if len(text) > MESSAGE_LIMIT:
+        text = text[:MESSAGE_LIMIT] + f" [... {len(text) - MESSAGE_LIMIT} more characters]"
+    return text
+
+
+class CheckRecorder:
+    """Records sub-checks of one test (``check_recorder`` fixture).
+
+    The schema phases, for example, report one result per schemathesis check per operation
+    from a single pytest test. A failed sub-check makes the pytest test fail too, so that
+    a plain ``pytest`` run shows it.
+    """
+
+    def __init__(
+        self, family: str, secrets: tuple[str, ...] = (), operation_id: str | None = None
+    ) -> None:
+        self.family = family
+        self.checks: list[CheckResult] = []
+        self._secrets = secrets
+        self.operation_id = operation_id
+
+    def record(
+        self,
+        check_id: str,
+        requirement_ids: tuple[str, ...] | list[str],
+        outcome: Outcome | str,
+        message: str = "",
+        operation_id: str | None = None,
+        evidence: Evidence | None = None,
+        *,
+        duration_s: float = 0.0,
+    ) -> CheckResult:
+        outcome = Outcome(outcome)
+        text = clean_message(message, self._secrets)
+        check = CheckResult(
+            check_id=check_id,
+            family=self.family,
+            requirement_ids=tuple(requirement_ids),
+            outcome=outcome,
+            message=text,
+            operation_id=operation_id if operation_id is not None else self.operation_id,
+            duration_s=duration_s,
+            evidence=evidence,
+            reason_not_exercised=(text or None) if outcome is Outcome.NOT_EXERCISED else None,
+        )
+        self.checks.append(check)
+        return check
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.outcome is Outcome.FAILED]

@@ -1,0 +1,290 @@
+"""The generation contract: the effective contract narrowed so positive cases pass business rules.
+
+A request can satisfy the contract and still be refused by a conformant server with 422 (a
+currency the server does not know, a chain the currency is not deployed on). Positive cases are
+therefore generated from a *generation contract*: the effective contract whose request schemas
+carry extra keywords taken from the profile's fixtures (``schema_rules.yaml``, section
+``generation``). Keywords are only ever added (``allOf`` when a keyword is already there), so
+every value valid under the generation contract is valid under the contract: the narrowing can
+hide nothing from the checks, it only steers generation. Responses are left untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import yaml
+
+from conformance.core.profile import Profile
+from conformance.core.resources import package_data
+
+JsonSchema = dict[str, Any]
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+# A webhook url the server can reach without leaving the machine, and that nothing listens on.
+LOOPBACK_WEBHOOK_PATTERN = "^http://127\\.0\\.0\\.1:9/[a-z0-9]{1,16}$"
+# Ids that survive every router unchanged (no "/", ".", "%" or spaces to decode).
+PATH_ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$"
+HTTPS_URL_PATTERN = "^https://[a-z]{1,12}\\.example\\.com(/[a-z0-9]{1,12}){0,3}$"
+
+
+class GenerationRuleError(ValueError):
+    """``schema_rules.yaml`` names a source or a profile key that does not exist."""
+
+
+@cache
+def schema_rules() -> dict[str, Any]:
+    """The schema family's rules (``conformance/suite/schema_rules.yaml``)."""
+    loaded: dict[str, Any] = yaml.safe_load(
+        package_data("suite", "schema_rules.yaml").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    name: str
+    source: str
+    operations: tuple[str, ...] | None  # None: every operation
+    location: str | None  # "body", "query" or "path"; None: anywhere
+
+    def applies(self, name: str, operation_id: str, location: str) -> bool:
+        return (
+            self.name == name
+            and (self.operations is None or operation_id in self.operations)
+            and (self.location is None or self.location == location)
+        )
+
+
+def field_rules() -> tuple[FieldRule, ...]:
+    return tuple(
+        FieldRule(
+            name=raw["name"],
+            source=raw["source"],
+            operations=tuple(raw["operations"]) if "operations" in raw else None,
+            location=raw.get("location"),
+        )
+        for raw in schema_rules()["generation"]["fields"]
+    )
+
+
+# ---------------------------------------------------------------------------------- sources
+def _decimal_pattern(profile: Profile) -> str:
+    decimals = min(c.decimals for c in profile.currencies.values())
+    digits = int(schema_rules()["generation"]["amount_integer_digits"])
+    fraction = f"(\\.[0-9]{{1,{decimals}}})?" if decimals > 0 else ""
+    # Positive amounts only: whether a zero amount is a business error is not the schema
+    # family's question.
+    return f"^[1-9][0-9]{{0,{digits - 1}}}{fraction}$"
+
+
+def _quotes_map(profile: Profile, schema: JsonSchema) -> JsonSchema:
+    """Keys: known currency ids; each entry's chain_ids: chains that currency is deployed on."""
+    entry = schema.get("additionalProperties")
+    if not isinstance(entry, dict):
+        return conjoin(schema, {"propertyNames": {"enum": sorted(profile.currencies)}})
+    properties = {}
+    for cid, currency in sorted(profile.currencies.items()):
+        chains = {"type": "array", "uniqueItems": True, "items": {"enum": list(currency.chains)}}
+        entry_properties = dict(entry.get("properties", {}))
+        entry_properties["chain_ids"] = conjoin(entry_properties.get("chain_ids", {}), chains)
+        properties[cid] = {**entry, "properties": entry_properties}
+    narrowed = {k: v for k, v in schema.items() if k != "additionalProperties"}
+    if "properties" in narrowed or "propertyNames" in narrowed or "minProperties" in narrowed:
+        return conjoin(schema, {"propertyNames": {"enum": sorted(profile.currencies)}})
+    return {
+        **narrowed,
+        "minProperties": 1,
+        "propertyNames": {"enum": sorted(profile.currencies)},
+        "properties": properties,
+        "additionalProperties": False,
+    }
+
+
+def _range(profile: Profile, key: str) -> JsonSchema:
+    section, name = key.split(".", 1)
+    try:
+        bounds = profile.range(section, name)
+    except KeyError:
+        raise GenerationRuleError(f"schema_rules.yaml: the profile has no range {key}") from None
+    return {"minimum": bounds.min, "maximum": bounds.max}
+
+
+def _states(profile: Profile, resource: str) -> JsonSchema:
+    try:
+        return {"enum": list(profile.data[resource]["states"])}
+    except KeyError:
+        raise GenerationRuleError(
+            f"schema_rules.yaml: the profile has no {resource}.states"
+        ) from None
+
+
+def _webhook_url(profile: Profile) -> JsonSchema:
+    if profile.data["webhooks"].get("loopback_http"):
+        return {"pattern": LOOPBACK_WEBHOOK_PATTERN}
+    return {"pattern": HTTPS_URL_PATTERN}
+
+
+# Each source gives the keywords it adds to a field's schema.
+SOURCES: dict[str, Callable[[Profile], JsonSchema]] = {
+    "currency_ids": lambda p: {"enum": sorted(p.currencies)},
+    "chain_ids": lambda p: {"enum": list(p.chains)},
+    "own_withdraw_addresses": lambda p: {"enum": list(p.withdraw_addresses(p.primary.merchant_id))},
+    "split_merchants": lambda p: {"enum": list(p.split_merchants)},
+    "single_share": lambda p: {"maxItems": 1},
+    "decimal_amount": lambda p: {"pattern": _decimal_pattern(p)},
+    "webhook_url": _webhook_url,
+    "https_url": lambda p: {"pattern": HTTPS_URL_PATTERN},
+    "path_id": lambda p: {"pattern": PATH_ID_PATTERN},
+    "event_types": lambda p: {"items": {"enum": list(p.data["webhooks"]["event_types"])}},
+    "absent": lambda p: ABSENT,
+}
+# Sources that rebuild the field's schema rather than add keywords to it.
+BUILDERS: dict[str, Callable[[Profile, JsonSchema], JsonSchema]] = {"quotes_map": _quotes_map}
+ABSENT: JsonSchema = {"not": {}}
+
+
+def narrow_field(profile: Profile, source: str, schema: JsonSchema) -> JsonSchema:
+    """``schema`` narrowed by a rule's ``source`` (e.g. ``currency_ids``: an enum of the
+    profile's currency ids)."""
+    kind, _, argument = source.partition(" ")
+    if kind == "range":
+        return conjoin(schema, _range(profile, argument))
+    if kind == "states":
+        return conjoin(schema, _states(profile, argument))
+    if source in BUILDERS:
+        return BUILDERS[source](profile, schema)
+    if source not in SOURCES:
+        raise GenerationRuleError(f"schema_rules.yaml: unknown source {source!r}")
+    return conjoin(schema, SOURCES[source](profile))
+
+
+# ------------------------------------------------------------------------------- narrowing
+def conjoin(schema: JsonSchema, extra: JsonSchema) -> JsonSchema:
+    """``schema`` AND ``extra``: a merge when no keyword clashes, else an ``allOf``."""
+    if not extra:
+        return schema
+    if extra == ABSENT:
+        return ABSENT
+    clash = set(schema) & set(extra)
+    # Keywords that read each other (additionalProperties depends on properties...) are only
+    # safe to combine inside an allOf.
+    coupled = {"properties", "patternProperties", "additionalProperties", "items", "prefixItems"}
+    if clash or (set(extra) & coupled and set(schema) & coupled):
+        return {"allOf": [schema, extra]}
+    return {**schema, **extra}
+
+
+def _resolve(document: JsonSchema, node: Any, seen: tuple[str, ...] = ()) -> Any:
+    """A copy of ``node`` with every local ``$ref`` inlined (request schemas are acyclic)."""
+    if isinstance(node, list):
+        return [_resolve(document, item, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        if ref in seen:
+            raise GenerationRuleError(f"recursive request schema at {ref}")
+        target: Any = document
+        for part in ref[2:].split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        resolved = _resolve(document, target, (*seen, ref))
+        return {**resolved, **_resolve(document, rest, seen)} if rest else resolved
+    return {key: _resolve(document, value, seen) for key, value in node.items()}
+
+
+def _pair_constraint(profile: Profile, chain_field: str) -> JsonSchema:
+    currency_field = schema_rules()["generation"]["deployment_pairs"]["currency"]
+    return {
+        "anyOf": [
+            {
+                "properties": {
+                    currency_field: {"const": cid},
+                    chain_field: {"enum": list(currency.chains)},
+                }
+            }
+            for cid, currency in sorted(profile.currencies.items())
+        ]
+    }
+
+
+class _Narrower:
+    def __init__(self, profile: Profile, operation_id: str) -> None:
+        self.profile = profile
+        self.operation_id = operation_id
+        self.rules = field_rules()
+        pairs = schema_rules()["generation"]["deployment_pairs"]
+        self.currency_field: str = pairs["currency"]
+        self.chain_fields: tuple[str, ...] = tuple(pairs["chains"])
+
+    def field(self, name: str, schema: JsonSchema, location: str = "body") -> JsonSchema:
+        narrowed: JsonSchema = self.walk(schema)
+        for rule in self.rules:
+            if rule.applies(name, self.operation_id, location):
+                return narrow_field(self.profile, rule.source, narrowed)
+        return narrowed
+
+    def walk(self, schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        result = dict(schema)
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            result["properties"] = {name: self.field(name, sub) for name, sub in properties.items()}
+            chain = next((c for c in self.chain_fields if c in properties), None)
+            if chain is not None and self.currency_field in properties:
+                result = conjoin(result, _pair_constraint(self.profile, chain))
+        for key in ("items", "additionalProperties", "not"):
+            if isinstance(schema.get(key), dict):
+                result[key] = self.walk(schema[key])
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                result[key] = [self.walk(sub) for sub in schema[key]]
+        return result
+
+
+def iter_operations(document: JsonSchema) -> Iterator[tuple[str, str, JsonSchema]]:
+    """``(path, method, operation)`` for every operation of an OpenAPI document."""
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if method in HTTP_METHODS and isinstance(operation, dict):
+                yield path, method, operation
+
+
+def generation_contract(contract: JsonSchema, profile: Profile) -> JsonSchema:
+    """The effective contract with request schemas narrowed by the profile (see module doc)."""
+    document = copy.deepcopy(contract)
+    for path, _method, operation in iter_operations(document):
+        operation_id = str(operation.get("operationId", ""))
+        narrower = _Narrower(profile, operation_id)
+        path_level = contract["paths"][path].get("parameters", [])
+        parameters = []
+        for raw in [*path_level, *operation.get("parameters", [])]:
+            parameter = _resolve(contract, raw)
+            location = parameter.get("in")
+            if location in ("query", "path") and isinstance(parameter.get("schema"), dict):
+                narrowed = narrower.field(parameter["name"], parameter["schema"], location)
+                if narrowed == ABSENT:
+                    if parameter.get("required"):
+                        raise GenerationRuleError(
+                            f"{operation_id}: the rules leave out the required parameter "
+                            f"{parameter['name']}"
+                        )
+                    continue  # never sent in a positive case
+                parameter["schema"] = narrowed
+            parameters.append(parameter)
+        operation["parameters"] = parameters
+        body = operation.get("requestBody")
+        if isinstance(body, dict):
+            body = _resolve(contract, body)
+            for media in body.get("content", {}).values():
+                if isinstance(media.get("schema"), dict):
+                    media["schema"] = narrower.walk(media["schema"])
+            operation["requestBody"] = body
+    for item in document.get("paths", {}).values():
+        item.pop("parameters", None)  # merged into each operation above
+    return document

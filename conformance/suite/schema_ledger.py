@@ -1,0 +1,143 @@
+"""The ledger of the schema phases: per (check, operation), what passed, what failed, and why.
+
+Each response's check results land here (``SchemaPhaseRunner``); at the end of a test the ledger
+gives one or two results per (check, operation): the requirement ids broken (with the evidence
+of the first failure), the ids verified, or why the check had nothing to check.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from conformance.core.results import Evidence, Outcome
+from conformance.suite.schema_requirements import requirement_ids
+
+FAMILY = "schema"
+
+
+@dataclass
+class Observation:
+    """What one check saw on one operation."""
+
+    passed_ids: set[str] = field(default_factory=set)
+    failed_ids: set[str] = field(default_factory=set)
+    applicable: int = 0
+    failures: int = 0
+    first_failure: tuple[str, Evidence] | None = None
+    phases: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class RecordedCheck:
+    """One result for ``check_recorder.record`` (SUITE.md)."""
+
+    check_id: str
+    requirement_ids: tuple[str, ...]
+    outcome: Outcome
+    message: str
+    operation_id: str
+    evidence: Evidence | None
+
+
+class CheckLedger:
+    def __init__(self) -> None:
+        self.observations: dict[tuple[str, str], Observation] = {}
+
+    def _get(self, check: str, operation_id: str) -> Observation:
+        return self.observations.setdefault((check, operation_id), Observation())
+
+    def passed(self, check: str, operation_id: str, phase: str, ids: Iterable[str]) -> None:
+        observation = self._get(check, operation_id)
+        observation.applicable += 1
+        observation.phases[phase] += 1
+        observation.passed_ids.update(ids)
+
+    def failed(
+        self,
+        check: str,
+        operation_id: str,
+        phase: str,
+        ids: Iterable[str],
+        message: str,
+        evidence: Evidence,
+    ) -> None:
+        observation = self._get(check, operation_id)
+        observation.applicable += 1
+        observation.failures += 1
+        observation.phases[phase] += 1
+        observation.failed_ids.update(ids)
+        if observation.first_failure is None:
+            observation.first_failure = (message, evidence)
+
+    def results(
+        self, group: str, checks: Iterable[str], operation_ids: Iterable[str]
+    ) -> list[RecordedCheck]:
+        """One or two results per (check, operation): failed ids, passed ids, or why neither."""
+        recorded = []
+        for operation_id in operation_ids:
+            for check in checks:
+                recorded.extend(self._results_for(group, check, operation_id))
+        return recorded
+
+    def _results_for(self, group: str, check: str, operation_id: str) -> list[RecordedCheck]:
+        check_id = f"{FAMILY}.{group}.{check}"
+        observation = self.observations.get((check, operation_id))
+        ids = requirement_ids(check, operation_id)
+        if not ids and (observation is None or not observation.failures):
+            return []  # the check states nothing about this operation
+        if observation is None or observation.applicable == 0:
+            return [
+                RecordedCheck(
+                    check_id,
+                    ids,
+                    Outcome.NOT_EXERCISED,
+                    f"no {group} case of this run gave {check} anything to check",
+                    operation_id,
+                    None,
+                )
+            ]
+        phases = ", ".join(f"{p} {n}" for p, n in sorted(observation.phases.items()))
+        results = []
+        if observation.failures:
+            assert observation.first_failure is not None
+            message, evidence = observation.first_failure
+            results.append(
+                RecordedCheck(
+                    check_id,
+                    tuple(sorted(observation.failed_ids)),
+                    Outcome.FAILED,
+                    f"{observation.failures} of {observation.applicable} responses failed "
+                    f"({phases}); first: {message}",
+                    operation_id,
+                    evidence,
+                )
+            )
+        passed = tuple(sorted(observation.passed_ids - observation.failed_ids))
+        if not passed and not observation.failures:
+            # Responses were checked, but none of them tied to a requirement of this check
+            # (a negative case whose negated field no requirement names).
+            return [
+                RecordedCheck(
+                    check_id,
+                    ids,
+                    Outcome.NOT_EXERCISED,
+                    f"{observation.applicable} responses passed, none of them about a field "
+                    "a requirement names",
+                    operation_id,
+                    None,
+                )
+            ]
+        if passed:
+            results.append(
+                RecordedCheck(
+                    check_id,
+                    passed,
+                    Outcome.PASSED,
+                    f"{observation.applicable - observation.failures} responses passed ({phases})",
+                    operation_id,
+                    None,
+                )
+            )
+        return results

@@ -1,0 +1,99 @@
+"""Which requirement ids each schema check verifies, per operation and per failure.
+
+``schema_rules.yaml`` (section ``requirements``) lists, for every check, candidate requirement
+ids, optionally by the status class of the response (``2xx``, ``4xx``) or by exact status. For
+one operation only the candidates whose catalogue entry lists that operation (or ``all``) count.
+A failure that names fields (a missing ``checkout_url``, a negated ``interval_secs``) is pinned
+to the candidates whose text names one of those fields, when there are such candidates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+
+from conformance.core.catalogue import Requirement, load_catalogue
+from conformance.suite.schema_generation import schema_rules
+
+
+@cache
+def catalogue() -> dict[str, Requirement]:
+    """The requirement catalogue, by id (``all`` already expanded to operation ids)."""
+    return {r.id: r for r in load_catalogue().requirements}
+
+
+def requirement_operations() -> dict[str, tuple[str, ...]]:
+    return {rid: entry.operations for rid, entry in catalogue().items()}
+
+
+def _candidates(check: str, status: int | None, mode: str | None) -> list[str]:
+    mapping = schema_rules()["requirements"].get(check)
+    if mapping is None:
+        raise KeyError(f"schema_rules.yaml has no requirements for check {check!r}")
+    if isinstance(mapping, list):
+        return list(mapping)
+    if status is None and mode is None:  # every id the check can name
+        return list(dict.fromkeys(rid for ids in mapping.values() for rid in ids))
+    keys = [] if status is None else [str(status), f"{str(status)[0]}xx"]
+    for key in [*keys, *([mode] if mode else []), "other"]:
+        if key in mapping:
+            return list(mapping[key])
+    return []
+
+
+def requirement_ids(
+    check: str, operation_id: str, status: int | None = None, mode: str | None = None
+) -> tuple[str, ...]:
+    """Ids ``check`` verifies on ``operation_id``, for a response with ``status`` to a case of
+    ``mode`` ("positive" or "negative")."""
+    entries = catalogue()
+    result = []
+    for rid in _candidates(check, status, mode):
+        entry = entries.get(rid)
+        if entry is None:
+            raise KeyError(f"schema_rules.yaml names requirement {rid}, unknown to the catalogue")
+        if operation_id in entry.operations and rid not in result:
+            result.append(rid)
+    return tuple(result)
+
+
+def is_pinned(check: str) -> bool:
+    return check in schema_rules().get("pinned_checks", [])
+
+
+def pin_to_fields(ids: Iterable[str], fields: Iterable[str]) -> tuple[str, ...]:
+    """The ids whose text names one of ``fields`` (empty when none does)."""
+    names = {f for f in fields if f and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", f)}
+    if not names:
+        return ()
+    entries = catalogue()
+    pinned = tuple(
+        rid
+        for rid in ids
+        if any(
+            re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", entries[rid].text)
+            for n in names
+        )
+    )
+    return pinned
+
+
+def tag_ids(tags: Iterable[str]) -> frozenset[str]:
+    """The requirement ids ``schema_rules.yaml`` ties to tags (a coverage scenario such as
+    ``non_unique_items``, a broken format such as ``format:date-time``)."""
+    table = schema_rules().get("tags", {})
+    return frozenset(rid for tag in tags for rid in table.get(tag, ()))
+
+
+def pin(candidates: Iterable[str], fields: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
+    """The candidates a case or failure points at: by the fields it names and by its tags (both
+    when they agree); empty when neither points anywhere."""
+    candidates = tuple(candidates)
+    by_fields = pin_to_fields(candidates, fields)
+    tied = tag_ids(tags)
+    by_tags = tuple(rid for rid in candidates if rid in tied)
+    both = tuple(rid for rid in by_fields if rid in by_tags)
+    if both:
+        return both
+    return tuple(dict.fromkeys((*by_fields, *by_tags)))

@@ -1,0 +1,435 @@
+"""Driving schemathesis' phases and keeping one outcome per (check, operation).
+
+The unit phases run per operation: **examples** (the contract's examples), **coverage**
+(schemathesis' deterministic boundary and negation cases) and **fuzzing** (Hypothesis-drawn
+cases); positive cases come from the generation contract, negative ones from the effective
+contract. The **stateful** phase follows the contract's links (create a payment, then cancel
+it...) so that operations on path ids meet real resources.
+
+Every response goes through ``case.validate_response``; an ``after_validate`` hook hands each
+check's result to the ``CheckLedger``, which keeps, per check and operation, the requirement ids
+verified, those broken, and the evidence of the first failure. Nothing raises on a failed check:
+every case of every phase runs, and the test records the ledger at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import unittest
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import hypothesis
+import requests
+import schemathesis
+from schemathesis.checks import CheckResult as StCheckResult
+from schemathesis.core.control import SkipTest
+from schemathesis.core.failures import FailureGroup
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.engine import Status
+from schemathesis.generation import GenerationMode
+from schemathesis.generation.drivers import CoverageGenerator, ExamplesGenerator
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.generation.hypothesis.builder import (
+    HypothesisTestConfig,
+    HypothesisTestMode,
+    create_test,
+)
+from schemathesis.generation.meta import (
+    REQUEST_SHAPE_PROBES,
+    CoverageScenario,
+    coverage_scenario,
+)
+from schemathesis.generation.overrides import Override
+from schemathesis.generation.stateful import run_state_machine_as_test
+
+from conformance.core.profile import Profile
+from conformance.suite.schema_evidence import (
+    case_fields,
+    case_mode,
+    evidence_from,
+    failure_fields,
+    failure_tags,
+    failure_text,
+    request_evidence,
+)
+from conformance.suite.schema_fixups import CasePreparer
+from conformance.suite.schema_ledger import CheckLedger
+from conformance.suite.schema_requirements import is_pinned, pin, requirement_ids
+from conformance.suite.schema_setup import (
+    CONNECT_TIMEOUT_S,
+    READ_TIMEOUT_S,
+    LoadedSchemas,
+    signed_session,
+)
+
+TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
+READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise
+UNIT_GROUP = "unit"
+STATEFUL_GROUP = "stateful"
+
+
+# ------------------------------------------------------------------ applicability
+def applies(check: str, case: schemathesis.Case[Any], response: schemathesis.Response) -> bool:
+    """Whether a built-in check had something to check (they return None either way)."""
+    scenario = coverage_scenario(case)
+    probe = scenario in REQUEST_SHAPE_PROBES
+    mode = case_mode(case)
+    if check == "positive_data_acceptance":
+        return mode == "positive" and not probe
+    if check == "negative_data_rejection":
+        return mode == "negative" and not probe
+    if check == "missing_required_header":
+        data = case.meta.phase.data if case.meta is not None else None
+        return (
+            scenario == CoverageScenario.MISSING_PARAMETER
+            and getattr(data, "parameter_location", None) == ParameterLocation.HEADER
+        )
+    if check == "unsupported_method":
+        return scenario == CoverageScenario.UNSPECIFIED_HTTP_METHOD and case.method != "OPTIONS"
+    if check == "allow_header_conformance":
+        return str(response.request.method) == "OPTIONS" and bool(response.headers.get("allow"))
+    if check in ("use_after_free", "ensure_resource_availability"):
+        return False  # counted only by the stateful phase, which knows the links (see below)
+    if check in (
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_headers_conformance",
+        "response_schema_conformance",
+    ):
+        return not probe
+    return True
+
+
+# ------------------------------------------------------------------------ the runner
+class ServerGoneError(RuntimeError):
+    """Several requests in a row got no response: the phases cannot go on."""
+
+
+@dataclass(frozen=True)
+class PhaseSizes:
+    fuzzing_examples: int  # per operation and generation mode
+    coverage_limit: int | None  # cases per operation and mode; None: all
+    stateful_examples: int
+    stateful_steps: int
+
+
+@dataclass
+class PhaseCounts:
+    cases: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+class SchemaPhaseRunner:
+    def __init__(
+        self,
+        schemas: LoadedSchemas,
+        profile: Profile,
+        *,
+        seed: int,
+        sizes: PhaseSizes,
+    ) -> None:
+        self.schemas = schemas
+        self.profile = profile
+        self.seed = seed
+        self.sizes = sizes
+        self.session = signed_session(profile)
+        self.preparer = CasePreparer(seed)
+        self.ledger = CheckLedger()
+        self.secrets = tuple(c.api_secret for c in profile.credentials)
+        self.counts = PhaseCounts()
+        self.counted = 0  # cases already added to the run's request count
+        self._transport_errors = 0
+        self._phase = "examples"
+        self._in_stateful = False
+        self._linked: dict[str, bool] = {}
+        self._deleted: set[str] = set()  # paths deleted in the current stateful scenario
+        for schema in (schemas.contract, schemas.generation):
+            schema.hooks.register_hook_with_name(self._after_validate, "after_validate")
+
+    def reset_ledger(self) -> None:
+        """A fresh ledger: each test records only what its own phases saw."""
+        self.ledger = CheckLedger()
+
+    def close(self) -> None:
+        self.session.close()
+        for schema in (self.schemas.contract, self.schemas.generation):
+            schema.hooks.unregister(self._after_validate)
+
+    # -- one case --------------------------------------------------------------------------
+    def transport_kwargs(self) -> dict[str, Any]:
+        return {"session": self.session, "timeout": (CONNECT_TIMEOUT_S, READ_TIMEOUT_S)}
+
+    def operation_id(self, case: schemathesis.Case[Any]) -> str:
+        return str(case.operation.schema.get_operation_id(case.operation))
+
+    def send(self, case: schemathesis.Case[Any], phase: str, recorder: Any = None) -> None:
+        """Prepare, send and validate one case; every check's result goes to the ledger."""
+        self._phase = phase
+        operation_id = self.operation_id(case)
+        self.preparer.prepare(case, operation_id)
+        kwargs = self.transport_kwargs()
+        try:
+            response = case.call(**kwargs)
+        except requests.RequestException as exc:
+            self.transport_failure(operation_id, exc)
+            return
+        self._transport_errors = 0
+        self.counts.cases[phase] += 1
+        self.validate(case, response, kwargs, recorder)
+
+    def transport_failure(self, operation_id: str, exc: requests.RequestException) -> None:
+        """No response at all: worse than a 5xx. After a few in a row the server is gone."""
+        self.counts.cases[self._phase] += 1
+        self._transport_errors += 1
+        request = exc.request if isinstance(exc.request, requests.PreparedRequest) else None
+        if request is not None:
+            self.ledger.failed(
+                "no_server_error",
+                operation_id,
+                self._phase,
+                requirement_ids("no_server_error", operation_id),
+                f"no response: {type(exc).__name__}: {exc}",
+                request_evidence(request, self.secrets),
+            )
+        if self._transport_errors >= TRANSPORT_ERRORS_BEFORE_GIVING_UP:
+            raise ServerGoneError(
+                f"the server stopped answering ({self._transport_errors} requests in a row got "
+                f"no response; last: {type(exc).__name__}: {exc})"
+            )
+
+    def validate(
+        self,
+        case: schemathesis.Case[Any],
+        response: schemathesis.Response,
+        transport_kwargs: dict[str, Any],
+        recorder: Any = None,
+    ) -> None:
+        # Every failure reaches the ledger through the hook; the exception adds nothing.
+        with contextlib.suppress(AssertionError, FailureGroup):
+            case.validate_response(response, transport_kwargs=transport_kwargs, recorder=recorder)
+
+    def _after_validate(
+        self,
+        context: schemathesis.HookContext,
+        case: schemathesis.Case[Any],
+        response: schemathesis.Response,
+        results: list[StCheckResult],
+    ) -> None:
+        operation_id = self.operation_id(case)
+        mode = case_mode(case)
+        status = response.status_code
+        found = coverage_scenario(case)
+        scenario = {str(found)} if found is not None else set()
+        for result in results:
+            check = result.name
+            if result.status == Status.FAILURE and result.failure is not None:
+                candidates = requirement_ids(check, operation_id, status, mode)
+                fields = failure_fields(result.failure) | case_fields(case)
+                tags = failure_tags(result.failure) | scenario
+                ids = pin(candidates, fields, tags) or candidates
+                if not ids:  # a status the mapping does not name: every id of the check
+                    ids = requirement_ids(check, operation_id)
+                self.ledger.failed(
+                    check,
+                    operation_id,
+                    self._phase,
+                    ids,
+                    failure_text(result.failure),
+                    evidence_from(response, self.secrets),
+                )
+            elif self._counts_as_pass(check, case, response):
+                ids = requirement_ids(check, operation_id, status, mode)
+                if is_pinned(check):
+                    ids = pin(ids, case_fields(case), scenario)
+                self.ledger.passed(check, operation_id, self._phase, ids)
+
+    def _counts_as_pass(
+        self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
+    ) -> bool:
+        if check == "ensure_resource_availability":
+            return self._in_stateful and self._linked.get(case.id, False)
+        if check == "use_after_free":
+            # Only a read after a successful DELETE of the same resource has something to check.
+            return (
+                self._in_stateful
+                and 200 <= response.status_code < 400
+                and case.method.lower() in READ_METHODS
+                and any(case.formatted_path.startswith(path) for path in self._deleted)
+            )
+        return applies(check, case, response)
+
+    # -- unit phases -----------------------------------------------------------------------
+    def run_unit_phases(self, operation_id: str) -> None:
+        started = time.monotonic()
+        generation = self.schemas.generation.find_operation_by_id(operation_id)
+        contract = self.schemas.contract.find_operation_by_id(operation_id)
+        for case in ExamplesGenerator(
+            operation=generation, override=Override(), feedback=FeedbackSources(), fill_missing=True
+        ):
+            self.send(case, "examples")
+        for operation, mode in (
+            (generation, GenerationMode.POSITIVE),
+            (contract, GenerationMode.NEGATIVE),
+        ):
+            for case in self._coverage_cases(operation, mode):
+                self.send(case, "coverage")
+        for operation in (generation, contract):
+            self._fuzz(operation)
+        self.counts.seconds += time.monotonic() - started
+
+    def _coverage_cases(self, operation: Any, mode: GenerationMode) -> list[schemathesis.Case[Any]]:
+        config = operation.schema.config.generation_for(operation=operation, phase="coverage")
+        # Negative cases: with both modes schemathesis negates one parameter at a time and keeps
+        # the others valid; with the negative mode alone it makes every parameter invalid at
+        # once, and the first one the server checks hides the rest.
+        modes = [GenerationMode.POSITIVE]
+        if mode == GenerationMode.NEGATIVE:
+            modes.append(GenerationMode.NEGATIVE)
+        cases = [
+            case
+            for case in CoverageGenerator(
+                operation=operation,
+                generation_modes=modes,
+                generation_config=config,
+                auth_storage=None,
+                override=Override(),
+                feedback=FeedbackSources(),
+            )
+            if case.meta is not None and case.meta.generation.mode == mode
+        ]
+        limit = self.sizes.coverage_limit
+        if limit is None or len(cases) <= limit:
+            return cases
+        return spread(cases, limit, key=lambda c: str(coverage_scenario(c)))
+
+    def _fuzz(self, operation: Any) -> None:
+        project = operation.schema.config
+
+        def run(case: schemathesis.Case[Any]) -> None:
+            self.send(case, "fuzzing")
+
+        settings = hypothesis.settings(
+            max_examples=self.sizes.fuzzing_examples,
+            database=None,
+            deadline=None,
+            derandomize=False,
+            phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+            suppress_health_check=list(hypothesis.HealthCheck),
+            verbosity=hypothesis.Verbosity.quiet,
+            print_blob=False,
+        )
+        test = create_test(
+            operation=operation,
+            test_func=run,
+            config=HypothesisTestConfig(
+                project=project,
+                modes=[HypothesisTestMode.FUZZING],
+                settings=settings,
+                seed=self.seed,
+            ),
+        )
+        # SkipTest: nothing to generate in this mode (no parameter can be made invalid).
+        with contextlib.suppress(SkipTest, unittest.SkipTest):
+            test()
+
+    # -- stateful --------------------------------------------------------------------------
+    def run_stateful(self) -> None:
+        started = time.monotonic()
+        runner = self
+        base = self.schemas.generation.as_state_machine()
+
+        class Machine(base):  # type: ignore[valid-type, misc]
+            def before_call(self, case: schemathesis.Case[Any]) -> None:
+                runner._phase = "stateful"
+                runner.preparer.prepare(case, runner.operation_id(case))
+                parent = self.recorder.find_parent(case_id=case.id)
+                runner._linked[case.id] = parent is not None and _created(self.recorder, parent)
+
+            def get_call_kwargs(self, case: schemathesis.Case[Any]) -> dict[str, Any]:
+                return runner.transport_kwargs()
+
+            def call(self, case: schemathesis.Case[Any], **kwargs: Any) -> schemathesis.Response:
+                try:
+                    return case.call(**kwargs)
+                except requests.RequestException as exc:
+                    runner.transport_failure(runner.operation_id(case), exc)
+                    # A sequence cannot go on without the response its links read.
+                    raise ServerGoneError(f"no response: {type(exc).__name__}: {exc}") from None
+
+            def setup(self) -> None:
+                runner._deleted.clear()
+
+            def after_call(
+                self, response: schemathesis.Response, case: schemathesis.Case[Any]
+            ) -> None:
+                super().after_call(response, case)
+                if case.method.lower() == "delete" and 200 <= response.status_code < 300:
+                    runner._deleted.add(case.formatted_path)
+                runner.counts.cases["stateful"] += 1
+
+            def validate_response(
+                self,
+                response: schemathesis.Response,
+                case: schemathesis.Case[Any],
+                additional_checks: Any = None,
+                **kwargs: Any,
+            ) -> None:
+                runner.validate(case, response, kwargs, self.recorder)
+
+        settings = hypothesis.settings(
+            max_examples=self.sizes.stateful_examples,
+            stateful_step_count=self.sizes.stateful_steps,
+            database=None,
+            deadline=None,
+            phases=[hypothesis.Phase.generate],
+            suppress_health_check=list(hypothesis.HealthCheck),
+            verbosity=hypothesis.Verbosity.quiet,
+            print_blob=False,
+        )
+        self._in_stateful = True
+        try:
+            run_state_machine_as_test(hypothesis.seed(self.seed)(Machine), settings=settings)
+        except ServerGoneError:
+            pass  # the ledger holds the failure with its evidence
+        finally:
+            self._in_stateful = False
+            self.counts.seconds += time.monotonic() - started
+
+
+def _created(recorder: Any, parent: schemathesis.Case[Any]) -> bool:
+    response = recorder.find_response(case_id=parent.id)
+    return (
+        parent.operation.method.upper() == "POST"
+        and response is not None
+        and 200 <= response.status_code < 300
+    )
+
+
+def spread(cases: list[Any], limit: int, key: Callable[[Any], str]) -> list[Any]:
+    """At most ``limit`` cases, one per kind first (round robin over kinds, in order)."""
+    groups: dict[str, list[Any]] = {}
+    for case in cases:
+        groups.setdefault(key(case), []).append(case)
+    chosen: list[Any] = []
+    queues: list[Iterator[Any]] = [iter(g) for g in groups.values()]
+    while len(chosen) < limit and queues:
+        remaining = []
+        for queue in queues:
+            item = next(queue, None)
+            if item is None:
+                continue
+            chosen.append(item)
+            remaining.append(queue)
+            if len(chosen) == limit:
+                break
+        queues = remaining
+    return chosen
+
+
+def describe_counts(counts: PhaseCounts) -> str:
+    parts = ", ".join(f"{phase} {n}" for phase, n in sorted(counts.cases.items()))
+    return f"{sum(counts.cases.values())} cases ({parts}) in {counts.seconds:.1f} s"

@@ -1,0 +1,244 @@
+"""Limits and boundaries: every constraint of every operation's request, at its edge.
+
+The constraints are derived from the effective contract (``conformance.suite.boundaries``), not
+listed by hand: lengths at max and max+1, ranges at each edge and one beyond, integers written
+as floats, enums with near-miss values, repeated unique items, and for every pattern (and every
+``uri`` or ``date-time`` format) a corpus of near misses (leading zero, sign, exponent,
+whitespace, trailing newline, non-ASCII digits, empty, no scheme, no time zone...). Each case
+changes ONE field of a known-valid request from the factories.
+
+Per constraint the results are reported on three sides: the contract's "refused" (any 4xx),
+the profile's "refused with the validation status and code", and "accepted" (the in-range
+values). The error body of every refusal is checked once per operation (spec 7, profile 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.core.contract import operation as contract_operation
+from conformance.core.contract import operations
+from conformance.core.profile import Profile
+from conformance.core.results import Evidence, Outcome
+from conformance.core.signing import AUTH_HEADERS
+from conformance.suite.boundaries import (
+    Case,
+    Constraint,
+    RequirementMap,
+    can_set,
+    cases_for,
+    get_value,
+    iter_constraints,
+    with_value,
+)
+from conformance.suite.client import IDEMPOTENCY_HEADER, SuiteClient
+from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
+from conformance.suite.outcomes import (
+    VALIDATION_DETAILS,
+    ErrorShapes,
+    status_problems,
+    success_problems,
+    summary,
+    validation_details_problems,
+)
+from conformance.suite.selection import collection_operations, quick_subset
+
+REQUIREMENTS = RequirementMap.load()
+OTHER_FAMILIES_HEADERS = frozenset(h.lower() for h in (*AUTH_HEADERS, IDEMPOTENCY_HEADER))
+
+pytestmark = pytest.mark.family("boundaries")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "operation_id" in metafunc.fixturenames:
+        operations = collection_operations(metafunc.config, with_constraints=True)
+        metafunc.parametrize("operation_id", operations, ids=operations)
+
+
+def constraints_of(contract: dict[str, Any], operation_id: str) -> list[Constraint]:
+    return list(iter_constraints(contract, operation_id, skip_headers=OTHER_FAMILIES_HEADERS))
+
+
+def representative_of_its_resource(contract: dict[str, Any], operation_id: str) -> bool:
+    """Whether ``operation_id`` is the first operation with constraints of its tag (resource):
+    --quick runs every constraint there and one constraint of each kind elsewhere."""
+    tag = contract_operation(operation_id, contract).tags[:1]
+    for op in operations(contract):
+        if op.tags[:1] == tag and constraints_of(contract, op.operation_id):
+            return op.operation_id == operation_id
+    return False
+
+
+def first_of_each_kind(constraints: list[Constraint]) -> list[Constraint]:
+    seen: set[str] = set()
+    kept = []
+    for constraint in constraints:
+        if constraint.kind not in seen:
+            seen.add(constraint.kind)
+            kept.append(constraint)
+    return kept
+
+
+def shown(value: Any) -> str:
+    """A case's value for a message: its repr, cut short (a 2049-character url...)."""
+    text = repr(value)
+    if len(text) <= 60:
+        return text
+    size = f", {len(value)} characters" if isinstance(value, (str, list)) else ""
+    return f"{text[:40]}...{text[-8:]}{size}"
+
+
+@dataclass
+class Side:
+    """The problems found on one side of one constraint, and the first failing exchange."""
+
+    problems: list[str] = field(default_factory=list)
+    cases: int = 0
+    evidence: Evidence | None = None
+    unexercised: list[str] = field(default_factory=list)  # cases whose request could not be made
+
+    def add(self, problems: list[str], case: Case, client: SuiteClient) -> None:
+        self.cases += 1
+        if problems:
+            self.problems += [f"{case.label} ({shown(case.value)}): {p}" for p in problems]
+            if self.evidence is None:
+                self.evidence = client.last_exchange
+
+
+def record_side(
+    recorder: Any,
+    check_id: str,
+    ids: tuple[str, ...],
+    side: Side,
+    constraint: Constraint,
+    what: str,
+) -> None:
+    """One result for one side of one constraint."""
+    skipped = (
+        f" ({len(side.unexercised)} not exercised: {side.unexercised[0]})"
+        if side.unexercised
+        else ""
+    )
+    if side.problems:
+        outcome = Outcome.FAILED
+        message = (
+            f"{constraint.id}: {len(side.problems)} of {side.cases} cases not {what}: "
+            + "; ".join(side.problems[:8])
+        )
+    elif side.cases:
+        outcome, message = Outcome.PASSED, f"{constraint.id}: {side.cases} cases {what}{skipped}"
+    else:
+        outcome, message = Outcome.NOT_EXERCISED, f"{constraint.id}: no case could be sent{skipped}"
+    recorder.record(check_id, ids, outcome, message, constraint.operation_id, side.evidence)
+
+
+def _accepted_problems(
+    response: httpx.Response, spec: RequestSpec, case: Case, profile: Profile
+) -> list[str]:
+    """An in-range value must be accepted: success, or, where a profile business rule also
+    governs the field (or the request cannot succeed at all), any refusal but a validation one."""
+    loose = not spec.ready or spec.governed_by_business_rule(
+        case.constraint.field.location, case.constraint.field.pointer
+    )
+    if not loose:
+        return success_problems(response, profile, spec.operation_id)
+    validation = profile.error("status", "validation")
+    if response.status_code >= 500:
+        return [f"server error {summary(response)}"]
+    if response.status_code == validation.status:
+        return [f"refused as a contract violation: {summary(response)}"]
+    return []
+
+
+def _refused_problems(response: httpx.Response) -> list[str]:
+    if 400 <= response.status_code < 500:
+        return []
+    return [f"not refused: {summary(response)}"]
+
+
+def _iter_cases(
+    constraint: Constraint, shared: RequestSpec, profile: Profile, quick: bool
+) -> Iterator[Case]:
+    example = get_value(shared, constraint.field)
+    cases = cases_for(
+        constraint,
+        None if example is ABSENT else example,
+        integer_float_form=bool(profile.data["status"].get("integer_accepts_float_form", True)),
+    )
+    if quick:
+        cases = quick_subset(cases)
+    yield from cases
+
+
+@pytest.mark.requirement(*REQUIREMENTS.every_id())
+def test_boundaries(
+    operation_id: str,
+    suite_client: SuiteClient,
+    conformance_profile: Profile,
+    effective_contract: dict[str, Any],
+    conformance_settings: Any,
+    check_recorder: Any,
+) -> None:
+    """Every constraint of the operation: in-range values accepted, the first value beyond
+    each edge and every near miss refused with the validation status and the error shape."""
+    op = operation_id
+    profile = conformance_profile
+    factories = Factories(suite_client, profile, effective_contract)
+    validation = profile.error("status", "validation")
+    created = op in profile.data["status"]["create_operations"]
+    quick = bool(getattr(conformance_settings, "quick", False))
+    try:
+        shared = factories.request(op)
+    except PrerequisiteError as exc:
+        pytest.skip(f"not exercised: {exc}")
+
+    shape = ErrorShapes()
+    constraints = constraints_of(effective_contract, op)
+    if quick and not representative_of_its_resource(effective_contract, op):
+        constraints = first_of_each_kind(constraints)
+    for constraint in constraints:
+        ids = REQUIREMENTS.ids_for(constraint, created=created)
+        check_id = f"boundaries {constraint.id}"
+        if not can_set(shared, constraint.field):
+            check_recorder.record(
+                check_id,
+                ids.all,
+                Outcome.NOT_EXERCISED,
+                f"the factories' valid {op} request has no place for {constraint.field}",
+                op,
+            )
+            continue
+        refused, with_status, accepted = Side(), Side(), Side()
+        for case in _iter_cases(constraint, shared, profile, quick):
+            if not case.valid and not (ids.rejected or ids.rejected_with_status):
+                continue  # no requirement of the catalogue says this value must be refused
+            try:
+                base = factories.request(op) if case.valid else shared
+            except PrerequisiteError as exc:
+                accepted.unexercised.append(f"{case.label}: {exc}")
+                continue
+            spec = with_value(base, constraint.field, case.value)
+            response = factories.send(spec)
+            if case.valid:
+                accepted.add(_accepted_problems(response, spec, case, profile), case, suite_client)
+                continue
+            refused.add(_refused_problems(response), case, suite_client)
+            with_status.add(status_problems(response, validation), case, suite_client)
+            if response.status_code == validation.status:
+                label = f"{case.label} ({shown(case.value)}): "
+                shape.add(response, suite_client.last_exchange, label)
+                details = validation_details_problems(response, profile)
+                shape.add_problems(VALIDATION_DETAILS, details, suite_client.last_exchange, label)
+        for side, side_ids, what in (
+            (refused, ids.rejected, "refused"),
+            (with_status, ids.rejected_with_status, "refused with the validation status"),
+            (accepted, ids.accepted, "accepted"),
+        ):
+            if side_ids and (side.cases or side.unexercised):
+                record_side(check_recorder, f"{check_id} {what}", side_ids, side, constraint, what)
+    shape.record(check_recorder, f"boundaries {op} error shape", op)

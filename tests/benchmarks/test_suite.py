@@ -1,0 +1,56 @@
+"""The suite benchmark's measuring parts: server time and the coverage promise of --quick."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from conformance.benchmarks.suite import Measurement, ServerClock, TimingMiddleware, coverage_gaps
+from conformance.core.contract import operations
+from conformance.core.results import CheckResult, Outcome, RunResult, Target
+
+
+def test_the_timing_middleware_sums_time_inside_the_application() -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await asyncio.sleep(0.01)
+
+    clock = ServerClock()
+    timed = TimingMiddleware(app, clock)
+    asyncio.run(timed({"type": "http"}, None, None))
+    asyncio.run(timed({"type": "lifespan"}, None, None))
+    assert clock.requests == 1
+    assert 0.005 < clock.seconds < 1.0
+
+
+def run_with(checks: tuple[CheckResult, ...]) -> RunResult:
+    return RunResult(
+        suite_version="0",
+        contract_sha256="0" * 64,
+        profile_name="default",
+        profile_sha256="0" * 64,
+        seed=1,
+        target=Target("http://127.0.0.1:1", embedded=True),
+        started_at="2026-11-22T00:00:00Z",
+        duration_s=1.0,
+        requests_sent=1,
+        requirements=(),
+        checks=checks,
+    )
+
+
+def test_coverage_gaps_name_unexercised_operations_and_families() -> None:
+    ran = tuple(
+        CheckResult(f"c{i}", "schema", ("SHAPE-001",), Outcome.PASSED, operation_id=op.operation_id)
+        for i, op in enumerate(operations())
+        if op.operation_id != "getStatement"
+    )
+    skipped = CheckResult("h", "helpers", ("HELP-001",), Outcome.NOT_EXERCISED)
+    missing_operations, missing_families = coverage_gaps(run_with((*ran, skipped)))
+    assert missing_operations == ["getStatement"]
+    assert missing_families == ["helpers"]
+
+
+def test_measurement_rates() -> None:
+    m = Measurement("quick", wall_s=10.0, requests=500, server_s=4.0, result=run_with(()))
+    assert m.requests_per_s == 50.0
+    assert m.outside_share == 0.6

@@ -1,0 +1,1 @@
+"""Tests of the engine: runner, preflight, progress, and behaviour against hostile servers."""

@@ -1,0 +1,139 @@
+"""Preflight proves a target can be tested, and when it cannot, says what to fix."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import pytest
+
+from conformance.core.profile import Profile, load_profile
+from conformance.engine.preflight import PreflightReport, preflight
+from conformance.reference.server import ReferenceServer
+from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
+
+
+@pytest.fixture(scope="module")
+def profile() -> Profile:
+    return load_profile()
+
+
+@pytest.fixture(scope="module")
+def server_url(profile: Profile) -> Iterator[str]:
+    with ReferenceServer(profile=profile) as server:
+        yield server.base_url
+
+
+def edited(profile: Profile, edit: Callable[[dict[str, Any]], object]) -> Profile:
+    data = copy.deepcopy(profile.data)
+    edit(data)
+    return replace(profile, data=data)
+
+
+def test_the_reference_server_passes_every_step(profile: Profile, server_url: str) -> None:
+    report = preflight(server_url, profile)
+    assert report.ok
+    assert [s.name for s in report.steps] == [
+        "reachable",
+        "signed request accepted",
+        "fixtures present",
+    ]
+    assert report.message == ""
+    # unsigned probe, signed probe, one statement per currency, second credential
+    assert report.requests_sent == 3 + len(profile.currencies)
+
+
+def failed_step(report: PreflightReport) -> tuple[str, str]:
+    last = report.steps[-1]
+    assert not last.ok
+    return last.name, last.detail
+
+
+def test_a_wrong_secret_points_at_the_credentials(profile: Profile, server_url: str) -> None:
+    wrong = edited(profile, lambda d: d["credentials"][0].update(api_secret="sk_wrong"))
+    report = preflight(server_url, wrong)
+    step, detail = failed_step(report)
+    assert step == "signed request accepted"
+    assert "check the API key and secret" in detail
+    assert "sk_wrong" not in report.message
+
+
+def test_an_unknown_fixture_currency_points_at_the_profile(
+    profile: Profile, server_url: str
+) -> None:
+    def add_currency(data: dict[str, Any]) -> None:
+        currencies = data["fixtures"]["currencies"]
+        currencies["doge"] = copy.deepcopy(currencies["usdc"])
+
+    report = preflight(server_url, edited(profile, add_currency))
+    step, detail = failed_step(report)
+    assert step == "fixtures present"
+    assert "currency 'doge'" in detail and "[fixtures]" in detail
+
+
+def test_a_rejected_second_credential_is_named(profile: Profile, server_url: str) -> None:
+    wrong = edited(profile, lambda d: d["credentials"][1].update(api_secret="sk_wrong"))
+    step, detail = failed_step(preflight(server_url, wrong))
+    assert step == "fixtures present"
+    assert "second credential 'beta'" in detail
+
+
+def test_a_closed_port_is_not_reachable(profile: Profile) -> None:
+    step, detail = failed_step(preflight(f"http://127.0.0.1:{closed_port()}", profile))
+    assert step == "reachable"
+    assert "cannot connect to 127.0.0.1" in detail and "--base-url" in detail
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "step", "expected"),
+    [
+        (Behaviour.HTML, "signed request accepted", "does not look like the Payment Service API"),
+        (Behaviour.GARBAGE, "reachable", "not valid HTTP"),
+        (Behaviour.CLOSE, "reachable", "closed the connection"),
+    ],
+)
+def test_servers_that_are_not_this_api(
+    profile: Profile, behaviour: Behaviour, step: str, expected: str
+) -> None:
+    with hostile_server(behaviour) as base_url:
+        failed, detail = failed_step(preflight(base_url, profile))
+    assert failed == step
+    assert expected in detail
+
+
+def test_a_silent_server_fails_after_the_timeout(profile: Profile) -> None:
+    with hostile_server(Behaviour.SILENT) as base_url:
+        step, detail = failed_step(preflight(base_url, profile, timeout_s=0.3))
+    assert step == "reachable"
+    assert "no response in time" in detail
+
+
+def test_a_401_with_a_distant_clock_is_diagnosed_as_clock_skew(profile: Profile) -> None:
+    past = format_datetime(datetime.now(UTC) - timedelta(hours=2), usegmt=True)
+    response = canned("401 Unauthorized", b'{"code":"unauthorized","message":"no"}', Date=past)
+    with hostile_server(Behaviour.CANNED, response) as base_url:
+        step, detail = failed_step(preflight(base_url, profile))
+    assert step == "signed request accepted"
+    assert "clock differs" in detail and "-72" in detail
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [("404 Not Found", "API root"), ("500 Internal Server Error", "answered 500")],
+)
+def test_json_errors_on_the_probe(profile: Profile, status: str, expected: str) -> None:
+    response = canned(status, b'{"code":"x","message":"y"}')
+    with hostile_server(Behaviour.CANNED, response) as base_url:
+        step, detail = failed_step(preflight(base_url, profile))
+    assert step == "signed request accepted"
+    assert expected in detail
+
+
+def test_a_url_that_is_not_http_is_rejected(profile: Profile) -> None:
+    step, detail = failed_step(preflight("ftp://example.test", profile))
+    assert step == "reachable"
+    assert "not an http://" in detail

@@ -1,0 +1,138 @@
+"""What a run prints: header, preflight, phases (live or plain), section table, verdict."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from conformance.core.catalogue import Layer, Requirement, Section
+from conformance.core.results import (
+    CheckResult,
+    Outcome,
+    RequirementResult,
+    RunResult,
+    Target,
+)
+from conformance.engine.preflight import PreflightReport, PreflightStep
+from conformance.engine.progress import (
+    ConsoleDisplay,
+    RunHeader,
+    render_summary,
+    replay_command,
+    section_rows,
+    verdict_line,
+)
+
+SPEC5 = Section("spec", "5", "Authentication")
+PROFILE2 = Section("profile", "2", "Idempotency")
+
+
+def requirement(rid: str, section: Section, layer: Layer) -> Requirement:
+    return Requirement(rid, section, layer, "MUST", f"{rid} MUST hold.")
+
+
+def make_run(target: Target, options: dict[str, str] | None = None) -> RunResult:
+    failed = CheckResult("t", "idempotency", ("IDEM-004",), Outcome.FAILED, "expected 422")
+    results = (
+        RequirementResult(requirement("AUTH-001", SPEC5, Layer.CONTRACT), Outcome.PASSED),
+        RequirementResult(requirement("AUTH-002", SPEC5, Layer.CONTRACT), Outcome.NOT_EXERCISED),
+        RequirementResult(
+            requirement("IDEM-004", PROFILE2, Layer.PROFILE), Outcome.FAILED, (failed,)
+        ),
+    )
+    return RunResult(
+        suite_version="0.1.0",
+        contract_sha256="ab" * 32,
+        profile_name="default",
+        profile_sha256="cd" * 32,
+        seed=42,
+        target=target,
+        started_at="2026-11-22T04:00:00Z",
+        duration_s=12.4,
+        requests_sent=10,
+        requirements=results,
+        checks=(failed,),
+        options=options or {"profile": "default", "quick": "false"},
+    )
+
+
+def plain_console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=200, color_system=None), out
+
+
+def test_the_header_names_version_contract_profile_and_seed() -> None:
+    console, out = plain_console()
+    display = ConsoleDisplay(console)
+    display.header(RunHeader("0.1.0", "3f2a" + "0" * 60, "default", 42))
+    display.target(Target("http://127.0.0.1:5000", embedded=True))
+    display.preflight(
+        PreflightReport((PreflightStep("reachable", True), PreflightStep("signed", False, "x")), 2)
+    )
+    assert out.getvalue().splitlines() == [
+        "payment-conformance 0.1.0 · contract sha256 3f2a00000000 · profile default · seed 42",
+        "target: embedded reference server at http://127.0.0.1:5000",
+        "preflight ✓ reachable ✗ signed",
+    ]
+
+
+def test_without_a_terminal_each_phase_is_one_line_when_done() -> None:
+    console, out = plain_console()
+    display = ConsoleDisplay(console, live=True)  # not a terminal: plain lines anyway
+    display.collected({"auth": 2, "schema": 1})
+    display.test_done("auth", "auth", False, 5)
+    assert "auth " not in out.getvalue()
+    display.test_done("auth", "auth", True, 3)
+    display.test_done("schema", "schema", False, 40)
+    display.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "running 3 checks in 2 phases"
+    assert lines[1].split() == ["auth", "2/2", "checks,", "8", "requests,", "1", "failed"]
+    assert lines[2].split() == ["schema", "1/1", "checks,", "40", "requests"]
+
+
+def test_on_a_terminal_the_phases_are_drawn_live() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120, color_system=None)
+    display = ConsoleDisplay(console, live=True)
+    display.collected({"auth": 2})
+    display.test_done("auth", "auth headers", False, 7)
+    display.test_done("auth", "auth headers", False, 1)
+    display.close()
+    text = out.getvalue()
+    assert "auth headers" in text
+    assert "2/2 checks" in text and "8 requests" in text
+
+
+def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
+    run = make_run(Target("https://sandbox.example.test", embedded=False))
+    assert section_rows(run) == [
+        ("spec 5 Authentication", 1, 0, 1),
+        ("profile 2 Idempotency", 0, 1, 0),
+    ]
+    assert verdict_line(run) == (
+        "verdict: NOT CONFORMANT (1 requirements passed, 1 failed, 1 not exercised) in 12 s"
+    )
+    console, out = plain_console()
+    paths = [tmp_path / "report.html", tmp_path / "junit.xml", tmp_path / "manifest.json"]
+    render_summary(console, run, paths)
+    text = out.getvalue()
+    assert "✗ IDEM-004 [your profile: fix the server or the profile] expected 422" in text
+    assert (
+        "replay: payment-conformance run --base-url https://sandbox.example.test "
+        "--only IDEM-004 --seed 42"
+    ) in text
+    assert f"reports: {tmp_path}/ (report.html, junit.xml)" in text
+
+
+def test_replay_commands_repeat_what_matters() -> None:
+    embedded = make_run(
+        Target("http://127.0.0.1:1", embedded=True, fault="idem-replay-new-resource"),
+        {"profile": "my.toml", "quick": "true"},
+    )
+    assert replay_command(embedded, "IDEM-004") == (
+        "payment-conformance run --fault idem-replay-new-resource --profile my.toml "
+        "--only IDEM-004 --seed 42 --quick"
+    )

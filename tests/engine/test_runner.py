@@ -1,0 +1,243 @@
+"""run_suite: runs the suite in-process and folds its checks into a RunResult."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import __version__
+from conformance.core.catalogue import load_catalogue
+from conformance.core.contract import document_sha256
+from conformance.core.profile import load_profile
+from conformance.core.results import CheckResult, Outcome, Target, fold
+from conformance.engine.progress import NullDisplay
+from conformance.engine.runner import (
+    ResultCollector,
+    RunError,
+    RunOptions,
+    _check_exit,
+    _credentials_env,
+    execute,
+    phase_of,
+    pytest_args,
+    run_suite,
+)
+from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
+from conformance.suite.recording import (
+    CHECK_PROPERTY,
+    FAMILY_PROPERTY,
+    REQUESTS_PROPERTY,
+    check_to_dict,
+)
+
+
+# -- real runs against the embedded reference server -----------------------------------------
+@pytest.mark.slow
+def test_a_clean_run_passes_what_it_selects_and_writes_reports(tmp_path: Path) -> None:
+    options = RunOptions(seed=42, only=("AUTH-001",), quick=True, report_dir=tmp_path / "out")
+    finished = execute(options, NullDisplay())
+    result = finished.result
+    assert [r.requirement.id for r in result.requirements] == ["AUTH-001"]
+    assert result.requirements[0].outcome is Outcome.PASSED
+    assert result.exit_code == 0
+    assert result.seed == 42
+    assert result.suite_version == __version__
+    assert result.contract_sha256 == document_sha256()
+    assert result.profile_name == "default"
+    assert result.profile_sha256 == load_profile().sha256
+    assert result.target.embedded and result.target.base_url.startswith("http://127.0.0.1:")
+    assert result.requests_sent > 0
+    assert result.started_at.endswith("Z")
+    assert result.options["quick"] == "true" and result.options["only"] == "AUTH-001"
+    assert all(c.family for c in result.checks)
+    assert {p.name for p in finished.report_paths} >= {"report.html", "junit.xml", "results.json"}
+    assert all(p.is_file() for p in finished.report_paths)
+    assert finished.preflight is not None and finished.preflight.ok
+
+
+@pytest.mark.slow
+def test_a_reference_fault_is_reported_against_the_requirement_it_breaks() -> None:
+    result = run_suite(
+        RunOptions(
+            seed=7, only=("AUTH-010",), quick=True, embedded_fault="auth-accepts-stale-timestamp"
+        )
+    )
+    (requirement,) = result.requirements
+    assert requirement.requirement.id == "AUTH-010"
+    assert requirement.outcome is Outcome.FAILED
+    failure = requirement.failures[0]
+    assert failure.message
+    assert failure.evidence is not None and failure.evidence.status is not None
+    assert result.target.fault == "auth-accepts-stale-timestamp"
+    assert result.exit_code == 1
+
+
+# -- runs that cannot happen -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (RunOptions(base_url="http://x.test", embedded_fault="f"), "cannot be combined"),
+        (RunOptions(base_url="x.test"), "must start with http"),
+        (RunOptions(profile="no-such-profile"), "--profile: no profile named"),
+        (RunOptions(only=("NOPE",)), "--only/--skip"),
+        (RunOptions(only=("AUTH",), skip=("AUTH",)), "leave no requirement"),
+        (RunOptions(workers=0), "--workers must be at least 1"),
+        (RunOptions(api_key="mk_x"), "give both --api-key and --api-secret"),
+        (RunOptions(embedded_fault="no-such-fault"), "unknown fault no-such-fault"),
+    ],
+)
+def test_options_that_cannot_run_raise_run_error(options: RunOptions, message: str) -> None:
+    with pytest.raises(RunError, match=message):
+        run_suite(options)
+
+
+# -- how pytest is invoked -------------------------------------------------------------------
+def test_pytest_arguments(tmp_path: Path) -> None:
+    options = RunOptions(
+        only=("AUTH", "spec 5"),
+        skip=("AUTH-002",),
+        workers=3,
+        quick=True,
+        max_examples=4,
+        api_key="mk_key",
+        api_secret="sk_secret",
+    )
+    target = Target("http://127.0.0.1:5000", embedded=True, fault="some-fault")
+    args = pytest_args(options, target, 11, tmp_path / "pytest.ini")
+    joined = " ".join(args)
+    assert args[0] == str(SUITE_DIR)
+    for expected in (
+        "-n 3",
+        "--only AUTH --only spec 5",
+        "--skip AUTH-002",
+        "--conformance-seed 11",
+        "--max-examples 4",
+        "--quick",
+        "--embedded-url http://127.0.0.1:5000",
+        "--embedded-fault some-fault",
+        "-p no:cacheprovider",
+    ):
+        assert expected in joined
+    assert "sk_secret" not in joined and "mk_key" not in joined
+    assert "-n" not in pytest_args(RunOptions(), target, 11, tmp_path / "pytest.ini")
+
+
+def test_credentials_travel_in_the_environment_only_during_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PAYMENT_CONFORMANCE_API_KEY", "outer")
+    monkeypatch.delenv("PAYMENT_CONFORMANCE_API_SECRET", raising=False)
+    with _credentials_env(RunOptions(api_key="mk_inner", api_secret="sk_inner")):
+        assert os.environ["PAYMENT_CONFORMANCE_API_KEY"] == "mk_inner"
+        assert os.environ["PAYMENT_CONFORMANCE_API_SECRET"] == "sk_inner"
+    assert os.environ["PAYMENT_CONFORMANCE_API_KEY"] == "outer"
+    assert "PAYMENT_CONFORMANCE_API_SECRET" not in os.environ
+    with _credentials_env(RunOptions()):
+        assert "PAYMENT_CONFORMANCE_API_KEY" not in os.environ  # the profile's key applies
+
+
+# -- collecting results ----------------------------------------------------------------------
+class FakeReport:
+    def __init__(
+        self, nodeid: str, when: str, properties: list[tuple[str, Any]], failed: bool = False
+    ) -> None:
+        self.nodeid = nodeid
+        self.when = when
+        self.user_properties = properties
+        self.failed = failed
+        self.longreprtext = "worker 'gw0' crashed while running" if failed else ""
+
+
+class CountingDisplay(NullDisplay):
+    def __init__(self) -> None:
+        self.phases: dict[str, int] = {}
+        self.done: list[tuple[str, str, bool, int]] = []
+
+    def collected(self, phases: dict[str, int]) -> None:
+        self.phases = phases
+
+    def test_done(self, phase: str, family: str, failed: bool, requests: int) -> None:
+        self.done.append((phase, family, failed, requests))
+
+
+def check(check_id: str, ids: tuple[str, ...], outcome: Outcome) -> CheckResult:
+    return CheckResult(check_id, "auth", ids, outcome, message="m" if outcome == "failed" else "")
+
+
+def test_the_collector_reads_teardown_reports_and_feeds_the_display() -> None:
+    display = CountingDisplay()
+    collector = ResultCollector(display)
+    collector.pytest_xdist_node_collection_finished(
+        None, ["a/conformance/suite/test_auth.py::t1", "x/test_auth.py::t2", "test_schema.py::s"]
+    )
+    passed = check("t1", ("AUTH-001",), Outcome.PASSED)
+    failed = check("t2", ("AUTH-002",), Outcome.FAILED)
+    properties: list[tuple[str, Any]] = [
+        (CHECK_PROPERTY, check_to_dict(failed)),
+        (REQUESTS_PROPERTY, 4),
+        (FAMILY_PROPERTY, "auth headers"),
+    ]
+    for when in ("setup", "call", "teardown"):  # only teardown carries the final results
+        collector.pytest_runtest_logreport(FakeReport("x/test_auth.py::t2", when, properties))  # type: ignore[arg-type]
+    collector.pytest_runtest_logreport(
+        FakeReport("test_auth.py::t1", "teardown", [(CHECK_PROPERTY, check_to_dict(passed))])  # type: ignore[arg-type]
+    )
+    assert display.phases == {"auth": 2, "schema": 1}
+    assert collector.checks == [failed, passed]
+    assert collector.requests_sent == 4
+    assert display.done == [("auth", "auth headers", True, 4), ("auth", "auth", False, 0)]
+
+
+def test_requirements_no_check_exercised_are_not_exercised() -> None:
+    selected = list(load_catalogue().select(("AUTH-001", "AUTH-002", "AUTH-003"), ()))
+    skipped = CheckResult(
+        "t3", "auth", ("AUTH-003",), Outcome.NOT_EXERCISED, reason_not_exercised="no helpers"
+    )
+    folded = fold(selected, [check("t1", ("AUTH-001",), Outcome.PASSED), skipped])
+    outcomes = {r.requirement.id: r.outcome for r in folded}
+    assert outcomes == {
+        "AUTH-001": Outcome.PASSED,
+        "AUTH-002": Outcome.NOT_EXERCISED,
+        "AUTH-003": Outcome.NOT_EXERCISED,
+    }
+    assert folded[2].checks[0].reason_not_exercised == "no helpers"
+
+
+def test_phase_names_come_from_module_names() -> None:
+    assert phase_of("conformance/suite/test_idempotency.py::test_x[createPayment]") == "idempotency"
+    assert phase_of("../../site-packages/conformance/suite/test_auth.py::t") == "auth"
+
+
+def test_a_crashed_test_process_makes_the_run_fail_to_complete() -> None:
+    collector = ResultCollector(NullDisplay())
+    crash = FakeReport("test_auth.py::t1", "???", [], failed=True)
+    collector.pytest_runtest_logreport(crash)  # type: ignore[arg-type]
+    with pytest.raises(RunError, match=r"a test process crashed.*test_auth\.py::t1.*gw0"):
+        _check_exit(int(pytest.ExitCode.TESTS_FAILED), collector, "")
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (pytest.ExitCode.NO_TESTS_COLLECTED, "no check of the suite covers"),
+        (pytest.ExitCode.INTERRUPTED, "interrupted"),
+        (pytest.ExitCode.INTERNAL_ERROR, "could not run .pytest exit code 3.:\nboom"),
+    ],
+)
+def test_pytest_exit_codes_that_mean_the_run_did_not_happen(
+    code: pytest.ExitCode, message: str
+) -> None:
+    with pytest.raises(RunError, match=message):
+        _check_exit(int(code), ResultCollector(NullDisplay()), "boom")
+
+
+def test_a_check_without_requirements_means_a_broken_suite() -> None:
+    collector = ResultCollector(NullDisplay())
+    message = f"error while preparing the check: {UNMARKED_MESSAGE}"
+    collector.checks.append(CheckResult("test_x.py::t", "x", (), Outcome.FAILED, message))
+    collector.checks.append(CheckResult("sub-check", "x", (), Outcome.PASSED))
+    with pytest.raises(RunError, match=r"name no requirement[^,]*test_x\.py::t$"):
+        _check_exit(int(pytest.ExitCode.TESTS_FAILED), collector, "")

@@ -1,0 +1,1 @@
+"""Tests of the conformance suite package: plugin, client and check families."""

@@ -1,0 +1,69 @@
+"""Proof of the boundaries family (conformance/suite/test_boundaries.py).
+
+Against the unfaulted reference server every boundary case passes, whatever the seed; against
+a reference server with one validation fault switched on (a pattern that lets "01" or a
+trailing newline through, an upper bound off by one, a maximum length not enforced...), the
+family reports a failure that names the requirement the fault breaks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.core.results import Outcome, RunResult
+from conformance.engine.runner import RunOptions, run_suite
+from conformance.suite.boundaries import RequirementMap
+
+pytestmark = pytest.mark.slow
+
+FAMILY = "boundaries"
+# One requirement only this family checks selects its tests (they carry every boundary id)
+# and leaves the other families out.
+SELECT = ("STATUS-016",)
+
+
+def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
+    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+
+
+def failures(result: RunResult) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for check in result.checks:
+        if check.family == FAMILY and check.outcome is Outcome.FAILED:
+            for requirement_id in check.requirement_ids:
+                found.setdefault(requirement_id, []).append(check.message)
+    return found
+
+
+@pytest.mark.parametrize(("seed", "quick"), [(7, False), (43, True), (89, True)])
+def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool) -> None:
+    result = run(seed, quick=quick)
+    assert failures(result) == {}
+    mine = [c for c in result.checks if c.family == FAMILY]
+    assert not [c for c in mine if c.outcome is Outcome.NOT_EXERCISED]
+    covered = {rid for c in mine for rid in c.requirement_ids}
+    assert {"LIMIT-002", "LIMIT-003", "LIMIT-005", "LIMIT-006", "LIMIT-008", "LIMIT-010"} <= covered
+    assert {"SHAPE-034", "SHAPE-040", "SHAPE-041", "OPS-028", "OPS-036", "STATUS-016"} <= covered
+    assert set(RequirementMap.load().error_shape) <= covered
+
+
+@pytest.mark.parametrize(
+    ("fault", "breaks"),
+    [
+        ("validation-amount-leading-zero", {"SHAPE-040", "STATUS-006"}),
+        ("validation-pattern-trailing-newline", {"SHAPE-040", "STATUS-006"}),
+        ("validation-interval-max-off-by-one", {"LIMIT-005", "STATUS-008"}),
+        ("validation-url-max-length-ignored", {"LIMIT-003", "LIMIT-004", "STATUS-007"}),
+        ("validation-unique-items-ignored", {"SHAPE-041", "STATUS-010"}),
+        ("validation-integer-float-rejected", {"STATUS-016"}),
+        ("payments-list-limit-max-unenforced", {"PAY-017"}),
+        ("payments-expires-in-unbounded", {"PAY-012"}),
+        ("error-body-text-plain", {"ERR-001", "ERR-005"}),
+        ("validation-identifier-length-off-by-one", {"LIMIT-010"}),
+        ("validation-bps-range-as-business-rule", {"STATUS-008", "SPLIT-006"}),
+        ("validation-amount-unicode-digits", {"SHAPE-040", "OPS-028", "STATUS-006"}),
+    ],
+)
+def test_a_validation_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
+    found = failures(run(13, fault=fault))
+    assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

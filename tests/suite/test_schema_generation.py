@@ -1,0 +1,141 @@
+"""The generation contract (conformance/suite/schema_generation.py).
+
+It narrows request schemas to the profile's fixtures and never widens them: every positive case
+drawn from it is valid under the effective contract, and responses are left as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis
+import jsonschema
+import pytest
+from schemathesis.generation import GenerationMode
+
+from conformance.core.contract import effective_contract
+from conformance.core.profile import load_profile
+from conformance.suite.schema_generation import (
+    ABSENT,
+    GenerationRuleError,
+    _resolve,
+    conjoin,
+    generation_contract,
+    iter_operations,
+    narrow_field,
+)
+from conformance.suite.schema_requirements import requirement_operations
+from conformance.suite.schema_setup import load_schemas
+
+PROFILE = load_profile()
+CONTRACT = effective_contract(PROFILE)
+GENERATION = generation_contract(CONTRACT, PROFILE)
+FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def operation(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
+    return next(op for _, _, op in iter_operations(document) if op["operationId"] == operation_id)
+
+
+def body_schema(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
+    body = _resolve(document, operation(document, operation_id)["requestBody"])
+    schema: dict[str, Any] = body["content"]["application/json"]["schema"]
+    return schema
+
+
+def test_responses_are_those_of_the_effective_contract() -> None:
+    for (_, _, narrowed), (_, _, original) in zip(
+        iter_operations(GENERATION), iter_operations(CONTRACT), strict=True
+    ):
+        assert narrowed["responses"] == original["responses"]
+        assert narrowed.get("links") == original.get("links")
+
+
+def test_quote_keys_and_chains_come_from_the_profile_fixtures() -> None:
+    quotes = body_schema(GENERATION, "createPayment")["properties"]["quotes"]
+    assert quotes["propertyNames"] == {"enum": ["eth", "usdc"]}
+    assert quotes["minProperties"] == 1
+    eth_chains = quotes["properties"]["eth"]["properties"]["chain_ids"]
+    assert {"enum": ["ethereum"]} in [
+        eth_chains.get("items"),
+        *[s.get("items") for s in eth_chains.get("allOf", [])],
+    ]
+    assert quotes["properties"]["usdc"]["required"] == ["amount"]
+
+
+def test_payout_addresses_belong_to_the_calling_merchant() -> None:
+    schema = body_schema(GENERATION, "createPayoutSchedule")
+    address = schema.get("properties", {}).get("withdraw_address_id") or next(
+        s["properties"]["withdraw_address_id"] for s in schema["allOf"] if "properties" in s
+    )
+    validator = jsonschema.Draft202012Validator(address)
+    assert validator.is_valid("wa_alpha_base")
+    assert not validator.is_valid("wa_beta_base")
+
+
+def test_a_cursor_is_never_generated() -> None:
+    names = [p["name"] for p in operation(GENERATION, "listPayments")["parameters"]]
+    assert "cursor" not in names
+    assert "limit" in names
+
+
+def test_conjoin_merges_disjoint_keywords_and_nests_clashing_ones() -> None:
+    assert conjoin({"type": "string"}, {"enum": ["a"]}) == {"type": "string", "enum": ["a"]}
+    assert conjoin({"pattern": "^a"}, {"pattern": "^ab"}) == {
+        "allOf": [{"pattern": "^a"}, {"pattern": "^ab"}]
+    }
+    coupled = conjoin({"additionalProperties": {"type": "string"}}, {"properties": {"a": {}}})
+    assert "allOf" in coupled
+    assert conjoin({"type": "string"}, ABSENT) == ABSENT
+
+
+def test_an_unknown_source_or_range_is_a_clear_error() -> None:
+    with pytest.raises(GenerationRuleError, match="unknown source 'nope'"):
+        narrow_field(PROFILE, "nope", {})
+    with pytest.raises(GenerationRuleError, match=r"no range payments\.nope"):
+        narrow_field(PROFILE, "range payments.nope", {})
+
+
+@pytest.mark.parametrize(
+    "operation_id",
+    [
+        "createPayment",
+        "createSubscription",
+        "createPayoutSchedule",
+        "createX402Requirements",
+        "putWebhookEndpoint",
+        "replaceSplitTemplate",
+    ],
+)
+def test_every_generated_positive_body_is_valid_under_the_contract(operation_id: str) -> None:
+    schemas = load_schemas(
+        CONTRACT,
+        PROFILE,
+        requirement_operations(),
+        base_url="http://127.0.0.1:1",
+        seed=9,
+        max_examples=2,
+        stateful_steps=4,
+    )
+    strategy = schemas.generation.find_operation_by_id(operation_id).as_strategy(
+        generation_mode=GenerationMode.POSITIVE
+    )
+    validator = jsonschema.Draft202012Validator(
+        body_schema(CONTRACT, operation_id), format_checker=FORMATS
+    )
+    bodies: list[Any] = []
+
+    @hypothesis.settings(
+        max_examples=25,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+    @hypothesis.given(strategy)
+    def draw(case: Any) -> None:
+        errors = list(validator.iter_errors(case.body))
+        assert not errors, f"{case.body} is not valid under the contract: {errors[0].message}"
+        bodies.append(case.body)
+
+    draw()
+    assert bodies

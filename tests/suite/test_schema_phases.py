@@ -1,0 +1,100 @@
+"""Proof of the schema family (conformance/suite/test_schema.py).
+
+Against the unfaulted reference server no schema check fails, whatever the seed; against a
+reference server with one fault that breaks a shape, status or error rule, the family reports a
+failure naming the requirement the fault breaks, with redacted evidence that reproduces it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.core.contract import operations
+from conformance.core.results import CheckResult, Outcome, RunResult
+from conformance.engine.runner import RunOptions, run_suite
+
+pytestmark = pytest.mark.slow
+
+FAMILY = "schema"
+# Every test of the family names ERR-006 (no 5xx): selecting it runs the whole family.
+WHOLE_FAMILY = ("ERR-006",)
+
+
+def run(seed: int, only: tuple[str, ...], *, fault: str | None = None) -> RunResult:
+    return run_suite(RunOptions(seed=seed, only=only, embedded_fault=fault, quick=True))
+
+
+def schema_checks(result: RunResult) -> list[CheckResult]:
+    return [c for c in result.checks if c.family == FAMILY]
+
+
+def failures(result: RunResult) -> dict[str, list[CheckResult]]:
+    """Requirement id -> the family's failed checks naming it."""
+    found: dict[str, list[CheckResult]] = {}
+    for check in schema_checks(result):
+        if check.outcome is Outcome.FAILED:
+            for requirement_id in check.requirement_ids:
+                found.setdefault(requirement_id, []).append(check)
+    return found
+
+
+@pytest.mark.parametrize("seed", [7, 20261122])
+def test_the_reference_server_passes_every_schema_check(seed: int) -> None:
+    result = run(seed, WHOLE_FAMILY)
+    checks = schema_checks(result)
+    assert {
+        requirement: [c.message for c in found] for requirement, found in failures(result).items()
+    } == {}
+    assert {c.operation_id for c in checks} == {op.operation_id for op in operations()}
+    passed = {c.check_id.rsplit(".", 1)[-1] for c in checks if c.outcome is Outcome.PASSED}
+    # Every phase and every check the quick run can reach did check something.
+    assert {
+        "not_a_server_error",
+        "no_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_headers_conformance",
+        "response_schema_conformance",
+        "positive_data_acceptance",
+        "negative_data_rejection",
+        "missing_required_header",
+        "unsupported_method",
+        "success_content_type",
+        "error_content_type",
+        "error_body_shape",
+        "ErrorCodeMatchesProfile",
+        "ReplayHeaderOnlyOnReplays",
+        "ensure_resource_availability",
+    } <= passed
+    groups = {c.check_id.split(".")[1] for c in checks if c.outcome is Outcome.PASSED}
+    assert groups == {"unit", "stateful"}
+
+
+@pytest.mark.parametrize(
+    ("fault", "breaks"),
+    [
+        ("shape-missing-checkout-url", "SHAPE-017"),
+        ("shape-expires-at-not-date-time", "SHAPE-001"),
+        ("shape-cancel-subscription-has-authorize-url", "SHAPE-021"),
+        ("error-body-text-plain", "ERR-001"),
+        ("method-not-allowed-without-allow", "STATUS-017"),
+        ("robust-non-ascii-id-500", "ERR-006"),
+        ("validation-interval-max-off-by-one", "LIMIT-005"),
+        ("validation-unique-items-ignored", "STATUS-010"),
+        ("idem-key-not-required", "IDEM-005"),
+    ],
+)
+def test_a_fault_fails_the_requirement_it_breaks(fault: str, breaks: str) -> None:
+    found = failures(run(17, (breaks,), fault=fault))
+    assert breaks in found, f"{fault}: failed {sorted(found)}"
+    evidence = found[breaks][0].evidence
+    assert evidence is not None
+    assert evidence.curl.startswith("curl -X ")
+    assert evidence.request_headers["X-Signature"] == "[redacted]"
+    assert "sk_test_" not in evidence.curl + (evidence.request_body or "")
+
+
+def test_a_failure_names_only_the_requirements_of_the_broken_field() -> None:
+    found = failures(run(17, ("SHAPE-017",), fault="shape-missing-checkout-url"))
+    # checkout_url is missing: the payment's other shape requirements did not break.
+    assert set(found) == {"SHAPE-017", "OPS-015"}

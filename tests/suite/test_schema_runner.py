@@ -1,0 +1,61 @@
+"""Driving the phases (conformance/suite/schema_runner.py): sizes, and a server that is gone."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from conformance.core.contract import effective_contract
+from conformance.core.profile import load_profile
+from conformance.core.results import Outcome
+from conformance.suite.schema_requirements import requirement_operations
+from conformance.suite.schema_runner import (
+    PhaseSizes,
+    SchemaPhaseRunner,
+    ServerGoneError,
+    spread,
+)
+from conformance.suite.schema_setup import load_schemas
+
+PROFILE = load_profile()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_spread_takes_one_case_of_each_kind_before_a_second() -> None:
+    cases = ["a1", "a2", "a3", "b1", "c1", "c2"]
+    assert spread(cases, 4, key=lambda c: c[0]) == ["a1", "b1", "c1", "a2"]
+    assert spread(cases, 10, key=lambda c: c[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
+
+
+def test_a_server_that_does_not_answer_fails_no_server_error_then_stops_the_phases() -> None:
+    base_url = f"http://127.0.0.1:{closed_port()}"
+    schemas = load_schemas(
+        effective_contract(PROFILE),
+        PROFILE,
+        requirement_operations(),
+        base_url=base_url,
+        seed=1,
+        max_examples=2,
+        stateful_steps=4,
+    )
+    sizes = PhaseSizes(fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4)
+    runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes)
+    try:
+        with pytest.raises(ServerGoneError, match="stopped answering"):
+            runner.run_unit_phases("listPayments")
+        results = runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
+    finally:
+        runner.close()
+    [failed] = results
+    assert failed.outcome is Outcome.FAILED
+    assert failed.requirement_ids == ("ERR-006",)
+    assert "no response" in failed.message
+    assert failed.evidence is not None and failed.evidence.status is None
+    assert failed.evidence.request_headers["X-Signature"] == "[redacted]"
