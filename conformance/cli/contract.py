@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 import yaml
 
+from conformance.cli._common import fail
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.profile import ProfileError, load_profile, resolve_profile_path
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
 
 
 @click.command()
@@ -45,7 +41,7 @@ def contract(profile_name: str, output: Path | None, output_format: str) -> None
     try:
         document = effective_contract(load_profile(profile_name))
     except (ProfileError, ContractError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     text = _serialise(document, output_format)
     if output is None:
         click.echo(text, nl=False)
@@ -53,7 +49,7 @@ def contract(profile_name: str, output: Path | None, output_format: str) -> None
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
+        fail(f"cannot write {output}: {exc.strerror or exc}")
     click.echo(f"wrote the effective contract of profile {profile_name!r} to {output}", err=True)
 
 
@@ -88,14 +84,14 @@ def profile() -> None:
 def profile_init(path: Path, force: bool) -> None:
     """Write a copy of the default profile to PATH, to edit for another implementation."""
     if path.exists() and not force:
-        _fail(f"{path} exists; pass --force to overwrite it")
+        fail(f"{path} exists; pass --force to overwrite it")
     text = resolve_profile_path("default").read_text(encoding="utf-8")
     # the copy describes another implementation: name it after its file, not "default"
     text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        _fail(f"cannot write {path}: {exc.strerror or exc}")
+        fail(f"cannot write {path}: {exc.strerror or exc}")
     click.echo(f"wrote {path}: edit it, then pass --profile {path}")
 
 
@@ -106,5 +102,5 @@ def profile_check(path: str) -> None:
     try:
         loaded = load_profile(path)
     except ProfileError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     click.echo(f"profile {loaded.name!r} is valid (sha256 {loaded.sha256[:12]})")

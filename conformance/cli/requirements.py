@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import NoReturn
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from conformance.cli._common import fail, split_selectors
 from conformance.core.catalogue import Catalogue, CatalogueError, Requirement, load_catalogue
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
-
-
-def _selectors(values: tuple[str, ...]) -> list[str]:
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 @click.command()
@@ -54,10 +45,10 @@ def requirements(
         wanted = catalogue.section(section) if section is not None else None
         if section is not None and wanted is None:
             known = ", ".join(s.key for s in catalogue.sections)
-            _fail(f"unknown section {section!r}: sections are {known}")
-        selected = catalogue.select(only=_selectors(only), skip=_selectors(skip))
+            fail(f"unknown section {section!r}: sections are {known}")
+        selected = catalogue.select(only=split_selectors(only), skip=split_selectors(skip))
     except CatalogueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     selected = tuple(
         r
         for r in selected

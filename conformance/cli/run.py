@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from conformance.cli._common import fail, split_selectors
 from conformance.core.results import Verdict
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import RunError, RunOptions, execute
@@ -24,17 +25,8 @@ from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
 
 
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
 def default_report_dir() -> Path:
     return Path("reports") / datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
 
 
 @click.command()
@@ -108,7 +100,7 @@ def run(
 ) -> None:
     """Run the conformance suite and write the reports."""
     if fault is not None and base_url is not None:
-        _fail(
+        fail(
             "--fault switches on a fault of the embedded reference server; "
             "it cannot be combined with --base-url"
         )
@@ -116,8 +108,8 @@ def run(
         base_url=base_url,
         profile=profile_name,
         seed=seed,
-        only=_split(only),
-        skip=_split(skip),
+        only=split_selectors(only),
+        skip=split_selectors(skip),
         embedded_fault=fault,
         quick=quick,
         max_examples=max_examples,
@@ -131,15 +123,15 @@ def run(
     try:
         finished = execute(options, ConsoleDisplay(console, live=not no_progress))
     except RunError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     except KeyboardInterrupt:
-        _fail("interrupted")
+        fail("interrupted")
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
     if finished.report_error is not None:
-        _fail(finished.report_error)
+        fail(finished.report_error)
     if result.verdict is Verdict.NOT_TESTED:
         click.echo(
             "error: nothing was tested: no selected requirement was exercised "

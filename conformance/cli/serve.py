@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from conformance.cli._common import fail
 from conformance.core.profile import ProfileError, load_profile
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
@@ -47,22 +48,16 @@ def serve(
 
     unknown = sorted(set(faults) - fault_names())
     if unknown:
-        click.echo(
-            f"error: unknown fault {', '.join(unknown)}; `payment-conformance faults` lists them",
-            err=True,
-        )
-        raise SystemExit(2)
+        fail(f"unknown fault {', '.join(unknown)}; `payment-conformance faults` lists them")
     try:
         profile = load_profile(profile_name)
     except ProfileError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
+        fail(str(exc))
     server = ReferenceServer(profile=profile, faults=faults, db_path=db_path, host=host, port=port)
     try:
         server.start()
     except ServerStartError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
+        fail(str(exc))
     try:
         click.echo(f"reference server listening on {server.base_url}")
         click.echo(f"profile: {profile.name} ({profile.source})")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.reference.patterns import ecma_search
+from conformance.core.patterns import ecma_search
 
 DECIMAL_PATTERN = r"^(0|[1-9][0-9]*)(\.[0-9]+)?$"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 
+from conformance.core.patterns import ecma_search
 from conformance.core.profile import Credential
 from conformance.core.signing import (
     API_KEY_HEADER,
@@ -20,7 +21,6 @@ from conformance.core.signing import (
 )
 from conformance.reference.config import ServerConfig
 from conformance.reference.errors import ApiError
-from conformance.reference.patterns import ecma_search
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS nonces (

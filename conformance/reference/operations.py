@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from conformance.core.contract import operations as contract_operations
+
 if TYPE_CHECKING:
     from conformance.reference.context import RequestContext
 
@@ -40,31 +42,16 @@ class Route:
         return self.template.startswith("/v1/test-helpers/")
 
 
-ROUTE_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("GET", "/v1/webhook-endpoints", "listWebhookEndpoints"),
-    ("PUT", "/v1/webhook-endpoints/{id}", "putWebhookEndpoint"),
-    ("POST", "/v1/webhook-endpoints/{id}/rotate-secret", "rotateWebhookEndpointSecret"),
-    ("GET", "/v1/webhook-deliveries", "listWebhookDeliveries"),
-    ("POST", "/v1/webhook-deliveries/{id}/resend", "resendWebhookDelivery"),
-    ("POST", "/v1/payments", "createPayment"),
-    ("GET", "/v1/payments", "listPayments"),
-    ("POST", "/v1/payments/{id}/cancel", "cancelPayment"),
-    ("POST", "/v1/payments/{id}/accept-underpaid", "acceptUnderpaidPayment"),
-    ("POST", "/v1/subscriptions", "createSubscription"),
-    ("POST", "/v1/subscriptions/{id}/cancel", "cancelSubscription"),
-    ("POST", "/v1/payout-schedules", "createPayoutSchedule"),
-    ("PUT", "/v1/payout-schedules/{id}", "replacePayoutSchedule"),
-    ("POST", "/v1/payout-schedules/{id}/pause", "pausePayoutSchedule"),
-    ("DELETE", "/v1/payout-schedules/{id}", "retirePayoutSchedule"),
-    ("PUT", "/v1/split-template", "replaceSplitTemplate"),
-    ("POST", "/v1/x402/requirements", "createX402Requirements"),
-    ("POST", "/v1/x402/settle", "settleX402Payment"),
-    ("POST", "/v1/x402/{payment_id}/usage", "reportX402Usage"),
-    ("GET", "/v1/statements", "getStatement"),
+# The 20 operations come from the OpenAPI document; the test helpers are the profile's extra.
+TEST_HELPER_ROUTES: tuple[tuple[str, str, str], ...] = (
     ("POST", "/v1/test-helpers/payments/{id}/deposit", "testDepositPayment"),
     ("POST", "/v1/test-helpers/payments/{id}/expire", "testExpirePayment"),
 )
-TEST_HELPER_OPERATIONS = frozenset({"testDepositPayment", "testExpirePayment"})
+ROUTE_TABLE: tuple[tuple[str, str, str], ...] = (
+    *((op.method, op.path, op.operation_id) for op in contract_operations()),
+    *TEST_HELPER_ROUTES,
+)
+TEST_HELPER_OPERATIONS = frozenset(operation_id for _, _, operation_id in TEST_HELPER_ROUTES)
 
 
 def _compile(method: str, template: str, operation_id: str) -> Route:

@@ -26,8 +26,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
+from conformance.core.patterns import ecma_regex, ecma_search
 from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
-from conformance.reference.patterns import ecma_regex, ecma_search
 from conformance.reference.timestamps import parse_rfc3339
 
 TEST_HELPERS_DOCUMENT = Path(__file__).resolve().parent / "test_helpers.yaml"

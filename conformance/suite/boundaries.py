@@ -22,12 +22,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
-from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import yaml
 
+from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.suite.factories import ABSENT, RequestSpec
 
 Location = Literal["body", "query", "path", "header"]
@@ -56,59 +56,6 @@ RANGE_KINDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclu
 
 
 # ----------------------------------------------------------------------------- ECMA-262 regexes
-def _translate(pattern: str) -> str:
-    """An ECMA-262 pattern as a Python pattern with the same meaning on the cases we send.
-
-    JSON Schema patterns are ECMA-262: ``\\d`` is ASCII only and ``$`` (without the m flag) is
-    the end of the input, where Python's ``$`` also matches before a trailing newline.
-    """
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\" and i + 1 < len(pattern):
-            escaped = pattern[i + 1]
-            if escaped == "d":
-                out.append("0-9" if in_class else "[0-9]")
-            elif escaped == "D" and not in_class:
-                out.append("[^0-9]")
-            elif escaped == "w":
-                out.append("A-Za-z0-9_" if in_class else "[A-Za-z0-9_]")
-            elif escaped == "W" and not in_class:
-                out.append("[^A-Za-z0-9_]")
-            else:
-                out.append(char + escaped)
-            i += 2
-            continue
-        if in_class:
-            if char == "]":
-                in_class = False
-        elif char == "[":
-            in_class = True
-            if pattern.startswith("[]", i) or pattern.startswith("[^]", i):
-                out.append(pattern[i : i + (2 if pattern[i + 1] == "]" else 3)])
-                i += 2 if pattern[i + 1] == "]" else 3
-                continue
-        elif char == "$":
-            out.append(r"\Z")
-            i += 1
-            continue
-        out.append(char)
-        i += 1
-    return "".join(out)
-
-
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(_translate(pattern))
-
-
-def pattern_matches(pattern: str, value: str) -> bool:
-    """Whether ``value`` satisfies the JSON Schema ``pattern`` (ECMA-262, unanchored search)."""
-    return _compiled(pattern).search(value) is not None
-
-
 # ----------------------------------------------------------------------------- constraints
 @dataclass(frozen=True)
 class FieldRef:

@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from conformance.core.contract import operation as contract_operation
+from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.core.signing import (
@@ -36,7 +37,6 @@ from conformance.core.signing import (
     signature,
     string_to_sign,
 )
-from conformance.suite.boundaries import pattern_matches
 from conformance.suite.client import MISSING, SuiteClient
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.reference.patterns import ecma_search
+from conformance.core.patterns import ecma_search
 from conformance.reference.validation import (
     RequestInvalid,
     is_absolute_uri,

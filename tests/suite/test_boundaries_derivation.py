@@ -8,6 +8,7 @@ import pytest
 
 from conformance.core.catalogue import Layer, load_catalogue
 from conformance.core.contract import effective_contract, load_document
+from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import load_profile
 from conformance.suite.boundaries import (
     ARRAY_ITEM,
@@ -23,7 +24,6 @@ from conformance.suite.boundaries import (
     get_value,
     iter_constraints,
     near_miss_corpus,
-    pattern_matches,
     profile_key,
     satisfies,
     string_of_length,
@@ -47,23 +47,6 @@ def constraint(kind: str, value: Any, schema: dict[str, Any], where: str = "body
 
 def by_validity(cases: list[Case]) -> tuple[list[Any], list[Any]]:
     return [c.value for c in cases if c.valid], [c.value for c in cases if not c.valid]
-
-
-# ------------------------------------------------------------------ ECMA-262 pattern semantics
-def test_dollar_is_the_end_of_input_not_before_a_trailing_newline() -> None:
-    assert pattern_matches(RAW, "10")
-    assert not pattern_matches(RAW, "10\n")
-
-
-def test_digit_escapes_match_ascii_digits_only() -> None:
-    assert pattern_matches("^\\d+$", "123")
-    assert not pattern_matches("^\\d+$", "١٢٣")
-    assert not pattern_matches("^[\\d.]+$", "٣.٤")
-
-
-def test_an_unanchored_pattern_searches_anywhere() -> None:
-    assert pattern_matches("[0-9]", "abc1")
-    assert not pattern_matches("^[0-9]", "abc1")
 
 
 # ------------------------------------------------------------------ near-miss corpus
