@@ -12,6 +12,7 @@ import pytest
 from conformance.core.contract import operations
 from conformance.core.results import Outcome, RunResult
 from conformance.engine.runner import RunOptions, run_suite
+from tests.suite.proofs import family_failures
 
 pytestmark = pytest.mark.slow
 
@@ -23,13 +24,7 @@ def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
-    """Requirement id -> messages of the family's failed checks naming it."""
-    found: dict[str, list[str]] = {}
-    for check in result.checks:
-        if check.family == FAMILY and check.outcome is Outcome.FAILED:
-            for requirement_id in check.requirement_ids:
-                found.setdefault(requirement_id, []).append(check.message)
-    return found
+    return family_failures(result, FAMILY)
 
 
 @pytest.mark.parametrize(("seed", "quick"), [(3, False), (29, True), (101, True)])

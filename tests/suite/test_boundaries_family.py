@@ -13,6 +13,7 @@ import pytest
 from conformance.core.results import Outcome, RunResult
 from conformance.engine.runner import RunOptions, run_suite
 from conformance.suite.boundaries import RequirementMap
+from tests.suite.proofs import family_failures
 
 pytestmark = pytest.mark.slow
 
@@ -27,12 +28,7 @@ def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for check in result.checks:
-        if check.family == FAMILY and check.outcome is Outcome.FAILED:
-            for requirement_id in check.requirement_ids:
-                found.setdefault(requirement_id, []).append(check.message)
-    return found
+    return family_failures(result, FAMILY)
 
 
 @pytest.mark.parametrize(("seed", "quick"), [(7, False), (43, True), (89, True)])
