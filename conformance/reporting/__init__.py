@@ -1,0 +1,58 @@
+"""The reports of a run: report.html, junit.xml, results.json, summary.md and manifest.json.
+
+``write_reports`` renders a ``RunResult`` in every format (one module per format) into one
+directory. The same run always gives the same bytes. Every text is redacted again on the way
+out (``scrub``), so no secret reaches a report even if the evidence carried one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from conformance.core.results import RunResult
+from conformance.reporting import html, json_report, junit, manifest, summary
+from conformance.reporting.view import HasSections, build_view
+
+__all__ = ["REPORT_FILES", "ReportError", "write_reports"]
+
+REPORT_FILES = (html.FILENAME, junit.FILENAME, json_report.FILENAME, summary.FILENAME)
+
+
+class ReportError(Exception):
+    """The reports could not be written; the message names the path and the reason."""
+
+
+def write_reports(
+    run: RunResult,
+    directory: Path,
+    catalogue: HasSections | None = None,
+    *,
+    secrets: Iterable[str] = (),
+) -> list[Path]:
+    """Write every report of ``run`` into ``directory`` (created if needed); return the paths.
+
+    ``catalogue`` (optional) orders the sections as the documents do; ``secrets`` are values
+    to redact wherever they appear (e.g. the API secrets of the profile's credentials), on top
+    of those the run reveals itself.
+    """
+    view = build_view(run, catalogue, secrets=secrets, reports_dir=str(directory))
+    rendered = {
+        html.FILENAME: html.render(view),
+        junit.FILENAME: junit.render(view),
+        json_report.FILENAME: json_report.render(view),
+        summary.FILENAME: summary.render(view),
+    }
+    contents = {name: text.encode("utf-8") for name, text in rendered.items()}
+    contents[manifest.FILENAME] = manifest.render(view, contents).encode("utf-8")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, data in contents.items():
+            path = directory / name
+            path.write_bytes(data)
+            paths.append(path)
+    except OSError as exc:
+        where = exc.filename or directory
+        raise ReportError(f"cannot write the reports to {where}: {exc.strerror or exc}") from exc
+    return paths

@@ -1,0 +1,128 @@
+"""results.json: the whole run, machine-readable, described by ``results.schema.json``.
+
+Checks are listed once, in ``checks``; a requirement names its checks by their position in that
+list (a check may cover several requirements). Evidence bodies longer than ``BODY_LIMIT``
+characters are cut, and ``truncated`` gives the full length of each cut body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.core.resources import package_data
+from conformance.reporting.view import (
+    Body,
+    CheckView,
+    EvidenceView,
+    RequirementView,
+    RunView,
+    SectionView,
+    clip_body,
+)
+
+SCHEMA_VERSION = "1.0"
+BODY_LIMIT = 65_536
+FILENAME = "results.json"
+SCHEMA_FILENAME = "results.schema.json"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of results.json."""
+    text = package_data("reporting", SCHEMA_FILENAME).read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def _body(body: Body | None, name: str, truncated: dict[str, int]) -> str | None:
+    if body is None:
+        return None
+    clipped = clip_body(body, BODY_LIMIT)
+    if clipped.truncated:
+        truncated[name] = clipped.length
+    return clipped.text
+
+
+def _evidence(evidence: EvidenceView) -> dict[str, Any]:
+    truncated: dict[str, int] = {}
+    return {
+        "method": evidence.method,
+        "url": evidence.url,
+        "request_headers": dict(evidence.request_headers),
+        "request_body": _body(evidence.request_body, "request_body", truncated),
+        "status": evidence.status,
+        "response_headers": dict(evidence.response_headers),
+        "response_body": _body(evidence.response_body, "response_body", truncated),
+        "curl": evidence.curl,
+        "truncated": truncated,
+    }
+
+
+def _check(check: CheckView) -> dict[str, Any]:
+    return {
+        "check_id": check.check_id,
+        "family": check.family,
+        "requirement_ids": list(check.requirement_ids),
+        "outcome": check.outcome.value,
+        "message": check.message,
+        "operation_id": check.operation_id,
+        "duration_s": round(check.duration_s, 6),
+        "reason_not_exercised": check.reason_not_exercised,
+        "evidence": None if check.evidence is None else _evidence(check.evidence),
+    }
+
+
+def _requirement(requirement: RequirementView) -> dict[str, Any]:
+    return {
+        "id": requirement.id,
+        "section": requirement.section.key,
+        "layer": requirement.layer.value,
+        "level": requirement.level,
+        "text": requirement.text,
+        "operations": list(requirement.operations),
+        "outcome": requirement.outcome.value,
+        "reason_not_exercised": requirement.reason_not_exercised,
+        "replay": requirement.replay,
+        "checks": [c.index for c in requirement.checks],
+    }
+
+
+def _section(section: SectionView) -> dict[str, Any]:
+    return {
+        "key": section.key,
+        "document": section.section.document,
+        "number": section.section.number,
+        "title": section.title,
+        "counts": section.counts.as_dict(),
+        "requirements": [r.id for r in section.requirements],
+    }
+
+
+def document(view: RunView) -> dict[str, Any]:
+    """results.json as a Python object."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite_version": view.suite_version,
+        "contract_sha256": view.contract_sha256,
+        "profile": {"name": view.profile_name, "sha256": view.profile_sha256},
+        "seed": view.seed,
+        "target": {"base_url": view.base_url, "embedded": view.embedded, "fault": view.fault},
+        "started_at": view.started_at,
+        "duration_s": round(view.duration_s, 6),
+        "requests_sent": view.requests_sent,
+        "options": dict(view.options),
+        "verdict": view.verdict,
+        "exit_code": view.exit_code,
+        "counts": {
+            "requirements": view.counts.as_dict(),
+            "checks": view.check_counts.as_dict(),
+            "layers": {name: counts.as_dict() for name, counts in view.layers},
+        },
+        "sections": [_section(s) for s in view.sections],
+        "requirements": [_requirement(r) for r in view.requirements],
+        "checks": [_check(c) for c in view.checks],
+    }
+
+
+def render(view: RunView) -> str:
+    return json.dumps(document(view), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,65 @@
+"""manifest.json: the SHA-256 of every report file and what the run tested.
+
+An auditor recomputes the hashes (``sha256sum``, or ``verify`` below) to check that no report
+file was altered after the run; the contract and profile hashes say what the run checked
+against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.reporting.view import RunView
+
+FILENAME = "manifest.json"
+MANIFEST_VERSION = "1.0"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def render(view: RunView, files: Mapping[str, bytes]) -> str:
+    """The manifest of ``files`` (name -> exact bytes written), in the order given."""
+    document: dict[str, Any] = {
+        "manifest_version": MANIFEST_VERSION,
+        "suite_version": view.suite_version,
+        "contract_sha256": view.contract_sha256,
+        "profile": {"name": view.profile_name, "sha256": view.profile_sha256},
+        "seed": view.seed,
+        "started_at": view.started_at,
+        "target": view.target,
+        "verdict": view.verdict,
+        "files": {
+            name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()
+        },
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def verify(directory: Path) -> list[str]:
+    """Problems found checking ``directory`` against its manifest.json; [] when all is intact."""
+    try:
+        manifest = json.loads((directory / FILENAME).read_text(encoding="utf-8"))
+        files = manifest["files"]
+        entries = [(str(name), str(entry["sha256"])) for name, entry in files.items()]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [f"{directory / FILENAME}: not a readable manifest ({exc})"]
+    problems = []
+    for name, expected in entries:
+        path = directory / name
+        if Path(name).name != name:
+            problems.append(f"{name}: not a plain file name")
+            continue
+        try:
+            actual = sha256(path.read_bytes())
+        except OSError as exc:
+            problems.append(f"{name}: cannot be read ({exc.strerror or exc})")
+            continue
+        if actual != expected:
+            problems.append(f"{name}: SHA-256 {actual} differs from the manifest's {expected}")
+    return problems

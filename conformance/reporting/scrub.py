@@ -1,0 +1,183 @@
+"""Make untrusted text safe to put in a report: no secret, no unprintable byte, bounded size.
+
+Evidence reaches the reports already redacted by the suite; the reports redact it again
+(defence in depth) with ``conformance.core.redaction`` and with every secret value they can
+learn from the run itself (values of secret headers and secret JSON fields anywhere in the
+evidence, secret-looking options, and the secrets the caller names).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from conformance.core.redaction import (
+    REDACTED,
+    SECRET_FIELDS,
+    SECRET_HEADERS,
+    redact_headers,
+    redact_text,
+)
+from conformance.core.results import Evidence, RunResult
+
+# A learnt secret shorter than this is not replaced everywhere: replacing "1" or "abc" in every
+# text would wreck the report and such values are not secrets anyway.
+MIN_SECRET_LENGTH = 8
+
+_SECRET_OPTION = re.compile(r"(?i).*(secret|password|token|signature|private[-_]?key).*")
+_WHSEC = re.compile(r"whsec_[A-Za-z0-9+/=]+")
+_CURL_SECRET_HEADER = re.compile(
+    r"(?i)(" + "|".join(re.escape(h) for h in sorted(SECRET_HEADERS)) + r")(\s*:\s*)[^'\"\r\n]*"
+)
+_CURL_USER = re.compile(r"(\s(?:-u|--user)\s+)('[^']*'|\"[^\"]*\"|[^\s]+)")
+_URL_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@?#]*)@")
+
+# Characters shown as escapes: C0 controls except tab, newline, carriage return; DEL and the C1
+# controls; lone surrogates (bytes that were not UTF-8, decoded with surrogateescape); and the
+# non-characters XML 1.0 forbids.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str) -> tuple[str, bool]:
+    """``text`` with unprintable characters as ``\\xNN`` escapes, and whether any was escaped."""
+    cleaned, count = _UNPRINTABLE.subn(_escape_char, text)
+    return cleaned, count > 0
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    """At most ``limit`` characters of ``text``, and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit], True
+
+
+def _secret_pairs(text: str) -> list[tuple[str, Any]]:
+    """Every (key, value) of a secret field in a JSON text, duplicates included; [] if not JSON."""
+    found: list[tuple[str, Any]] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found.extend((k, v) for k, v in pairs if k.lower() in SECRET_FIELDS)
+        return dict(pairs)
+
+    try:
+        json.loads(text, object_pairs_hook=hook)
+    except (ValueError, RecursionError):
+        return []
+    return found
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """Secret values the run itself reveals, longest first (so no partial replacement wins)."""
+    secrets: set[str] = {s for s in extra if s}
+    for key, value in run.options.items():
+        if Scrubber.is_secret_option(key):
+            secrets.add(value)
+    seen: set[int] = set()
+    for check in _all_checks(run):
+        evidence = check.evidence
+        if evidence is None or id(evidence) in seen:
+            continue
+        seen.add(id(evidence))
+        for headers in (evidence.request_headers, evidence.response_headers):
+            secrets.update(v for k, v in headers.items() if k.lower() in SECRET_HEADERS)
+        for body in (evidence.request_body, evidence.response_body):
+            if body:
+                for _, value in _secret_pairs(body):
+                    secrets.update(_strings(value))
+    usable = {s.strip() for s in secrets} - {REDACTED}
+    long_enough = (s for s in usable if len(s) >= MIN_SECRET_LENGTH)
+    return tuple(sorted(long_enough, key=lambda s: (-len(s), s)))
+
+
+def _all_checks(run: RunResult) -> Iterable[Any]:
+    yield from run.checks
+    for requirement in run.requirements:
+        yield from requirement.checks
+
+
+class Scrubber:
+    """Redacts and cleans every text of one run with the secrets learnt from it."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = tuple(secrets)
+
+    @staticmethod
+    def is_secret_option(name: str) -> bool:
+        """An option whose value is a secret by its name (``api-secret``, ``token``...)."""
+        return _SECRET_OPTION.fullmatch(name) is not None
+
+    def _known(self, text: str) -> str:
+        text = _WHSEC.sub(REDACTED, text)
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def text(self, text: str) -> str:
+        """A free text (message, reason, option): known secrets out, printable."""
+        return printable(self._known(text))[0]
+
+    def url(self, url: str) -> str:
+        return self.text(_URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", url))
+
+    def headers(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        return tuple((printable(k)[0], self.text(v)) for k, v in redact_headers(headers).items())
+
+    def body(self, body: str) -> tuple[str, bool]:
+        """A request or response body, and whether unprintable characters were escaped.
+
+        A JSON body with a secret field (at any depth, duplicate keys included) goes through
+        ``redact_text`` and so becomes compact JSON; any other body keeps its layout, byte for
+        byte, apart from the secret values known to the run.
+        """
+        if _secret_pairs(body):
+            body = redact_text(body, self.secrets)
+        return printable(self._known(body))
+
+    def curl(self, curl: str) -> str:
+        curl = _CURL_SECRET_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", curl)
+        curl = _CURL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}", curl)
+        return self.text(curl)
+
+    def evidence_curl(self, evidence: Evidence) -> str:
+        """The evidence's curl command, or one built from the exchange when it has none."""
+        if evidence.curl.strip():
+            return self.curl(evidence.curl)
+        return self.curl(build_curl(evidence))
+
+
+def _sh_quote(value: str) -> str:
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def build_curl(evidence: Evidence) -> str:
+    parts = ["curl", "-i", "-X", evidence.method, _sh_quote(evidence.url)]
+    for name, value in evidence.request_headers.items():
+        parts += ["-H", _sh_quote(f"{name}: {value}")]
+    if evidence.request_body is not None:
+        parts += ["--data-binary", _sh_quote(evidence.request_body)]
+    return " ".join(parts)

@@ -1,0 +1,92 @@
+"""summary.md: the verdict, the section table and the failures, for a CI step summary.
+
+GitHub renders Markdown and inline HTML in step summaries, so every text that comes from the
+run (messages, requirement texts) is escaped; the list of failures is capped to keep the
+summary short.
+"""
+
+from __future__ import annotations
+
+import re
+
+from conformance.reporting.view import RequirementView, RunView
+
+FILENAME = "summary.md"
+MAX_FAILURES = 50
+TEXT_LIMIT = 160
+MESSAGE_LIMIT = 240
+
+VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠️"}
+
+# Inline Markdown only: the escaped texts never start a line, so "#", "-", "1." are inert.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def escape(text: str, limit: int | None = None) -> str:
+    """``text`` on one line, cut to ``limit`` characters, inert as Markdown and as HTML."""
+    line = " ".join(text.split())
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1] + "…"
+    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", line)
+
+
+def code(text: str) -> str:
+    """``text`` as inline code, whatever backticks it holds."""
+    text = " ".join(text.split())
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _failure(requirement: RequirementView) -> str:
+    failures = requirement.failures
+    message = failures[0].message if failures and failures[0].message else "failed"
+    more = f" (+{len(failures) - 1} more failing checks)" if len(failures) > 1 else ""
+    return (
+        f"- **{escape(requirement.id)}** ({requirement.badge}, {escape(requirement.level)}) "
+        f"{escape(requirement.text, TEXT_LIMIT)}  \n"
+        f"  {escape(message, MESSAGE_LIMIT)}{more}  \n"
+        f"  replay: {code(requirement.replay)}"
+    )
+
+
+def render(view: RunView) -> str:
+    counts = view.counts
+    lines = [
+        f"## payment-conformance: {VERDICT_MARK.get(view.verdict, '')} {view.verdict}",
+        "",
+        f"**{view.verdict}**: {counts.passed} requirements passed, {counts.failed} failed, "
+        f"{counts.not_exercised} not exercised ({view.check_counts.total:,} checks, "
+        f"{view.requests_sent:,} requests in {view.duration})",
+        "",
+        f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
+        f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
+        "",
+        "| section | passed | failed | not exercised |",
+        "|---|--:|--:|--:|",
+    ]
+    for section in view.sections:
+        c = section.counts
+        lines.append(
+            f"| {escape(section.key)} {escape(section.title)} | {c.passed} | {c.failed} "
+            f"| {c.not_exercised} |"
+        )
+    lines.append(
+        f"| **total** | **{counts.passed}** | **{counts.failed}** | **{counts.not_exercised}** |"
+    )
+    failed = view.failed
+    if failed:
+        lines += ["", f"### Failed requirements ({len(failed)})", ""]
+        lines += [_failure(r) for r in failed[:MAX_FAILURES]]
+        if len(failed) > MAX_FAILURES:
+            lines.append(
+                f"- … and {len(failed) - MAX_FAILURES} more: see report.html or results.json"
+            )
+    lines += [
+        "",
+        f"reports: {code(view.reports_dir)} "
+        "(report.html, junit.xml, results.json, summary.md, manifest.json)",
+    ]
+    return "\n".join(lines) + "\n"

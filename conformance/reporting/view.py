@@ -1,0 +1,414 @@
+"""What every report shows, computed once from a ``RunResult``: sections, counts, cleaned evidence.
+
+Every string in a ``RunView`` has been redacted and made printable (``scrub``), so a format
+module only lays it out. Evidence bodies are kept whole here; each format clips them to its own
+size limit with ``clip_body``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from conformance.core.catalogue import Layer, Section
+from conformance.core.redaction import REDACTED
+from conformance.core.results import CheckResult, Evidence, Outcome, RequirementResult, RunResult
+from conformance.reporting.scrub import Scrubber, clip, learn_secrets
+
+LAYER_BADGE = {Layer.CONTRACT: "spec", Layer.PROFILE: "profile"}
+LAYER_ADVICE = {
+    Layer.CONTRACT: "the specification states it: the server must be fixed",
+    Layer.PROFILE: "a choice of the profile: fix the server, or the profile if it declares the "
+    "wrong choice",
+}
+NO_CHECK_REASON = "no check of this run covered it"
+REPLAY_PROGRAM = "payment-conformance"
+
+
+class HasSections(Protocol):
+    """The part of the requirement catalogue the reports use: its sections, in document order."""
+
+    @property
+    def sections(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Counts:
+    passed: int = 0
+    failed: int = 0
+    not_exercised: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.not_exercised
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> Counts:
+        values = list(outcomes)
+        return cls(
+            passed=values.count(Outcome.PASSED),
+            failed=values.count(Outcome.FAILED),
+            not_exercised=values.count(Outcome.NOT_EXERCISED),
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "passed": self.passed,
+            "failed": self.failed,
+            "not_exercised": self.not_exercised,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True)
+class Body:
+    text: str  # redacted, printable, whole
+    escaped: bool  # unprintable characters (binary, non-UTF-8) are shown as \xNN escapes
+
+    @property
+    def length(self) -> int:
+        return len(self.text)
+
+
+@dataclass(frozen=True)
+class ClippedBody:
+    text: str
+    length: int  # characters of the whole body
+    truncated: bool
+    escaped: bool
+
+    @property
+    def note(self) -> str:
+        notes = []
+        if self.truncated:
+            notes.append(f"truncated: first {len(self.text):,} of {self.length:,} characters shown")
+        if self.escaped:
+            notes.append("binary or non-UTF-8 content: unprintable bytes shown as \\xNN")
+        return "; ".join(notes)
+
+
+def clip_body(body: Body, limit: int) -> ClippedBody:
+    text, truncated = clip(body.text, limit)
+    return ClippedBody(text, body.length, truncated, body.escaped)
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...]
+    request_body: Body | None
+    status: int | None
+    response_headers: tuple[tuple[str, str], ...]
+    response_body: Body | None
+    curl: str
+
+
+@dataclass(frozen=True)
+class CheckView:
+    index: int  # position in RunView.checks (and in results.json "checks")
+    check_id: str
+    family: str
+    requirement_ids: tuple[str, ...]
+    outcome: Outcome
+    message: str
+    operation_id: str | None
+    duration_s: float
+    evidence: EvidenceView | None
+    reason_not_exercised: str | None
+
+
+@dataclass(frozen=True)
+class RequirementView:
+    id: str
+    anchor: str
+    section: Section
+    layer: Layer
+    level: str
+    text: str
+    operations: tuple[str, ...]
+    outcome: Outcome
+    checks: tuple[CheckView, ...]
+    reason_not_exercised: str | None
+    replay: str
+
+    @property
+    def badge(self) -> str:
+        return LAYER_BADGE[self.layer]
+
+    @property
+    def advice(self) -> str:
+        return LAYER_ADVICE[self.layer]
+
+    @property
+    def failures(self) -> tuple[CheckView, ...]:
+        return tuple(c for c in self.checks if c.outcome is Outcome.FAILED)
+
+    @property
+    def duration_s(self) -> float:
+        return sum(c.duration_s for c in self.checks)
+
+
+@dataclass(frozen=True)
+class SectionView:
+    section: Section
+    requirements: tuple[RequirementView, ...]
+
+    @property
+    def key(self) -> str:
+        return self.section.key
+
+    @property
+    def title(self) -> str:
+        return self.section.title
+
+    @property
+    def counts(self) -> Counts:
+        return Counts.of(r.outcome for r in self.requirements)
+
+
+@dataclass(frozen=True)
+class RunView:
+    suite_version: str
+    contract_sha256: str
+    profile_name: str
+    profile_sha256: str
+    seed: int
+    base_url: str
+    embedded: bool
+    fault: str | None
+    started_at: str
+    duration_s: float
+    requests_sent: int
+    options: tuple[tuple[str, str], ...]
+    verdict: str
+    exit_code: int
+    requirements: tuple[RequirementView, ...]
+    sections: tuple[SectionView, ...]
+    checks: tuple[CheckView, ...]
+    reports_dir: str
+
+    @property
+    def counts(self) -> Counts:
+        return Counts.of(r.outcome for r in self.requirements)
+
+    @property
+    def check_counts(self) -> Counts:
+        return Counts.of(c.outcome for c in self.checks)
+
+    def layer_counts(self, layer: Layer) -> Counts:
+        return Counts.of(r.outcome for r in self.requirements if r.layer is layer)
+
+    @property
+    def layers(self) -> tuple[tuple[str, Counts], ...]:
+        return tuple((LAYER_BADGE[layer], self.layer_counts(layer)) for layer in Layer)
+
+    @property
+    def failed(self) -> tuple[RequirementView, ...]:
+        return tuple(r for r in self.requirements if r.outcome is Outcome.FAILED)
+
+    @property
+    def not_exercised(self) -> tuple[RequirementView, ...]:
+        return tuple(r for r in self.requirements if r.outcome is Outcome.NOT_EXERCISED)
+
+    @property
+    def unattributed(self) -> tuple[CheckView, ...]:
+        """Checks naming no requirement of this run (a marker typo, a stale id)."""
+        known = {r.id for r in self.requirements}
+        return tuple(c for c in self.checks if not set(c.requirement_ids) & known)
+
+    @property
+    def target(self) -> str:
+        """One line saying what was tested."""
+        if self.embedded:
+            line = f"embedded reference server at {self.base_url}"
+        else:
+            line = f"server at {self.base_url}"
+        if self.fault:
+            line += f" with reference fault {self.fault}"
+        return line
+
+    @property
+    def duration(self) -> str:
+        return format_duration(self.duration_s)
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{seconds:.1f} s ({minutes} min {rest} s)"
+
+
+def _section_sort_key(section: Section) -> tuple[int, tuple[tuple[int, str], ...], str]:
+    document = {"spec": 0, "profile": 1}.get(section.document, 2)
+    parts = tuple(
+        (int(p), "") if re.fullmatch(r"[0-9]+", p) else (1 << 30, p)
+        for p in section.number.split(".")
+    )
+    return document, parts, section.document
+
+
+def _catalogue_sections(catalogue: HasSections | None) -> list[Section]:
+    if catalogue is None:
+        return []
+    sections = catalogue.sections
+    if isinstance(sections, dict):
+        sections = sections.values()
+    return [s for s in sections if isinstance(s, Section)]
+
+
+def replay_command(run: RunResult, requirement_id: str, *, base_url: str | None = None) -> str:
+    """The command that runs only this requirement's checks again with the same cases."""
+    args = [REPLAY_PROGRAM, "run", "--only", requirement_id, "--seed", str(run.seed)]
+    if not run.target.embedded:
+        args += ["--base-url", base_url or run.target.base_url]
+    profile = run.options.get("profile", run.profile_name)
+    if profile and profile != "default":
+        args += ["--profile", profile]
+    if run.target.fault:
+        args += ["--embedded-fault", run.target.fault]
+    return shlex.join(args)
+
+
+def _anchor(requirement_id: str) -> str:
+    return "req-" + re.sub(r"[^A-Za-z0-9_-]", "_", requirement_id)
+
+
+class _Builder:
+    def __init__(self, run: RunResult, scrubber: Scrubber) -> None:
+        self.run = run
+        self.scrub = scrubber
+        self.checks: list[CheckView] = []
+        self._by_identity: dict[int, CheckView] = {}
+        self._by_check_id: dict[str, list[tuple[CheckResult, CheckView]]] = {}
+        self._evidence: dict[int, EvidenceView] = {}
+
+    def evidence(self, evidence: Evidence) -> EvidenceView:
+        cached = self._evidence.get(id(evidence))
+        if cached is not None:
+            return cached
+        s = self.scrub
+
+        def body(text: str | None) -> Body | None:
+            return None if text is None else Body(*s.body(text))
+
+        view = EvidenceView(
+            method=s.text(evidence.method),
+            url=s.url(evidence.url),
+            request_headers=s.headers(evidence.request_headers),
+            request_body=body(evidence.request_body),
+            status=evidence.status,
+            response_headers=s.headers(evidence.response_headers),
+            response_body=body(evidence.response_body),
+            curl=s.evidence_curl(evidence),
+        )
+        self._evidence[id(evidence)] = view
+        return view
+
+    def check(self, check: CheckResult) -> CheckView:
+        cached = self._by_identity.get(id(check))
+        if cached is not None:
+            return cached
+        # The same check may be held as an equal but distinct object (e.g. after pickling).
+        same_id = self._by_check_id.setdefault(check.check_id, [])
+        for original, known in same_id:
+            if original == check:
+                self._by_identity[id(check)] = known
+                return known
+        s = self.scrub
+        view = CheckView(
+            index=len(self.checks),
+            check_id=s.text(check.check_id),
+            family=s.text(check.family),
+            requirement_ids=tuple(s.text(r) for r in check.requirement_ids),
+            outcome=check.outcome,
+            message=s.text(check.message),
+            operation_id=None if check.operation_id is None else s.text(check.operation_id),
+            duration_s=check.duration_s,
+            evidence=None if check.evidence is None else self.evidence(check.evidence),
+            reason_not_exercised=(
+                None if check.reason_not_exercised is None else s.text(check.reason_not_exercised)
+            ),
+        )
+        self.checks.append(view)
+        self._by_identity[id(check)] = view
+        same_id.append((check, view))
+        return view
+
+    def requirement(self, result: RequirementResult) -> RequirementView:
+        req = result.requirement
+        checks = tuple(self.check(c) for c in result.checks)
+        reason = None
+        if result.outcome is Outcome.NOT_EXERCISED:
+            reasons = dict.fromkeys(
+                c.reason_not_exercised for c in checks if c.reason_not_exercised
+            )
+            reason = "; ".join(r for r in reasons if r) or NO_CHECK_REASON
+        return RequirementView(
+            id=self.scrub.text(req.id),
+            anchor=_anchor(req.id),
+            section=req.section,
+            layer=req.layer,
+            level=self.scrub.text(req.level),
+            text=self.scrub.text(req.text),
+            operations=req.operations,
+            outcome=result.outcome,
+            checks=checks,
+            reason_not_exercised=reason,
+            replay=self.scrub.text(
+                replay_command(self.run, req.id, base_url=self.scrub.url(self.run.target.base_url))
+            ),
+        )
+
+
+def build_view(
+    run: RunResult,
+    catalogue: HasSections | None = None,
+    *,
+    secrets: Iterable[str] = (),
+    reports_dir: str = ".",
+) -> RunView:
+    """The report view of ``run``: sections in the catalogue's order (or spec, then profile)."""
+    scrubber = Scrubber(learn_secrets(run, secrets))
+    builder = _Builder(run, scrubber)
+    for check in run.checks:
+        builder.check(check)
+    requirements = tuple(builder.requirement(r) for r in run.requirements)
+
+    grouped: dict[Section, list[RequirementView]] = {}
+    for view in requirements:
+        grouped.setdefault(view.section, []).append(view)
+    order = {s: i for i, s in enumerate(_catalogue_sections(catalogue))}
+    ordered = sorted(
+        grouped, key=lambda s: (order.get(s, len(order)), _section_sort_key(s), s.title)
+    )
+    sections = tuple(SectionView(s, tuple(grouped[s])) for s in ordered)
+
+    options = tuple(
+        (scrubber.text(k), REDACTED if scrubber.is_secret_option(k) else scrubber.text(v))
+        for k, v in sorted(run.options.items())
+    )
+    return RunView(
+        suite_version=scrubber.text(run.suite_version),
+        contract_sha256=scrubber.text(run.contract_sha256),
+        profile_name=scrubber.text(run.profile_name),
+        profile_sha256=scrubber.text(run.profile_sha256),
+        seed=run.seed,
+        base_url=scrubber.url(run.target.base_url),
+        embedded=run.target.embedded,
+        fault=None if run.target.fault is None else scrubber.text(run.target.fault),
+        started_at=scrubber.text(run.started_at),
+        duration_s=run.duration_s,
+        requests_sent=run.requests_sent,
+        options=options,
+        verdict=run.verdict.value,
+        exit_code=run.exit_code,
+        requirements=requirements,
+        sections=sections,
+        checks=tuple(builder.checks),
+        reports_dir=scrubber.text(reports_dir),
+    )
