@@ -10,7 +10,8 @@ from typing import Any
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset({"x-signature", "webhook-signature", "authorization", "cookie"})
 SECRET_FIELDS = frozenset({"secret", "api_secret", "signature", "private_key"})
-_WHSEC = re.compile(r"whsec_[A-Za-z0-9+/=]+")
+# Webhook secrets in standard or URL-safe base64.
+WEBHOOK_SECRET = re.compile(r"whsec_[A-Za-z0-9+/=_-]+")
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -36,7 +37,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         redacted = text
     else:
         redacted = json.dumps(_redact_value(parsed), ensure_ascii=False)
-    redacted = _WHSEC.sub(REDACTED, redacted)
+    redacted = WEBHOOK_SECRET.sub(REDACTED, redacted)
     for secret in secrets:
         if secret:
             redacted = redacted.replace(secret, REDACTED)

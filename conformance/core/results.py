@@ -7,6 +7,7 @@ folds them into one ``RequirementResult`` per catalogue entry and a ``RunResult`
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -104,6 +105,25 @@ class RunResult:
         return {Verdict.CONFORMANT: 0, Verdict.NOT_CONFORMANT: 1, Verdict.NOT_TESTED: 2}[
             self.verdict
         ]
+
+    def replay_command(self, requirement_id: str, *, base_url: str | None = None) -> str:
+        """The ``payment-conformance run`` command repeating this requirement's checks.
+
+        Same target, profile, seed and ``--quick`` as this run, so it sends the same cases.
+        ``base_url`` replaces the target's URL in the command (a report passes it scrubbed).
+        """
+        words = ["payment-conformance", "run"]
+        if not self.target.embedded:
+            words += ["--base-url", base_url or self.target.base_url]
+        elif self.target.fault:
+            words += ["--fault", self.target.fault]
+        profile = self.options.get("profile", "default")
+        if profile != "default":
+            words += ["--profile", profile]
+        words += ["--only", requirement_id, "--seed", str(self.seed)]
+        if self.options.get("quick") == "true":
+            words.append("--quick")
+        return shlex.join(words)
 
 
 def fold(

@@ -8,7 +8,6 @@ requirements with their replay commands, the verdict line and where the reports 
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -210,21 +209,6 @@ def layer_advice(requirement: Requirement) -> str:
     return "your profile: fix the server or the profile"
 
 
-def replay_command(run: RunResult, requirement_id: str) -> str:
-    words = ["payment-conformance", "run"]
-    if not run.target.embedded:
-        words += ["--base-url", run.target.base_url]
-    elif run.target.fault:
-        words += ["--fault", run.target.fault]
-    profile = run.options.get("profile", "default")
-    if profile != "default":
-        words += ["--profile", profile]
-    words += ["--only", requirement_id, "--seed", str(run.seed)]
-    if run.options.get("quick") == "true":
-        words.append("--quick")
-    return shlex.join(words)
-
-
 def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path] = ()) -> None:
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("section")
@@ -255,7 +239,7 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
                         f" [{layer_advice(requirement)}] ",
                         message[:300],
                     ),
-                    Text(f"    replay: {replay_command(run, requirement.id)}", style="dim"),
+                    Text(f"    replay: {run.replay_command(requirement.id)}", style="dim"),
                 ),
                 soft_wrap=True,
             )

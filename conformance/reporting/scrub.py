@@ -17,6 +17,7 @@ from conformance.core.redaction import (
     REDACTED,
     SECRET_FIELDS,
     SECRET_HEADERS,
+    WEBHOOK_SECRET,
     redact_headers,
     redact_text,
 )
@@ -27,7 +28,14 @@ from conformance.core.results import Evidence, RunResult
 MIN_SECRET_LENGTH = 8
 
 _SECRET_OPTION = re.compile(r"(?i).*(secret|password|token|signature|private[-_]?key).*")
-_WHSEC = re.compile(r"whsec_[A-Za-z0-9+/=]+")
+# Wider than core.redaction's: a server may use base64url ("-", "_") for its webhook secrets.
+_FIELD_NAMES = "|".join(re.escape(f) for f in sorted(SECRET_FIELDS))
+# Secret fields in text no JSON parser accepts (a body cut short, a message quoting JSON), and
+# in query strings or form bodies: the value goes, the name stays.
+_TEXT_SECRET_FIELD = re.compile(
+    r'(?i)("(?:' + _FIELD_NAMES + r')"\s*:\s*")((?:[^"\\]|\\.)*)'
+    r"|((?<![A-Za-z0-9_])(?:" + _FIELD_NAMES + r")=)([^&\s'\"]*)"
+)
 _CURL_SECRET_HEADER = re.compile(
     r"(?i)(" + "|".join(re.escape(h) for h in sorted(SECRET_HEADERS)) + r")(\s*:\s*)[^'\"\r\n]*"
 )
@@ -104,13 +112,27 @@ def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
         seen.add(id(evidence))
         for headers in (evidence.request_headers, evidence.response_headers):
             secrets.update(v for k, v in headers.items() if k.lower() in SECRET_HEADERS)
-        for body in (evidence.request_body, evidence.response_body):
-            if body:
-                for _, value in _secret_pairs(body):
+        for text in (evidence.url, evidence.request_body, evidence.response_body):
+            if text:
+                for _, value in _secret_pairs(text):
                     secrets.update(_strings(value))
+                secrets.update(_text_secret_values(text))
     usable = {s.strip() for s in secrets} - {REDACTED}
     long_enough = (s for s in usable if len(s) >= MIN_SECRET_LENGTH)
     return tuple(sorted(long_enough, key=lambda s: (-len(s), s)))
+
+
+def _text_secret_values(text: str) -> list[str]:
+    return [m.group(2) or m.group(4) or "" for m in _TEXT_SECRET_FIELD.finditer(text)]
+
+
+def _redact_text_fields(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return match.group(1) + REDACTED
+        return match.group(3) + REDACTED
+
+    return _TEXT_SECRET_FIELD.sub(replace, text)
 
 
 def _all_checks(run: RunResult) -> Iterable[Any]:
@@ -131,7 +153,7 @@ class Scrubber:
         return _SECRET_OPTION.fullmatch(name) is not None
 
     def _known(self, text: str) -> str:
-        text = _WHSEC.sub(REDACTED, text)
+        text = _redact_text_fields(WEBHOOK_SECRET.sub(REDACTED, text))
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
@@ -154,6 +176,7 @@ class Scrubber:
         ``redact_text`` and so becomes compact JSON; any other body keeps its layout, byte for
         byte, apart from the secret values known to the run.
         """
+        body = self._known(body)
         if _secret_pairs(body):
             body = redact_text(body, self.secrets)
         return printable(self._known(body))

@@ -8,7 +8,6 @@ size limit with ``clip_body``.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,7 +24,6 @@ LAYER_ADVICE = {
     "wrong choice",
 }
 NO_CHECK_REASON = "no check of this run covered it"
-REPLAY_PROGRAM = "payment-conformance"
 
 
 class HasSections(Protocol):
@@ -261,19 +259,6 @@ def _catalogue_sections(catalogue: HasSections | None) -> list[Section]:
     return [s for s in sections if isinstance(s, Section)]
 
 
-def replay_command(run: RunResult, requirement_id: str, *, base_url: str | None = None) -> str:
-    """The command that runs only this requirement's checks again with the same cases."""
-    args = [REPLAY_PROGRAM, "run", "--only", requirement_id, "--seed", str(run.seed)]
-    if not run.target.embedded:
-        args += ["--base-url", base_url or run.target.base_url]
-    profile = run.options.get("profile", run.profile_name)
-    if profile and profile != "default":
-        args += ["--profile", profile]
-    if run.target.fault:
-        args += ["--embedded-fault", run.target.fault]
-    return shlex.join(args)
-
-
 def _anchor(requirement_id: str) -> str:
     return "req-" + re.sub(r"[^A-Za-z0-9_-]", "_", requirement_id)
 
@@ -360,7 +345,7 @@ class _Builder:
             checks=checks,
             reason_not_exercised=reason,
             replay=self.scrub.text(
-                replay_command(self.run, req.id, base_url=self.scrub.url(self.run.target.base_url))
+                self.run.replay_command(req.id, base_url=self.scrub.url(self.run.target.base_url))
             ),
         )
 

@@ -9,7 +9,6 @@ are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happene
 from __future__ import annotations
 
 import json as jsonlib
-import re
 import shlex
 import ssl
 import uuid
@@ -21,7 +20,7 @@ from typing import Any, Final
 import httpx
 
 from conformance.core.profile import Credential, Profile
-from conformance.core.redaction import REDACTED, redact_headers, redact_text
+from conformance.core.redaction import REDACTED, WEBHOOK_SECRET, redact_headers, redact_text
 from conformance.core.results import Evidence
 from conformance.core.signing import Signer
 
@@ -32,7 +31,6 @@ READ_TIMEOUT_S = 15.0
 TIMEOUTS_BEFORE_GIVING_UP = 3
 EVIDENCE_BODY_LIMIT = 64 * 1024
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-_WHSEC = re.compile(r"whsec_[A-Za-z0-9+/=]+")
 
 
 class _Sentinel(Enum):
@@ -277,7 +275,7 @@ def _redacted_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> dict[
         for secret in secrets:
             if secret:
                 value = value.replace(secret, REDACTED)
-        redacted[name] = _WHSEC.sub(REDACTED, value)
+        redacted[name] = WEBHOOK_SECRET.sub(REDACTED, value)
     return redacted
 
 

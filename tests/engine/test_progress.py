@@ -20,7 +20,6 @@ from conformance.engine.progress import (
     ConsoleDisplay,
     RunHeader,
     render_summary,
-    replay_command,
     section_rows,
     verdict_line,
 )
@@ -125,14 +124,3 @@ def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
         "--only IDEM-004 --seed 42"
     ) in text
     assert f"reports: {tmp_path}/ (report.html, junit.xml)" in text
-
-
-def test_replay_commands_repeat_what_matters() -> None:
-    embedded = make_run(
-        Target("http://127.0.0.1:1", embedded=True, fault="idem-replay-new-resource"),
-        {"profile": "my.toml", "quick": "true"},
-    )
-    assert replay_command(embedded, "IDEM-004") == (
-        "payment-conformance run --fault idem-replay-new-resource --profile my.toml "
-        "--only IDEM-004 --seed 42 --quick"
-    )

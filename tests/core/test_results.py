@@ -1,0 +1,77 @@
+"""The run results model: verdicts and the command replaying one requirement."""
+
+from __future__ import annotations
+
+import shlex
+
+from conformance.core.results import RunResult, Target
+
+
+def run(target: Target, options: dict[str, str] | None = None) -> RunResult:
+    return RunResult(
+        suite_version="0.1.0",
+        contract_sha256="0" * 64,
+        profile_name="default",
+        profile_sha256="f" * 64,
+        seed=42,
+        target=target,
+        started_at="2026-11-22T10:04:11Z",
+        duration_s=1.0,
+        requests_sent=0,
+        requirements=(),
+        checks=(),
+        options=options or {},
+    )
+
+
+EMBEDDED = Target("http://127.0.0.1:53117", embedded=True)
+
+
+def test_replaying_against_the_embedded_server_needs_only_the_requirement_and_seed() -> None:
+    assert run(EMBEDDED).replay_command("IDEM-004") == (
+        "payment-conformance run --only IDEM-004 --seed 42"
+    )
+
+
+def test_a_remote_target_is_named_with_base_url() -> None:
+    remote = run(Target("https://sandbox.example.test", embedded=False))
+    assert remote.replay_command("AUTH-002") == (
+        "payment-conformance run --base-url https://sandbox.example.test --only AUTH-002 --seed 42"
+    )
+
+
+def test_the_caller_can_pass_a_scrubbed_base_url() -> None:
+    remote = run(Target("https://user:pw@sandbox.example.test", embedded=False))
+    command = remote.replay_command("AUTH-002", base_url="https://[REDACTED]@sandbox.example.test")
+    assert "pw@" not in command
+    assert shlex.split(command)[2:4] == ["--base-url", "https://[REDACTED]@sandbox.example.test"]
+
+
+def test_a_reference_fault_is_replayed_with_the_cli_fault_option() -> None:
+    faulted = run(Target("http://127.0.0.1:1", embedded=True, fault="idem-replay-new-resource"))
+    command = faulted.replay_command("IDEM-004")
+    assert "--fault idem-replay-new-resource" in command
+    assert "--embedded-fault" not in command  # a pytest option, unknown to the CLI
+
+
+def test_profile_and_quick_are_repeated_so_the_same_cases_are_sent() -> None:
+    faulted = run(
+        Target("http://127.0.0.1:1", embedded=True, fault="idem-replay-new-resource"),
+        {"profile": "my.toml", "quick": "true"},
+    )
+    assert faulted.replay_command("IDEM-004") == (
+        "payment-conformance run --fault idem-replay-new-resource --profile my.toml "
+        "--only IDEM-004 --seed 42 --quick"
+    )
+
+
+def test_the_default_profile_and_a_full_run_add_nothing() -> None:
+    command = run(EMBEDDED, {"profile": "default", "quick": "false"}).replay_command("OPS-001")
+    assert "--profile" not in command
+    assert "--quick" not in command
+
+
+def test_words_with_spaces_are_quoted_for_the_shell() -> None:
+    spaced = run(EMBEDDED, {"profile": "my profiles/p.toml"})
+    words = shlex.split(spaced.replay_command("OPS-001"))
+    assert words[words.index("--profile") + 1] == "my profiles/p.toml"

@@ -1,0 +1,61 @@
+"""summary.md: the verdict and the section table, short enough for a CI step summary."""
+
+from __future__ import annotations
+
+from conformance.reporting import summary
+from conformance.reporting.view import RunView
+
+
+def test_a_failing_run_leads_with_its_verdict(failing_view: RunView) -> None:
+    lines = summary.render(failing_view).splitlines()
+    assert lines[0] == "## payment-conformance: ❌ NOT CONFORMANT"
+    assert lines[2].startswith(
+        "**NOT CONFORMANT**: 3 requirements passed, 3 failed, 1 not exercised (8 checks, "
+        "1,912 requests in 74.2 s"
+    )
+
+
+def test_passing_and_untested_runs_say_so(passing_view: RunView, untested_view: RunView) -> None:
+    assert summary.render(passing_view).startswith("## payment-conformance: ✅ CONFORMANT\n")
+    assert summary.render(untested_view).startswith("## payment-conformance: ⚠️ NOT TESTED\n")
+
+
+def test_the_section_table_has_one_row_per_section_and_a_total(failing_view: RunView) -> None:
+    text = summary.render(failing_view)
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table == [
+        "| section | passed | failed | not exercised |",
+        "|---|--:|--:|--:|",
+        "| spec 4 Endpoints | 1 | 1 | 0 |",
+        "| spec 5 Authentication | 1 | 1 | 0 |",
+        "| spec 7 Errors | 1 | 0 | 0 |",
+        "| profile 2 Idempotency | 0 | 1 | 0 |",
+        "| profile 6 Test helpers | 0 | 0 | 1 |",
+        "| **total** | **3** | **3** | **1** |",
+    ]
+
+
+def test_failed_requirements_are_listed_with_their_replay_command(failing_view: RunView) -> None:
+    text = summary.render(failing_view)
+    assert "### Failed requirements (3)" in text
+    assert "- **IDEM-004** (profile, MUST)" in text
+    assert "replay: `payment-conformance run --only IDEM-004 --seed 42 --quick`" in text
+    assert "status 500" not in text  # only the first failing check's message, then a count
+    assert "(+1 more failing checks)" in text
+
+
+def test_run_text_cannot_inject_markdown_or_html(failing_view: RunView) -> None:
+    text = summary.render(failing_view)
+    assert "<b>" not in text
+    assert "response is text/html, not JSON: &lt;b&gt;oops&lt;/b&gt;" in text
+
+
+def test_escape_makes_markdown_inert() -> None:
+    assert summary.escape("a|b *c* <i>\n[x](y)") == "a\\|b \\*c\\* &lt;i&gt; \\[x\\](y)"
+    assert summary.escape("abcdef", limit=4) == "abc…"
+
+
+def test_code_survives_backticks() -> None:
+    assert summary.code("plain") == "`plain`"
+    assert summary.code("a `b` c") == "``a `b` c``"
+    assert summary.code("`x`") == "`` `x` ``"
