@@ -30,4 +30,5 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def bench(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.server", *session.posargs)
+    session.run("python", "-m", "conformance.benchmarks.suite")

@@ -18,3 +18,12 @@ def fail(message: str) -> NoReturn:
 def split_selectors(values: tuple[str, ...]) -> tuple[str, ...]:
     """``("IDEM,AUTH-003", "spec 5")`` -> ``("IDEM", "AUTH-003", "spec 5")``."""
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+profile_option = click.option(
+    "--profile",
+    "profile_name",
+    default="default",
+    show_default=True,
+    help="A shipped profile name or the path of a profile .toml file.",
+)

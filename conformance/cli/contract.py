@@ -9,19 +9,13 @@ from typing import Any
 import click
 import yaml
 
-from conformance.cli._common import fail
+from conformance.cli._common import fail, profile_option
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.profile import ProfileError, load_profile, resolve_profile_path
 
 
 @click.command()
-@click.option(
-    "--profile",
-    "profile_name",
-    default="default",
-    show_default=True,
-    help="A shipped profile name or the path of a profile file.",
-)
+@profile_option
 @click.option(
     "--output",
     "-o",

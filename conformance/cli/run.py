@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from conformance.cli._common import fail, split_selectors
+from conformance.cli._common import fail, profile_option, split_selectors
 from conformance.core.results import Verdict
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import RunError, RunOptions, execute
@@ -31,13 +31,7 @@ def default_report_dir() -> Path:
 
 @click.command()
 @click.option("--base-url", help="The server to test (default: the embedded reference server).")
-@click.option(
-    "--profile",
-    "profile_name",
-    default="default",
-    show_default=True,
-    help="A shipped profile name or the path of a profile file.",
-)
+@profile_option
 @click.option(
     "--api-key",
     envvar=API_KEY_ENV,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli._common import fail
+from conformance.cli._common import fail, profile_option
 from conformance.core.profile import ProfileError, load_profile
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
@@ -26,13 +26,7 @@ from conformance.reference.faults import CATEGORIES, catalogue, fault_names
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite file that keeps the data across restarts (default: a temporary file).",
 )
-@click.option(
-    "--profile",
-    "profile_name",
-    default="default",
-    show_default=True,
-    help="Profile name or path of a .toml file.",
-)
+@profile_option
 @click.option(
     "--fault",
     "faults",
