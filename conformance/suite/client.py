@@ -12,6 +12,7 @@ import json as jsonlib
 import shlex
 import ssl
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -42,6 +43,10 @@ MISSING: Final = _Sentinel.MISSING
 """``json=MISSING``: send no JSON body (the default)."""
 AUTO: Final = _Sentinel.AUTO
 """``idempotency_key=AUTO``: a fresh key when the profile requires one for the request."""
+
+
+Observer = Callable[[httpx.Request, "httpx.Response | None"], None]
+"""Called after every exchange (``None``: no response); ``stateful.Transcript`` is one."""
 
 
 class SuiteTransportError(Exception):
@@ -96,6 +101,7 @@ class SuiteClient:
         )
         self._last_request: httpx.Request | None = None
         self._last_response: httpx.Response | None = None
+        self.observers: list[Observer] = []
 
     def __repr__(self) -> str:
         return f"SuiteClient({self.base_url!r}, credential={self.credential.name!r})"
@@ -208,13 +214,20 @@ class SuiteClient:
             response = self._http.send(request)
         except httpx.TimeoutException as exc:
             self.stats.consecutive_timeouts += 1
+            self._notify(request, None)
             raise SuiteTransportError(f"{where}: {_describe_timeout(exc)}") from None
         except httpx.TransportError as exc:
             self.stats.consecutive_timeouts = 0
+            self._notify(request, None)
             raise SuiteTransportError(f"{where}: {_describe_transport(exc)}") from None
         self.stats.consecutive_timeouts = 0
         self._last_response = response
+        self._notify(request, response)
         return response
+
+    def _notify(self, request: httpx.Request, response: httpx.Response | None) -> None:
+        for observer in self.observers:
+            observer(request, response)
 
     # -- evidence ---------------------------------------------------------------------------
     @property

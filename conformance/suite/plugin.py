@@ -448,6 +448,38 @@ def effective_contract(conformance_profile: Profile) -> dict[str, Any]:
 
 
 @pytest.fixture
+def machine_context(
+    request: pytest.FixtureRequest,
+    suite_client: SuiteClient,
+    other_client: SuiteClient,
+    conformance_profile: Profile,
+    effective_contract: dict[str, Any],
+    conformance_settings: SuiteSettings,
+    check_recorder: CheckRecorder,
+) -> Iterator[Any]:
+    """A ``stateful.MachineContext`` for one test: both merchants' clients and factories, and
+    verdicts recorded under the test's family, with a transcript of every exchange."""
+    from conformance.suite.factories import Factories
+    from conformance.suite.stateful import MachineContext, Transcript, Verdicts
+
+    transcript = Transcript(_state(request).secrets).attach(suite_client, other_client)
+    ctx = MachineContext(
+        client=suite_client,
+        other_client=other_client,
+        factories=Factories(suite_client, conformance_profile, effective_contract),
+        other_factories=Factories(other_client, conformance_profile, effective_contract),
+        profile=conformance_profile,
+        contract=effective_contract,
+        verdicts=Verdicts(check_recorder, check_recorder.family, transcript),
+        quick=conformance_settings.quick,
+    )
+    try:
+        yield ctx
+    finally:
+        transcript.detach(suite_client, other_client)
+
+
+@pytest.fixture
 def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
     item = request.node
     item_state = _item_state(item)

@@ -1,0 +1,377 @@
+"""Behaviour over time: what the stateful families (payments, schedules, webhooks, x402,
+statements, isolation) share.
+
+- ``Transcript`` writes down, step by step, every exchange of one call sequence, so that a
+  failure shows the numbered requests and responses that led to it. In a hypothesis state
+  machine the transcript restarts with every example; the example hypothesis reports last is
+  the shrunk one, so the step list of a failure is the shortest sequence that reproduces it.
+- ``Verdicts`` tallies, per requirement id, the checks that held and the first one that did
+  not; ``finish`` turns the tally into one ``CheckResult`` per requirement (passed, failed with
+  the step list and the failing exchange as evidence, or not exercised with the reason).
+- ``ConformanceMachine`` is the base of every ``RuleBasedStateMachine`` of the suite: it gets
+  its ``MachineContext`` (clients, factories, profile, contract, verdicts) through ``bind``.
+  ``run_machine`` runs a bound machine under the session's seed and folds its outcome into the
+  verdicts, whatever it raised.
+
+A check names its requirement ids; a failing check raises ``ConformanceFailure`` (an
+``AssertionError``, so hypothesis shrinks it) unless it is recorded with ``fatal=False``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+from hypothesis import HealthCheck, settings
+from hypothesis.errors import Flaky
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+from conformance.core.profile import ErrorSpec, Profile
+from conformance.core.redaction import redact_text
+from conformance.core.results import Evidence, Outcome
+from conformance.suite.client import SuiteClient, SuiteTransportError, build_evidence
+from conformance.suite.factories import Factories, PrerequisiteError
+from conformance.suite.outcomes import json_object, status_problems, summary
+
+STEP_LIMIT = 40  # steps shown in a failure message; a shrunk sequence is far shorter
+EXCHANGE_TEXT_LIMIT = 200
+
+
+class ConformanceFailure(AssertionError):
+    """A check that did not hold: the requirement ids it breaks and what was seen."""
+
+    def __init__(
+        self, requirement_ids: Sequence[str], message: str, evidence: Evidence | None = None
+    ) -> None:
+        super().__init__(message)
+        self.requirement_ids = tuple(requirement_ids)
+        self.message = message
+        self.evidence = evidence
+
+
+# ------------------------------------------------------------------------------ transcript
+@dataclass
+class _Step:
+    title: str
+    exchanges: list[str] = field(default_factory=list)
+
+
+class Transcript:
+    """The numbered steps of the current call sequence and the exchanges each made.
+
+    ``attach`` it to the clients of a test; call ``step(title)`` before each action (a rule of
+    a state machine, a stage of a scenario); ``restart`` at the start of every example.
+    """
+
+    def __init__(self, secrets: Sequence[str] = ()) -> None:
+        self._secrets = tuple(secrets)
+        self._steps: list[_Step] = []
+        self.last: tuple[httpx.Request, httpx.Response | None] | None = None
+
+    def attach(self, *clients: SuiteClient) -> Transcript:
+        for client in clients:
+            if self._observe not in client.observers:
+                client.observers.append(self._observe)
+        return self
+
+    def detach(self, *clients: SuiteClient) -> None:
+        for client in clients:
+            if self._observe in client.observers:
+                client.observers.remove(self._observe)
+
+    def restart(self) -> None:
+        self._steps = []
+        self.last = None
+
+    def step(self, title: str) -> None:
+        self._steps.append(_Step(title))
+
+    def note(self, text: str) -> None:
+        """A line under the current step that is not an exchange (a webhook received, say)."""
+        if not self._steps:
+            self.step("(setup)")
+        self._steps[-1].exchanges.append(redact_text(text, self._secrets))
+
+    def _observe(self, request: httpx.Request, response: httpx.Response | None) -> None:
+        self.last = (request, response)
+        target = request.url.raw_path.decode("ascii", errors="replace")
+        line = f"{request.method} {target}"
+        if request.content:
+            line += " " + _clip(request.content.decode("utf-8", errors="replace"))
+        answer = "no response" if response is None else _clip(summary(response))
+        self.note(f"{line} -> {answer}")
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """The last exchange, redacted, with its curl command."""
+        if self.last is None:
+            return None
+        request, response = self.last
+        return build_evidence(request, response, secrets=self._secrets)
+
+    def render(self) -> str:
+        if not self._steps:
+            return ""
+        steps = self._steps[-STEP_LIMIT:]
+        first = len(self._steps) - len(steps) + 1
+        lines = ["Steps that reproduce it:"]
+        if first > 1:
+            lines.append(f"  ({first - 1} earlier steps not shown)")
+        for number, step in enumerate(steps, start=first):
+            lines.append(f"  {number}. {step.title}")
+            lines += [f"     {text}" for text in step.exchanges]
+        return "\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    text = text.replace("\n", " ")
+    if len(text) > EXCHANGE_TEXT_LIMIT:
+        return text[:EXCHANGE_TEXT_LIMIT] + "..."
+    return text
+
+
+# -------------------------------------------------------------------------------- verdicts
+@dataclass
+class _Tally:
+    passes: int = 0
+    failure: ConformanceFailure | None = None
+    steps: str = ""
+
+
+class Verdicts:
+    """Per requirement id: how many checks held, and the first that did not."""
+
+    def __init__(self, recorder: Any, family: str, transcript: Transcript) -> None:
+        self.recorder = recorder
+        self.family = family
+        self.transcript = transcript
+        self._tally: dict[str, _Tally] = {}
+        self._errors: list[tuple[ConformanceFailure, str]] = []
+
+    def _entry(self, requirement_id: str) -> _Tally:
+        return self._tally.setdefault(requirement_id, _Tally())
+
+    # -- checking -------------------------------------------------------------------------
+    def check(
+        self, requirement_ids: Sequence[str], ok: bool, message: str, *, fatal: bool = True
+    ) -> bool:
+        """Count a check that held, or note a failure (raised unless ``fatal`` is False)."""
+        if ok:
+            for requirement_id in requirement_ids:
+                self._entry(requirement_id).passes += 1
+            return True
+        failure = ConformanceFailure(requirement_ids, message, self.transcript.evidence)
+        if fatal:
+            raise failure
+        self.fail(failure)
+        return False
+
+    def problems(
+        self, requirement_ids: Sequence[str], problems: Iterable[str], *, fatal: bool = True
+    ) -> bool:
+        """``check`` over a list of problems (empty: it held)."""
+        found = list(problems)
+        return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
+
+    def status(
+        self,
+        requirement_ids: Sequence[str],
+        response: httpx.Response,
+        expected: int | ErrorSpec,
+        what: str,
+        *,
+        fatal: bool = True,
+    ) -> bool:
+        """The response has the expected status (and, for an ``ErrorSpec``, its code)."""
+        if isinstance(expected, ErrorSpec):
+            found = status_problems(response, expected)
+            wanted = f"{expected.status}" + (f" {expected.code}" if expected.code else "")
+        else:
+            found = (
+                []
+                if response.status_code == expected
+                else [f"status {response.status_code}, expected {expected}"]
+            )
+            wanted = str(expected)
+        return self.check(
+            requirement_ids,
+            not found,
+            f"{what}: expected {wanted}, got {summary(response)}" if found else "",
+            fatal=fatal,
+        )
+
+    def fail(self, failure: ConformanceFailure) -> None:
+        """Note a failure (first one per requirement wins), with the current step list."""
+        steps = self.transcript.render()
+        if not failure.requirement_ids:  # the sequence broke off: fails every id of the run
+            self._errors.append((failure, steps))
+            return
+        for requirement_id in failure.requirement_ids:
+            entry = self._entry(requirement_id)
+            if entry.failure is None:
+                entry.failure = failure
+                entry.steps = steps
+
+    def seen(self, requirement_id: str) -> bool:
+        entry = self._tally.get(requirement_id)
+        return entry is not None and (entry.passes > 0 or entry.failure is not None)
+
+    # -- recording ------------------------------------------------------------------------
+    def finish(
+        self,
+        name: str,
+        requirement_ids: Sequence[str],
+        not_reached: str | Mapping[str, str] = "no generated call sequence reached it",
+        operation_id: str | None = None,
+    ) -> None:
+        """One CheckResult per id of ``requirement_ids`` (and per other id a check named),
+        plus one failed check naming them all for each error that broke a sequence off."""
+        ids = list(dict.fromkeys([*requirement_ids, *self._tally]))
+        for error, steps in self._errors:
+            self.recorder.record(
+                f"{self.family} {name}",
+                ids,
+                Outcome.FAILED,
+                error.message + ("\n" + steps if steps else ""),
+                operation_id,
+                error.evidence,
+            )
+        for requirement_id in ids:
+            entry = self._tally.get(requirement_id, _Tally())
+            check_id = f"{self.family} {name} {requirement_id}"
+            if entry.failure is not None:
+                message = entry.failure.message
+                if entry.steps:
+                    message += "\n" + entry.steps
+                self.recorder.record(
+                    check_id,
+                    (requirement_id,),
+                    Outcome.FAILED,
+                    message,
+                    operation_id,
+                    entry.failure.evidence,
+                )
+            elif entry.passes:
+                self.recorder.record(
+                    check_id,
+                    (requirement_id,),
+                    Outcome.PASSED,
+                    f"{entry.passes} check(s) held",
+                    operation_id,
+                )
+            else:
+                reason = (
+                    not_reached.get(requirement_id, "not reached")
+                    if isinstance(not_reached, Mapping)
+                    else not_reached
+                )
+                self.recorder.record(
+                    check_id, (requirement_id,), Outcome.NOT_EXERCISED, reason, operation_id
+                )
+
+
+# ---------------------------------------------------------------------------- machines
+@dataclass
+class MachineContext:
+    """What a state machine (or a scenario) of a family works with."""
+
+    client: SuiteClient
+    other_client: SuiteClient
+    factories: Factories
+    other_factories: Factories
+    profile: Profile
+    contract: Mapping[str, Any]
+    verdicts: Verdicts
+    quick: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.verdicts.transcript
+
+
+class ConformanceMachine(RuleBasedStateMachine):
+    """Base of the suite's state machines; ``bind(ctx)`` gives a runnable subclass."""
+
+    ctx: ClassVar[MachineContext]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ctx.transcript.restart()
+
+    @classmethod
+    def bind(cls, ctx: MachineContext) -> type[ConformanceMachine]:
+        return type(cls.__name__, (cls,), {"ctx": ctx})
+
+    # shorthands for rules
+    @property
+    def verdicts(self) -> Verdicts:
+        return self.ctx.verdicts
+
+    def step(self, title: str) -> None:
+        self.ctx.transcript.step(title)
+
+
+def machine_settings(examples: int, steps: int) -> settings:
+    """Settings of one machine run; the session's seed still applies (the plugin forces it)."""
+    return settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        print_blob=False,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def run_machine(machine: type[ConformanceMachine], run_settings: settings) -> None:
+    """Run a bound machine; a failure, whatever raised it, lands in its verdicts."""
+    run_guarded(
+        machine.ctx.verdicts,
+        lambda: run_state_machine_as_test(machine, settings=run_settings),
+    )
+
+
+def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
+    """Run ``body`` (a machine, a scenario) and note what it raised as a failure.
+
+    A conformance failure is noted with its requirement ids; a transport error or a
+    prerequisite the server refused breaks the sequence off and fails every id of the run
+    (``Verdicts.finish``), with the reason.
+    """
+    try:
+        body()
+    except ConformanceFailure as failure:
+        verdicts.fail(failure)
+    except Flaky as flaky:  # the failure did not repeat when replayed: still a failure
+        inner = _first_failure(flaky)
+        verdicts.fail(
+            inner
+            if inner is not None
+            else ConformanceFailure((), f"inconsistent behaviour: {flaky}")
+        )
+    except (SuiteTransportError, PrerequisiteError) as exc:
+        verdicts.fail(ConformanceFailure((), str(exc), verdicts.transcript.evidence))
+
+
+def _first_failure(error: BaseException) -> ConformanceFailure | None:
+    if isinstance(error, ConformanceFailure):
+        return error
+    for inner in getattr(error, "exceptions", ()) or ():
+        found = _first_failure(inner)
+        if found is not None:
+            return found
+    return None
+
+
+# ----------------------------------------------------------------------------- helpers
+def body_of(response: httpx.Response) -> dict[str, Any]:
+    """The response's JSON object, or an empty dict when it is none."""
+    return json_object(response) or {}
+
+
+def compact(value: Any) -> str:
+    return _clip(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
