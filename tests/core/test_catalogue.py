@@ -26,7 +26,7 @@ EXPECTED_SECTIONS = [
 PREFIXES = {
     "OPS", "SHAPE", "AUTH", "IDEM", "ERR", "STATUS", "LIMIT", "PAY", "PAY-STATE", "SUB",
     "SUB-STATE", "PAYOUT", "PAYOUT-STATE", "SPLIT", "WH", "DLV", "EVT", "X402", "STMT", "FIX",
-    "HELP", "TEN", "VER",
+    "HELP", "TEN", "VER", "X402-PAYLOAD",
 }  # fmt: skip
 
 
