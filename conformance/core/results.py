@@ -26,6 +26,18 @@ class Verdict(StrEnum):
     NOT_TESTED = "NOT TESTED"
 
 
+STEPS_HEADING = "Steps that reproduce it:"
+"""Starts the numbered step list a failure of a call sequence carries below its message."""
+
+
+def split_steps(message: str) -> tuple[str, list[str]]:
+    """A check's message without its step list, and the step list's lines (``[]``: none)."""
+    head, found, steps = message.partition("\n" + STEPS_HEADING)
+    if not found:
+        return message, []
+    return head, [STEPS_HEADING, *(line for line in steps.splitlines() if line.strip())]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One request and its response, with secrets already redacted (``core.redaction``)."""

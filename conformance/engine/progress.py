@@ -22,11 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
-from conformance.core.results import Outcome, RunResult, Target
+from conformance.core.results import Outcome, RunResult, Target, split_steps
 from conformance.engine.preflight import PreflightReport
 
 REFRESH_INTERVAL_S = 0.1
 MAX_FAILURES_LISTED = 25
+MAX_STEP_LINES = 30  # of a failure's step list; the reports carry it whole
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,11 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         for result in failures[:MAX_FAILURES_LISTED]:
             requirement = result.requirement
             first = result.failures[0] if result.failures else None
-            message = first.message.splitlines()[0] if first and first.message else ""
+            head, steps = split_steps(first.message) if first else ("", [])
+            message = head.splitlines()[0] if head else ""
+            shown = steps[:MAX_STEP_LINES]
+            if len(steps) > len(shown):
+                shown.append(f"  ... {len(steps) - len(shown)} more lines in the reports")
             console.print(
                 Group(
                     Text.assemble(
@@ -239,6 +244,7 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
                         f" [{layer_advice(requirement)}] ",
                         message[:300],
                     ),
+                    *(Text(f"    {line}") for line in shown),
                     Text(f"    replay: {run.replay_command(requirement.id)}", style="dim"),
                 ),
                 soft_wrap=True,

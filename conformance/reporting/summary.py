@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 
+from conformance.core.results import split_steps
 from conformance.reporting.view import RequirementView, RunView
 
 FILENAME = "summary.md"
 MAX_FAILURES = 50
 TEXT_LIMIT = 160
 MESSAGE_LIMIT = 240
+MAX_STEP_LINES = 30  # of a failure's step list (report.html and results.json carry it whole)
 
 VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠️"}
 
@@ -43,11 +45,14 @@ def code(text: str) -> str:
 def _failure(requirement: RequirementView) -> str:
     failures = requirement.failures
     message = failures[0].message if failures and failures[0].message else "failed"
+    message, steps = split_steps(message)
     more = f" (+{len(failures) - 1} more failing checks)" if len(failures) > 1 else ""
+    shown = "".join(f"  {code(line)}  \n" for line in steps[:MAX_STEP_LINES])
     return (
         f"- **{escape(requirement.id)}** ({requirement.badge}, {escape(requirement.level)}) "
         f"{escape(requirement.text, TEXT_LIMIT)}  \n"
         f"  {escape(message, MESSAGE_LIMIT)}{more}  \n"
+        f"{shown}"
         f"  replay: {code(requirement.replay)}"
     )
 

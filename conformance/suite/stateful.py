@@ -31,7 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
-from conformance.core.results import Evidence, Outcome
+from conformance.core.results import STEPS_HEADING, Evidence, Outcome
 from conformance.suite.client import SuiteClient, SuiteTransportError, build_evidence
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
@@ -117,7 +117,7 @@ class Transcript:
             return ""
         steps = self._steps[-STEP_LIMIT:]
         first = len(self._steps) - len(steps) + 1
-        lines = ["Steps that reproduce it:"]
+        lines = [STEPS_HEADING]
         if first > 1:
             lines.append(f"  ({first - 1} earlier steps not shown)")
         for number, step in enumerate(steps, start=first):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from conformance.core.results import RunResult, Target
+from conformance.core.results import STEPS_HEADING, RunResult, Target, split_steps
 
 
 def run(target: Target, options: dict[str, str] | None = None) -> RunResult:
@@ -75,3 +75,12 @@ def test_words_with_spaces_are_quoted_for_the_shell() -> None:
     spaced = run(EMBEDDED, {"profile": "my profiles/p.toml"})
     words = shlex.split(spaced.replay_command("OPS-001"))
     assert words[words.index("--profile") + 1] == "my profiles/p.toml"
+
+
+def test_split_steps_separates_a_message_from_its_step_list() -> None:
+    message = f"expected 409, got 200\n{STEPS_HEADING}\n  1. create\n\n     POST /v1/x -> 201"
+    assert split_steps(message) == (
+        "expected 409, got 200",
+        [STEPS_HEADING, "  1. create", "     POST /v1/x -> 201"],
+    )
+    assert split_steps("expected 409, got 200") == ("expected 409, got 200", [])

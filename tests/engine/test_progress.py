@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
 from conformance.core.catalogue import Layer, Requirement, Section
 from conformance.core.results import (
+    STEPS_HEADING,
     CheckResult,
     Outcome,
     RequirementResult,
@@ -124,3 +126,38 @@ def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
         "--only IDEM-004 --seed 42"
     ) in text
     assert f"reports: {tmp_path}/ (report.html, junit.xml)" in text
+
+
+def test_a_failure_of_a_call_sequence_prints_its_numbered_steps(tmp_path: Path) -> None:
+    steps = "\n".join(
+        [
+            "expected 409 invalid_state, got 200",
+            STEPS_HEADING,
+            "  1. create a payment",
+            "     POST /v1/payments -> 201 {...}",
+            "  2. cancel it twice",
+            "     POST /v1/payments/p1/cancel -> 200 {...}",
+        ]
+    )
+    failed = CheckResult("t", "payments", ("IDEM-004",), Outcome.FAILED, steps)
+    run = make_run(Target("https://sandbox.example.test", embedded=False))
+    run = replace(
+        run,
+        requirements=tuple(
+            replace(r, checks=(failed,)) if r.outcome is Outcome.FAILED else r
+            for r in run.requirements
+        ),
+    )
+    console, out = plain_console()
+    render_summary(console, run, [tmp_path / "report.html"])
+    lines = out.getvalue().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("✗ IDEM-004"))
+    assert lines[first].endswith("expected 409 invalid_state, got 200")
+    assert [line.strip() for line in lines[first + 1 : first + 6]] == [
+        STEPS_HEADING,
+        "1. create a payment",
+        "POST /v1/payments -> 201 {...}",
+        "2. cancel it twice",
+        "POST /v1/payments/p1/cancel -> 200 {...}",
+    ]
+    assert lines[first + 6].strip().startswith("replay: ")

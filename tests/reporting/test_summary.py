@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from conformance.core.catalogue import load_catalogue
+from conformance.core.results import STEPS_HEADING
 from conformance.reporting import summary
-from conformance.reporting.view import RunView
+from conformance.reporting.view import RunView, build_view
+from tests.reporting.runs import FAILED, check, make_run
 
 
 def test_a_failing_run_leads_with_its_verdict(failing_view: RunView) -> None:
@@ -59,3 +62,21 @@ def test_code_survives_backticks() -> None:
     assert summary.code("plain") == "`plain`"
     assert summary.code("a `b` c") == "``a `b` c``"
     assert summary.code("`x`") == "`` `x` ``"
+
+
+def test_a_failure_of_a_call_sequence_lists_its_steps_as_code() -> None:
+    message = "\n".join(
+        [
+            "expected 409, got 200",
+            STEPS_HEADING,
+            "  1. create a payment",
+            '     POST /v1/payments -> 201 {"id": "p_1"}',
+            "  2. cancel it twice",
+        ]
+    )
+    run = make_run([check("c1", FAILED, "IDEM-004", message=message)])
+    text = summary.render(build_view(run, load_catalogue()))
+    assert "  expected 409, got 200  \n" in text
+    assert f"  `{STEPS_HEADING}`  \n" in text
+    assert '  `POST /v1/payments -> 201 {"id": "p_1"}`  \n' in text
+    assert "  `2. cancel it twice`  \n" in text
