@@ -1,4 +1,4 @@
-"""Making generated cases safe to send (conformance/suite/schema_fixups.py)."""
+"""Making generated cases safe to send (conformance/suite/schema/fixups.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from schemathesis.generation.overrides import Override
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.suite.schema_fixups import IDEMPOTENCY_HEADER, CasePreparer
-from conformance.suite.schema_requirements import requirement_operations
-from conformance.suite.schema_setup import LoadedSchemas, load_schemas
+from conformance.suite.schema.fixups import IDEMPOTENCY_HEADER, CasePreparer
+from conformance.suite.schema.loading import LoadedSchemas, load_schemas
+from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 

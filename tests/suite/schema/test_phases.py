@@ -1,4 +1,4 @@
-"""Proof of the schema family (conformance/suite/test_schema.py).
+"""Proof of the schema family (conformance/suite/schema/test_schema.py).
 
 Against the unfaulted reference server no schema check fails, whatever the seed; against a
 reference server with one fault that breaks a shape, status or error rule, the family reports a

@@ -1,4 +1,4 @@
-"""Our registered checks (conformance/suite/schema_checks.py), each shown passing and failing.
+"""Our registered checks (conformance/suite/schema/checks.py), each shown passing and failing.
 
 The checks are called the way schemathesis calls them, on responses built by hand.
 """
@@ -12,7 +12,7 @@ import pytest
 import requests
 from schemathesis import Response
 
-from conformance.suite.schema_checks import (
+from conformance.suite.schema.checks import (
     ErrorCodeMatchesProfile,
     ReplayHeaderOnlyOnReplays,
     error_body_shape,

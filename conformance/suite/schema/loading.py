@@ -4,7 +4,7 @@ Two schemas are built from one effective contract:
 
 - ``contract``: the effective contract as is. Negative cases are generated from it, and its
   documented responses are what every check validates against.
-- ``generation``: the generation contract (``schema_generation``). Positive cases come from it,
+- ``generation``: the generation contract (``generation``). Positive cases come from it,
   so that they are valid under the profile's business rules too; its responses are the same.
 
 Every request is signed with the profile's signer by a ``requests`` auth hook, which sees the
@@ -24,8 +24,8 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
-from conformance.suite import schema_checks  # registers our checks with schemathesis
-from conformance.suite.schema_generation import generation_contract, iter_operations, schema_rules
+from conformance.suite.schema import checks as schema_checks  # registers our checks
+from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 CONNECT_TIMEOUT_S = 5.0
@@ -77,7 +77,7 @@ def _operations_of(requirements: dict[str, tuple[str, ...]], ids: list[str]) -> 
     found: set[str] = set()
     for rid in ids:
         if rid not in requirements:
-            raise KeyError(f"schema_rules.yaml names requirement {rid}, unknown to the catalogue")
+            raise KeyError(f"schema/rules.yaml names requirement {rid}, unknown to the catalogue")
         found.update(requirements[rid])
     return found
 
@@ -200,7 +200,7 @@ def _error_specs(node: Any) -> list[tuple[int, str | None]]:
 
 
 def our_check_settings(profile: Profile) -> dict[str, Any]:
-    """Settings of our class-based checks (``schema_checks``), from the profile."""
+    """Settings of our class-based checks (``checks``), from the profile."""
     codes: dict[str, list[str]] = {}
     open_statuses: set[str] = set()
     for status, code in _error_specs(profile.data):

@@ -1,6 +1,6 @@
 """Which requirement ids each schema check verifies, per operation and per failure.
 
-``schema_rules.yaml`` (section ``requirements``) lists, for every check, candidate requirement
+``rules.yaml`` (section ``requirements``) lists, for every check, candidate requirement
 ids, optionally by the status class of the response (``2xx``, ``4xx``) or by exact status. For
 one operation only the candidates whose catalogue entry lists that operation (or ``all``) count.
 A failure that names fields (a missing ``checkout_url``, a negated ``interval_secs``) is pinned
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from conformance.core.catalogue import Requirement, load_catalogue
-from conformance.suite.schema_generation import schema_rules
+from conformance.suite.schema.generation import schema_rules
 
 
 @cache
@@ -30,7 +30,7 @@ def requirement_operations() -> dict[str, tuple[str, ...]]:
 def _candidates(check: str, status: int | None, mode: str | None) -> list[str]:
     mapping = schema_rules()["requirements"].get(check)
     if mapping is None:
-        raise KeyError(f"schema_rules.yaml has no requirements for check {check!r}")
+        raise KeyError(f"schema/rules.yaml has no requirements for check {check!r}")
     if isinstance(mapping, list):
         return list(mapping)
     if status is None and mode is None:  # every id the check can name
@@ -52,7 +52,7 @@ def requirement_ids(
     for rid in _candidates(check, status, mode):
         entry = entries.get(rid)
         if entry is None:
-            raise KeyError(f"schema_rules.yaml names requirement {rid}, unknown to the catalogue")
+            raise KeyError(f"schema/rules.yaml names requirement {rid}, unknown to the catalogue")
         if operation_id in entry.operations and rid not in result:
             result.append(rid)
     return tuple(result)
@@ -80,7 +80,7 @@ def pin_to_fields(ids: Iterable[str], fields: Iterable[str]) -> tuple[str, ...]:
 
 
 def tag_ids(tags: Iterable[str]) -> frozenset[str]:
-    """The requirement ids ``schema_rules.yaml`` ties to tags (a coverage scenario such as
+    """The requirement ids ``rules.yaml`` ties to tags (a coverage scenario such as
     ``non_unique_items``, a broken format such as ``format:date-time``)."""
     table = schema_rules().get("tags", {})
     return frozenset(rid for tag in tags for rid in table.get(tag, ()))

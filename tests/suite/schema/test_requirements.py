@@ -1,17 +1,17 @@
-"""Which requirement ids a schema check names (conformance/suite/schema_requirements.py)."""
+"""Which requirement ids a schema check names (conformance/suite/schema/requirements.py)."""
 
 from __future__ import annotations
 
 from conformance.core.contract import operations
-from conformance.suite.schema_generation import schema_rules
-from conformance.suite.schema_requirements import (
+from conformance.suite.schema.generation import schema_rules
+from conformance.suite.schema.requirements import (
     catalogue,
     pin,
     pin_to_fields,
     requirement_ids,
     tag_ids,
 )
-from conformance.suite.test_schema import STATEFUL_CHECKS, UNIT_CHECKS
+from conformance.suite.schema.test_schema import STATEFUL_CHECKS, UNIT_CHECKS
 
 
 def test_every_id_the_rules_name_is_in_the_catalogue() -> None:

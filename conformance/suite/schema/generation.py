@@ -3,7 +3,7 @@
 A request can satisfy the contract and still be refused by a conformant server with 422 (a
 currency the server does not know, a chain the currency is not deployed on). Positive cases are
 therefore generated from a *generation contract*: the effective contract whose request schemas
-carry extra keywords taken from the profile's fixtures (``schema_rules.yaml``, section
+carry extra keywords taken from the profile's fixtures (``rules.yaml``, section
 ``generation``). Keywords are only ever added (``allOf`` when a keyword is already there), so
 every value valid under the generation contract is valid under the contract: the narrowing can
 hide nothing from the checks, it only steers generation. Responses are left untouched.
@@ -32,14 +32,14 @@ HTTPS_URL_PATTERN = "^https://[a-z]{1,12}\\.example\\.com(/[a-z0-9]{1,12}){0,3}$
 
 
 class GenerationRuleError(ValueError):
-    """``schema_rules.yaml`` names a source or a profile key that does not exist."""
+    """``rules.yaml`` names a source or a profile key that does not exist."""
 
 
 @cache
 def schema_rules() -> dict[str, Any]:
-    """The schema family's rules (``conformance/suite/schema_rules.yaml``)."""
+    """The schema family's rules (``conformance/suite/schema/rules.yaml``)."""
     loaded: dict[str, Any] = yaml.safe_load(
-        package_data("suite", "schema_rules.yaml").read_text(encoding="utf-8")
+        package_data("suite", "schema", "rules.yaml").read_text(encoding="utf-8")
     )
     return loaded
 
@@ -109,7 +109,7 @@ def _range(profile: Profile, key: str) -> JsonSchema:
     try:
         bounds = profile.range(section, name)
     except KeyError:
-        raise GenerationRuleError(f"schema_rules.yaml: the profile has no range {key}") from None
+        raise GenerationRuleError(f"schema/rules.yaml: the profile has no range {key}") from None
     return {"minimum": bounds.min, "maximum": bounds.max}
 
 
@@ -118,7 +118,7 @@ def _states(profile: Profile, resource: str) -> JsonSchema:
         return {"enum": list(profile.data[resource]["states"])}
     except KeyError:
         raise GenerationRuleError(
-            f"schema_rules.yaml: the profile has no {resource}.states"
+            f"schema/rules.yaml: the profile has no {resource}.states"
         ) from None
 
 
@@ -158,7 +158,7 @@ def narrow_field(profile: Profile, source: str, schema: JsonSchema) -> JsonSchem
     if source in BUILDERS:
         return BUILDERS[source](profile, schema)
     if source not in SOURCES:
-        raise GenerationRuleError(f"schema_rules.yaml: unknown source {source!r}")
+        raise GenerationRuleError(f"schema/rules.yaml: unknown source {source!r}")
     return conjoin(schema, SOURCES[source](profile))
 
 

@@ -3,8 +3,8 @@
 For every operation, ``test_unit_phases`` runs schemathesis' examples, coverage and fuzzing
 phases; ``test_stateful_phase`` follows the contract's links across operations. Every response
 goes through all of schemathesis' built-in checks (expected statuses from the profile) and ours
-(``schema_checks``); each (check, operation) is recorded as one result naming the requirement ids
-it verified, broke, or could not reach (``schema_rules.yaml`` maps checks to requirements).
+(``checks``); each (check, operation) is recorded as one result naming the requirement ids
+it verified, broke, or could not reach (``rules.yaml`` maps checks to requirements).
 
 Authentication is not schemathesis' business here: every request is signed with the profile's
 signer and the auth family tests the headers themselves.
@@ -23,15 +23,15 @@ from conformance.core.results import Target
 from conformance.suite.client import SuiteClient
 from conformance.suite.plugin import SuiteSettings
 from conformance.suite.recording import CheckRecorder
-from conformance.suite.schema_requirements import requirement_ids, requirement_operations
-from conformance.suite.schema_runner import (
+from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
+from conformance.suite.schema.requirements import requirement_ids, requirement_operations
+from conformance.suite.schema.runner import (
     STATEFUL_GROUP,
     UNIT_GROUP,
     PhaseSizes,
     SchemaPhaseRunner,
     describe_counts,
 )
-from conformance.suite.schema_setup import OUR_CHECKS, load_schemas
 
 FAMILY = "schema"
 # schemathesis' built-in checks run on every response of the unit phases.

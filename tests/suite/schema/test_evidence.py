@@ -1,4 +1,4 @@
-"""Evidence of a schemathesis exchange (conformance/suite/schema_evidence.py)."""
+"""Evidence of a schemathesis exchange (conformance/suite/schema/evidence.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import requests
 from schemathesis import Response
 
 from conformance.core.profile import load_profile
-from conformance.suite.schema_evidence import evidence_from, failure_fields, failure_tags
-from conformance.suite.schema_setup import signed_session
+from conformance.suite.schema.evidence import evidence_from, failure_fields, failure_tags
+from conformance.suite.schema.loading import signed_session
 
 PROFILE = load_profile()
 SECRET = PROFILE.primary.api_secret

@@ -1,4 +1,4 @@
-"""The generation contract (conformance/suite/schema_generation.py).
+"""The generation contract (conformance/suite/schema/generation.py).
 
 It narrows request schemas to the profile's fixtures and never widens them: every positive case
 drawn from it is valid under the effective contract, and responses are left as they are.
@@ -15,7 +15,7 @@ from schemathesis.generation import GenerationMode
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.suite.schema_generation import (
+from conformance.suite.schema.generation import (
     ABSENT,
     GenerationRuleError,
     _resolve,
@@ -24,8 +24,8 @@ from conformance.suite.schema_generation import (
     iter_operations,
     narrow_field,
 )
-from conformance.suite.schema_requirements import requirement_operations
-from conformance.suite.schema_setup import load_schemas
+from conformance.suite.schema.loading import load_schemas
+from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 CONTRACT = effective_contract(PROFILE)

@@ -47,7 +47,7 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
-from conformance.suite.schema_evidence import (
+from conformance.suite.schema.evidence import (
     case_fields,
     case_mode,
     evidence_from,
@@ -56,15 +56,15 @@ from conformance.suite.schema_evidence import (
     failure_text,
     request_evidence,
 )
-from conformance.suite.schema_fixups import CasePreparer
-from conformance.suite.schema_ledger import CheckLedger
-from conformance.suite.schema_requirements import is_pinned, pin, requirement_ids
-from conformance.suite.schema_setup import (
+from conformance.suite.schema.fixups import CasePreparer
+from conformance.suite.schema.ledger import CheckLedger
+from conformance.suite.schema.loading import (
     CONNECT_TIMEOUT_S,
     READ_TIMEOUT_S,
     LoadedSchemas,
     signed_session,
 )
+from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 
 TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise

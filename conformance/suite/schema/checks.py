@@ -12,7 +12,7 @@ status. These add what the contract and the profile say about every response, do
   validation error lists ``{field, message}`` details (profile 3);
 - ``ReplayHeaderOnlyOnReplays``: the replay header marks replays only (profile 2).
 
-The two classes take their data from the schemathesis configuration (``schema_setup``), which
+The two classes take their data from the schemathesis configuration (``loading``), which
 takes it from the profile.
 """
 

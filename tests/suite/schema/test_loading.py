@@ -1,4 +1,4 @@
-"""Loading the effective contract into schemathesis (conformance/suite/schema_setup.py)."""
+"""Loading the effective contract into schemathesis (conformance/suite/schema/loading.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import requests
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.signing import verify
-from conformance.suite.schema_requirements import requirement_operations
-from conformance.suite.schema_setup import (
+from conformance.suite.schema.loading import (
     DISABLED_BUILTIN_CHECKS,
     SignedRequests,
     expected_statuses,
@@ -16,6 +15,7 @@ from conformance.suite.schema_setup import (
     our_check_settings,
     signed_session,
 )
+from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 

@@ -1,4 +1,4 @@
-"""Driving the phases (conformance/suite/schema_runner.py): sizes, and a server that is gone."""
+"""Driving the phases (conformance/suite/schema/runner.py): sizes, and a server that is gone."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
-from conformance.suite.schema_requirements import requirement_operations
-from conformance.suite.schema_runner import (
+from conformance.suite.schema.loading import load_schemas
+from conformance.suite.schema.requirements import requirement_operations
+from conformance.suite.schema.runner import (
     PhaseSizes,
     SchemaPhaseRunner,
     ServerGoneError,
     spread,
 )
-from conformance.suite.schema_setup import load_schemas
 
 PROFILE = load_profile()
 

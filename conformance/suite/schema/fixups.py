@@ -2,7 +2,7 @@
 
 schemathesis repeats values (an ``Idempotency-Key`` of ``"0"`` in many cases), and JSON Schema
 cannot say that a field is unique per merchant or that one date precedes another. The
-``CasePreparer`` fixes a case up just before it is sent (``schema_rules.yaml``, ``fixups``).
+``CasePreparer`` fixes a case up just before it is sent (``rules.yaml``, ``fixups``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 
-from conformance.suite.schema_generation import schema_rules
+from conformance.suite.schema.generation import schema_rules
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
@@ -26,7 +26,7 @@ class CasePreparer:
 
     - a fresh Idempotency-Key whenever the generated one is itself valid (schemathesis repeats
       values like ``"0"``; a repeated key would turn a case into a replay or a reuse);
-    - in positive cases, the fixups of ``schema_rules.yaml`` (unique fields, ordered and future
+    - in positive cases, the fixups of ``rules.yaml`` (unique fields, ordered and future
       date-times), rules that JSON Schema cannot state.
     """
 

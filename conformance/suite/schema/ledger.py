@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.schema_requirements import requirement_ids
+from conformance.suite.schema.requirements import requirement_ids
 
 FAMILY = "schema"
 

@@ -1,9 +1,9 @@
-"""The ledger of the schema phases (conformance/suite/schema_ledger.py)."""
+"""The ledger of the schema phases (conformance/suite/schema/ledger.py)."""
 
 from __future__ import annotations
 
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.schema_ledger import CheckLedger
+from conformance.suite.schema.ledger import CheckLedger
 
 EVIDENCE = Evidence("POST", "http://h/v1/payments", {}, "{}", 201, {}, "{}", "curl -X POST")
 

@@ -1,0 +1,1 @@
+"""Tests of the responses family's schema checks (conformance/suite/responses/)."""

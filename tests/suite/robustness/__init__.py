@@ -1,0 +1,1 @@
+"""Tests of the robustness family's request variants (conformance/suite/robustness/)."""

@@ -1,0 +1,1 @@
+"""Tests of the schema family (conformance/suite/schema/)."""
