@@ -6,29 +6,39 @@ Runs the default run and ``--quick`` (each with the same seed) and prints wall t
 sent, requests per second and the share of the time spent outside the server. Server time is
 measured by an ASGI timing middleware around the reference application (summed over requests;
 with several workers requests overlap, so the share is only exact with one worker). It also
-checks what ``--quick`` promises: every operation and every check family exercised.
+checks what ``--quick`` promises: every operation and every check family exercised. The
+families are those the suite declares (its tests' ``family`` markers, as pytest collects them,
+top-level modules and ``conformance/suite/<family>/`` subpackages alike), so a new family is
+expected without editing this file.
 
-Targets (2 cores): default run under 120 s, ``--quick`` under 30 s.
+Targets (2 cores): default run under 120 s, ``--quick`` under 30 s. Exit 1 when a run misses
+its target or a run leaves an operation or a family unexercised.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 from rich.table import Table
 
 from conformance.core.contract import operations
-from conformance.core.results import Outcome, RunResult
+from conformance.core.results import Outcome, RunResult, Target
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunError, RunOptions, execute
+from conformance.engine.runner import RunError, RunOptions, execute, pytest_args
+from conformance.suite.plugin import is_suite_item
 
 TARGETS_S = {"default": 120.0, "quick": 30.0}
 ASGIApp = Callable[..., Any]
@@ -110,16 +120,58 @@ def measure(name: str, options: RunOptions) -> Measurement:
     return Measurement(name, wall, finished.result.requests_sent, clock.seconds, finished.result)
 
 
-def coverage_gaps(result: RunResult) -> tuple[list[str], list[str]]:
-    """Operations and families the run did not exercise (a check passed or failed for them)."""
+def coverage_gaps(result: RunResult, families: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """Operations and families the run did not exercise (no check passed or failed for them).
+
+    ``families``: the families expected (``suite_families``); the run's own are added.
+    """
     ran = [c for c in result.checks if c.outcome is not Outcome.NOT_EXERCISED]
     seen_operations = {c.operation_id for c in ran if c.operation_id}
     missing_operations = [
         op.operation_id for op in operations() if op.operation_id not in seen_operations
     ]
-    families = {c.family for c in result.checks}
-    missing_families = sorted(f for f in families if not any(c.family == f for c in ran))
-    return missing_operations, missing_families
+    expected = set(families) | {c.family for c in result.checks}
+    exercised = {c.family for c in ran}
+    return missing_operations, sorted(expected - exercised)
+
+
+class _FamilyCollector:
+    def __init__(self) -> None:
+        self.families: dict[str, int] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            if is_suite_item(item):
+                family = family_of(item)
+                self.families[family] = self.families.get(family, 0) + 1
+
+
+def family_of(item: pytest.Item) -> str:
+    """The family a test's checks are recorded under: its ``family`` marker, else its module."""
+    mark = item.get_closest_marker("family")
+    if mark is not None and mark.args:
+        return str(mark.args[0])
+    return Path(str(item.path)).stem.removeprefix("test_") or "suite"
+
+
+def suite_families(profile: str = "default") -> dict[str, int]:
+    """Every family of the suite with its number of tests, as a default run collects them."""
+    collector = _FamilyCollector()
+    output = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="payment-conformance-bench-") as scratch:
+        config_file = Path(scratch) / "pytest.ini"
+        config_file.write_text("[pytest]\n", encoding="utf-8")
+        # collection only: no request is sent, the address is never used
+        target = Target("http://127.0.0.1:9", embedded=False)
+        args = pytest_args(RunOptions(profile=profile), target, 0, config_file)
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            code = pytest.main([*args, "--collect-only"], plugins=[collector])
+    if code != pytest.ExitCode.OK or not collector.families:
+        raise RunError(
+            f"the suite could not be collected (pytest exit code {code}):\n"
+            + output.getvalue()[-2000:]
+        )
+    return dict(sorted(collector.families.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,6 +182,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 120)
     runs = [("quick", True)] if args.quick_only else [("default", False), ("quick", True)]
+    try:
+        families = suite_families()
+    except RunError as exc:
+        console.print(f"error: {exc}")
+        return 2
+    console.print(
+        f"the suite's families ({len(families)}): "
+        + ", ".join(f"{name} ({count} tests)" for name, count in families.items())
+    )
     measurements = []
     for name, quick in runs:
         console.print(f"measuring the {name} run (seed {args.seed}, {args.workers} worker(s))...")
@@ -150,13 +211,17 @@ def main(argv: list[str] | None = None) -> int:
         "server s",
         "outside server",
         "checks",
+        "families",
         "verdict",
     ):
         table.add_column(column, justify="left" if column in {"run", "verdict"} else "right")
     within = True
+    gaps = {m.name: coverage_gaps(m.result, families) for m in measurements}
     for m in measurements:
         target = TARGETS_S[m.name]
         within = within and m.wall_s < target
+        missing_families = gaps[m.name][1]
+        expected = len(set(families) | {c.family for c in m.result.checks})
         table.add_row(
             m.name,
             f"{m.wall_s:.1f}",
@@ -166,18 +231,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{m.server_s:.1f}",
             f"{m.outside_share:.0%}",
             f"{len(m.result.checks):,}",
+            f"{expected - len(missing_families)}/{expected}",
             m.result.verdict.value,
         )
     console.print(table)
+    covered = True
     for m in measurements:
-        missing_ops, missing_families = coverage_gaps(m.result)
-        families = sorted({c.family for c in m.result.checks})
+        missing_ops, missing_families = gaps[m.name]
+        covered = covered and not missing_ops and not missing_families
         console.print(
-            f"{m.name}: families {', '.join(families)}; operations not exercised: "
-            f"{', '.join(missing_ops) or 'none'}; families without a run check: "
-            f"{', '.join(missing_families) or 'none'}"
+            f"{m.name}: operations not exercised: {', '.join(missing_ops) or 'none'}; "
+            f"families not exercised: {', '.join(missing_families) or 'none'}"
         )
-    return 0 if within else 1
+    if not within:
+        console.print("a run is over its target time")
+    return 0 if within and covered else 1
 
 
 if __name__ == "__main__":

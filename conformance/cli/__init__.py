@@ -11,6 +11,7 @@ from conformance import __version__
 from conformance.cli.contract import contract, profile
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
+from conformance.cli.selftest import selftest
 from conformance.cli.serve import faults, serve
 
 
@@ -26,3 +27,4 @@ main.add_command(profile)
 main.add_command(run)
 main.add_command(serve)
 main.add_command(faults)
+main.add_command(selftest)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from conformance.benchmarks.suite import Measurement, ServerClock, TimingMiddleware, coverage_gaps
+import pytest
+
+from conformance.benchmarks.suite import (
+    Measurement,
+    ServerClock,
+    TimingMiddleware,
+    coverage_gaps,
+    suite_families,
+)
 from conformance.core.contract import operations
 from conformance.core.results import CheckResult, Outcome, RunResult, Target
 
@@ -48,6 +56,19 @@ def test_coverage_gaps_name_unexercised_operations_and_families() -> None:
     missing_operations, missing_families = coverage_gaps(run_with((*ran, skipped)))
     assert missing_operations == ["getStatement"]
     assert missing_families == ["helpers"]
+
+
+def test_a_family_with_no_check_in_the_run_is_a_gap() -> None:
+    ran = CheckResult("c", "auth", ("AUTH-001",), Outcome.PASSED, operation_id="createPayment")
+    _, missing_families = coverage_gaps(run_with((ran,)), families=["auth", "payments"])
+    assert missing_families == ["payments"]
+
+
+@pytest.mark.slow
+def test_the_families_are_found_by_collecting_the_suite_subpackages_included() -> None:
+    families = suite_families()
+    assert {"auth", "boundaries", "idempotency", "schema"} <= set(families)
+    assert all(count > 0 for count in families.values())
 
 
 def test_measurement_rates() -> None:
