@@ -1,0 +1,194 @@
+"""The suite's webhook receiver: an HTTP server in a background thread.
+
+It records every request it gets (method, path, headers, raw body, arrival time, the status it
+answered) and answers per path: 200 unless the path was told otherwise (``answer(path, 500)``
+makes a "failing" path). It binds 127.0.0.1 on a free port unless ``--webhook-bind`` names
+another address; the server under test reaches it at ``public_url`` (``--webhook-url`` when the
+server is remote, else the bound address).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from urllib.parse import urlsplit
+
+DEFAULT_BIND_HOST = "127.0.0.1"
+MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_STATUS = 200
+
+
+class ReceiverOptionError(ValueError):
+    """``--webhook-url`` / ``--webhook-bind`` that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request the receiver got."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    at: float  # time.time() when it arrived
+    answered: int  # the status the receiver answered
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def parse_bind(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6) -> ``(host, port)``."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ReceiverOptionError(
+            f"--webhook-bind must be HOST:PORT (e.g. 127.0.0.1:8088), not {value!r}"
+        )
+    return host.removeprefix("[").removesuffix("]"), int(port_text)
+
+
+def check_public_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ReceiverOptionError(
+            f"--webhook-url must be an absolute http:// or https:// url, not {value!r}"
+        )
+    return value.rstrip("/")
+
+
+def bind_address(public_url: str | None, bind: str | None) -> tuple[str, int]:
+    """Where to listen: ``--webhook-bind``; else 127.0.0.1 on the port of ``--webhook-url``
+    when it names one; else 127.0.0.1 on a free port."""
+    if bind is not None:
+        return parse_bind(bind)
+    if public_url is not None:
+        port = urlsplit(public_url).port
+        if port is None:
+            raise ReceiverOptionError(
+                "--webhook-url names no port: give --webhook-bind HOST:PORT, the address "
+                "the url forwards to"
+            )
+        return DEFAULT_BIND_HOST, port
+    return DEFAULT_BIND_HOST, 0
+
+
+def is_loopback(host: str) -> bool:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+class WebhookReceiver:
+    """``with WebhookReceiver(...) as receiver:`` records requests until the block ends."""
+
+    def __init__(
+        self, host: str = DEFAULT_BIND_HOST, port: int = 0, public_url: str | None = None
+    ) -> None:
+        self.received: list[Received] = []
+        self._answers: dict[str, int] = {}
+        self._lock = threading.RLock()  # a wait_for predicate may take a snapshot
+        self._arrived = threading.Condition(self._lock)
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _record(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length > 0 else b""
+                path = self.path.split("?", 1)[0]
+                with receiver._arrived:
+                    status = receiver._answers.get(path, DEFAULT_STATUS)
+                    receiver.received.append(
+                        Received(
+                            method=self.command,
+                            path=path,
+                            headers={k.lower(): v for k, v in self.headers.items()},
+                            body=body,
+                            at=time.time(),
+                            answered=status,
+                        )
+                    )
+                    receiver._arrived.notify_all()
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            do_POST = do_PUT = do_GET = do_PATCH = do_DELETE = _record
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        server_class = _IPv6Server if ":" in host else ThreadingHTTPServer
+        self._server = server_class((host, port), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="webhook-receiver", daemon=True
+        )
+        address = self._server.server_address
+        bound_host, bound_port = str(address[0]), int(address[1])
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.public_url = public_url or f"http://{shown}:{bound_port}"
+
+    @property
+    def public_host(self) -> str:
+        return urlsplit(self.public_url).hostname or ""
+
+    def url(self, path: str) -> str:
+        """The url the server under test posts to for ``path`` (which starts with ``/``)."""
+        return self.public_url + path
+
+    def answer(self, path: str, status: int) -> None:
+        """Answer requests to ``path`` with ``status`` from now on."""
+        with self._lock:
+            self._answers[path] = status
+
+    def snapshot(self) -> list[Received]:
+        with self._lock:
+            return list(self.received)
+
+    def wait_for(
+        self, predicate: Callable[[list[Received]], bool], timeout: float
+    ) -> tuple[bool, list[Received]]:
+        """Block until ``predicate(received)`` holds or ``timeout`` passes: (held, a copy)."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while not predicate(self.received):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False, list(self.received)
+                self._arrived.wait(left)
+            return True, list(self.received)
+
+    def start(self) -> WebhookReceiver:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> WebhookReceiver:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
