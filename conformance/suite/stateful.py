@@ -19,8 +19,9 @@ A check names its requirement ids; a failing check raises ``ConformanceFailure``
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,6 +38,10 @@ from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
 
 STEP_LIMIT = 40  # steps shown in a failure message; a shrunk sequence is far shorter
+# Shrinking replays call sequences against the server; hypothesis allows it 300 s. A shorter
+# budget keeps a failing run (and a selftest over the fault catalogue) quick: most sequences
+# reach their minimum within a few seconds.
+SHRINK_BUDGET_S = 20
 EXCHANGE_TEXT_LIMIT = 200
 
 
@@ -329,10 +334,27 @@ def machine_settings(examples: int, steps: int) -> settings:
 
 def run_machine(machine: type[ConformanceMachine], run_settings: settings) -> None:
     """Run a bound machine; a failure, whatever raised it, lands in its verdicts."""
-    run_guarded(
-        machine.ctx.verdicts,
-        lambda: run_state_machine_as_test(machine, settings=run_settings),
-    )
+    with _shrink_budget(SHRINK_BUDGET_S):
+        run_guarded(
+            machine.ctx.verdicts,
+            lambda: run_state_machine_as_test(machine, settings=run_settings),
+        )
+
+
+@contextlib.contextmanager
+def _shrink_budget(seconds: int) -> Iterator[None]:
+    """Bound hypothesis' shrinking time (a module constant of its engine, read per run)."""
+    from hypothesis.internal.conjecture import engine
+
+    previous = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if previous is None:  # another hypothesis version: keep its own bound
+        yield
+        return
+    engine.MAX_SHRINKING_SECONDS = min(previous, seconds)
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = previous
 
 
 def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
