@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import httpx
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
@@ -325,6 +325,8 @@ def machine_settings(examples: int, steps: int) -> settings:
     return settings(
         max_examples=examples,
         stateful_step_count=steps,
+        # no explain phase: it replays a failing sequence many times over against the server
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         deadline=None,
         database=None,
         print_blob=False,

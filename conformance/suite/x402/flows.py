@@ -1,0 +1,286 @@
+"""One x402 action and everything the profile says about its answer, given the model.
+
+Shared by the scenarios and the state machine: each function sends one request (or a request
+and the re-read that shows a refusal changed nothing), records its checks under their
+requirement ids in the ``Verdicts`` and updates the ``Issued`` model. ``fatal`` is False in the
+scenarios (go on after a failed check) and True in the machine (hypothesis shrinks the
+sequence).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from conformance.suite.outcomes import json_object
+from conformance.suite.stateful import Verdicts, body_of, compact
+from conformance.suite.x402.api import IssueOutcome, Requested, X402Api
+from conformance.suite.x402.checks import (
+    Problems,
+    failure_code_problems,
+    requirements_problems,
+    settled_problems,
+    shape_problems,
+    string_field_problems,
+    usage_problems,
+)
+from conformance.suite.x402.model import EXACT, Issued, decimal_text
+from conformance.suite.x402.payloads import Malformed, Tampering
+
+SETTLE_RESULT = "X402SettleResult"
+USAGE_RESULT = "X402UsageResult"
+USAGE_FIELDS = ("payment_id", "scheme", "max_raw", "actual_raw", "usage_id")
+
+
+def record(verdicts: Verdicts, problems: Problems, *, fatal: bool) -> None:
+    for rid, found in problems.items():
+        verdicts.problems([rid], found, fatal=fatal)
+
+
+# ---------------------------------------------------------------------------- requirements
+def issue(
+    verdicts: Verdicts,
+    api: X402Api,
+    requested: Requested,
+    nonces: set[str],
+    *,
+    fatal: bool,
+) -> Issued:
+    """Requirements as asked, every rule on them checked; the nonce must be new (X402-007)."""
+    outcome, issued = api.issue(requested)
+    check_issued(verdicts, api, requested, outcome, nonces, fatal=fatal)
+    return issued
+
+
+def check_issued(
+    verdicts: Verdicts,
+    api: X402Api,
+    requested: Requested,
+    outcome: IssueOutcome,
+    nonces: set[str],
+    *,
+    fatal: bool,
+) -> None:
+    record(verdicts, requirements_problems(api.rules, requested, outcome), fatal=fatal)
+    accepts = body_of(outcome.response).get("accepts")
+    for entry in accepts if isinstance(accepts, list) else []:
+        nonce = entry.get("nonce") if isinstance(entry, dict) else None
+        if isinstance(nonce, str):
+            verdicts.check(
+                ["X402-007"],
+                nonce.lower() not in nonces,
+                f"nonce {nonce} was already issued by an earlier requirements call",
+                fatal=fatal,
+            )
+            nonces.add(nonce.lower())
+
+
+# ---------------------------------------------------------------------------- settlement
+def settle_valid(
+    verdicts: Verdicts, api: X402Api, issued: Issued, value: int | None, *, fatal: bool
+) -> None:
+    """A payload the server must accept (or, once settled, refuse as another payload)."""
+    if issued.settled:
+        settle_other(verdicts, api, issued, value, fatal=fatal)
+        return
+    body = api.pay(issued) if value is None else api.pay(issued, value=value)
+    response = api.settle(body)
+    ids = ["X402-012", "X402-030"]
+    if issued.scheme != EXACT and value is not None:
+        ids.append("X402-020")  # an upto value at most the maximum is accepted
+    accepted = verdicts.status(
+        ids, response, api.rules.success("settleX402Payment"), "a valid payload", fatal=fatal
+    )
+    if accepted:
+        verdicts.problems(
+            ["X402-012"], settled_problems(api.rules, issued.payment_id, response), fatal=fatal
+        )
+        verdicts.problems(
+            ["OPS-033"], shape_problems(api.rules.contract, SETTLE_RESULT, response), fatal=fatal
+        )
+        issued.settle_body = body
+        issued.tx_hash = str(body_of(response).get("tx_hash"))
+        issued.authorised = int(body["payment_payload"]["authorization"]["value"])
+        issued.settled_at = time.time()
+
+
+def settle_again(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: bool) -> None:
+    """The identical settle request again: the same result (X402-023)."""
+    assert issued.settle_body is not None
+    response = api.settle(issued.settle_body)
+    body = json_object(response) or {}
+    verdicts.check(
+        ["X402-023"],
+        response.status_code == api.rules.success("settleX402Payment")
+        and body.get("tx_hash") == issued.tx_hash
+        and body.get("payment_id") == issued.payment_id
+        and body.get("success") is True,
+        f"the identical payload settled again answered "
+        f"{compact(body) if body else response.status_code}, expected the first result "
+        f"(tx_hash {issued.tx_hash})",
+        fatal=fatal,
+    )
+
+
+def _unchanged(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: bool) -> None:
+    """Re-read after a refusal on a settled payment: the statement shows as many lines for it
+    as after its settlement (the refused payload booked nothing)."""
+    if issued.ledger_lines is None:
+        return
+    lines = api.ledger_lines(issued)
+    if lines is None:
+        return
+    verdicts.check(
+        ["X402-024"],
+        lines == issued.ledger_lines,
+        f"after the refusal the statement shows {lines} line(s) for the payment, "
+        f"{issued.ledger_lines} after its settlement: the refused payload was booked",
+        fatal=fatal,
+    )
+
+
+def _baseline(api: X402Api, issued: Issued) -> None:
+    """The statement lines of a settled payment, read once before its first refusal."""
+    if issued.ledger_lines is None:
+        issued.ledger_lines = api.ledger_lines(issued)
+
+
+def settle_other(
+    verdicts: Verdicts, api: X402Api, issued: Issued, value: int | None, *, fatal: bool
+) -> None:
+    """Another valid payload for a settled payment: 409 (X402-024), nothing changed."""
+    # Another authorization than the settled one: a different start of validity.
+    settled = issued.settle_body
+    assert settled is not None
+    valid_after = int(settled["payment_payload"]["authorization"]["valid_after"]) - 1
+    changes: dict[str, Any] = {"valid_after": valid_after}
+    if value is not None:
+        changes["value"] = value
+    _baseline(api, issued)
+    response = api.settle(api.pay(issued, **changes))
+    verdicts.status(
+        ["X402-024"],
+        response,
+        api.rules.settled_conflict,
+        "another payload for a settled payment",
+        fatal=fatal,
+    )
+    _unchanged(verdicts, api, issued, fatal=fatal)
+
+
+def settle_tampered(
+    verdicts: Verdicts, api: X402Api, issued: Issued, tampering: Tampering, *, fatal: bool
+) -> bool:
+    """A payload that does not verify: the profile's settlement failure with its reason as
+    code; on a settled payment, 409 is as good an answer. True when the server settled it
+    anyway (the payment can show nothing else after that)."""
+    if issued.settled:
+        _baseline(api, issued)
+    response = api.settle(tampering.build(api, issued))
+    rules = api.rules
+    accepted = response.status_code == rules.success("settleX402Payment")
+    if not issued.settled:
+        ok = verdicts.status(
+            [tampering.requirement_id], response, rules.settle_failure, tampering.name, fatal=fatal
+        )
+        if ok:
+            verdicts.problems(["X402-022"], failure_code_problems(rules, response), fatal=fatal)
+        return accepted
+    allowed = (rules.settle_failure.status, rules.settled_conflict.status)
+    verdicts.check(
+        ["X402-024"],
+        response.status_code in allowed,
+        f"{tampering.name}, for a settled payment: expected "
+        f"{' or '.join(map(str, allowed))}, got {response.status_code} {response.text[:160]}",
+        fatal=fatal,
+    )
+    _unchanged(verdicts, api, issued, fatal=fatal)
+    return False
+
+
+def settle_malformed(
+    verdicts: Verdicts,
+    api: X402Api,
+    issued: Issued,
+    case: Malformed,
+    payload: dict[str, Any],
+    *,
+    fatal: bool,
+) -> bool:
+    """A payload missing a field or breaking a format: 400 validation_error. True when the
+    server settled it anyway."""
+    body = api.settle_body(issued.payment_id, issued.entry, case.apply(payload))
+    response = api.settle(body)
+    verdicts.status(
+        ["X402-PAYLOAD-001"], response, api.rules.validation, f"a payload {case.name}", fatal=fatal
+    )
+    return response.status_code == api.rules.success("settleX402Payment")
+
+
+def settle_unknown(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: bool) -> None:
+    """A valid payload for an unknown payment_id: 404 (X402-013)."""
+    body = {**api.pay(issued), "payment_id": api.unknown_id()}
+    response = api.settle(body)
+    verdicts.status(
+        ["X402-013"], response, api.rules.not_found, "settle of an unknown payment", fatal=fatal
+    )
+
+
+# ---------------------------------------------------------------------------- usage
+def usage(
+    verdicts: Verdicts, api: X402Api, issued: Issued, actual_raw: int, *, fatal: bool
+) -> None:
+    """Usage as the model says: 409 unless settled upto, 422 over the authorised value,
+    else 200 with max_raw = the authorised value and actual_raw in raw units."""
+    rules = api.rules
+    amount = decimal_text(actual_raw, issued.deployment.decimals)
+    usage_id = f"usage_{uuid.uuid4().hex[:16]}"
+    response = api.usage(issued.payment_id, amount, usage_id)
+    if not issued.settled or issued.scheme != rules.usage_scheme:
+        state = "settled" if issued.settled else "not settled"
+        verdicts.status(
+            ["X402-025"],
+            response,
+            rules.invalid_state,
+            f"usage of a {state} {issued.scheme} payment",
+            fatal=fatal,
+        )
+        return
+    assert issued.authorised is not None
+    if actual_raw > issued.authorised:
+        verdicts.status(
+            ["X402-026"],
+            response,
+            rules.business_rule,
+            f"usage of {amount} over the authorised "
+            f"{decimal_text(issued.authorised, issued.deployment.decimals)}",
+            fatal=fatal,
+        )
+        return
+    accepted = response.status_code == rules.success("reportX402Usage")
+    if issued.used_raw + actual_raw > issued.authorised and not accepted:
+        # Earlier reports and this one add up to more than was authorised: the profile bounds
+        # each report, not their sum, but a server that bounds the sum is within it too.
+        verdicts.status(
+            ["X402-026"], response, rules.business_rule, "usage over the rest", fatal=fatal
+        )
+        return
+    verdicts.problems(
+        ["X402-027"],
+        usage_problems(rules, issued.payment_id, usage_id, issued.authorised, actual_raw, response),
+        fatal=fatal,
+    )
+    if accepted:
+        issued.used_raw += actual_raw
+        verdicts.problems(
+            ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
+        )
+        verdicts.problems(["SHAPE-024"], string_field_problems(response, USAGE_FIELDS), fatal=fatal)
+
+
+def usage_unknown(verdicts: Verdicts, api: X402Api, decimals: int, *, fatal: bool) -> None:
+    response = api.usage(api.unknown_id(), decimal_text(1, decimals))
+    verdicts.status(
+        ["X402-028"], response, api.rules.not_found, "usage of an unknown payment", fatal=fatal
+    )
