@@ -1,0 +1,70 @@
+"""PAY-STATE-010: a pending payment becomes expired by itself once its expires_at has passed.
+
+Nothing makes time pass faster: a payment created with the profile's shortest lifetime when the
+family starts (``conftest.py``) is looked at by the session's last test, when the rest of the
+run has been its waiting time. Under pytest-xdist that test may run on another worker than the
+family's first test: the payment is handed over in a file named for the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.suite.factories import Factories, PrerequisiteError
+from conformance.suite.payments.rules import PaymentRules
+
+EXPIRY_TEST = "test_a_payment_expires_by_itself"
+TOLERANCE_SECS = 2.0
+
+
+@dataclass(frozen=True)
+class ExpiringPayment:
+    """A payment created with the shortest lifetime, or why there is none."""
+
+    order_no: str = ""
+    lifetime: int = 0
+    created: float = 0.0  # time.time() before the create was sent
+    problem: str = ""
+
+    @property
+    def remaining(self) -> float:
+        """Seconds until its expires_at has surely passed (negative: it has)."""
+        return self.created + self.lifetime + TOLERANCE_SECS - time.time()
+
+
+def create_expiring(
+    factories: Factories, rules: PaymentRules, handover: Path | None
+) -> ExpiringPayment:
+    """The run's expiring payment: the one another worker made, or a new one."""
+    if handover is not None and handover.is_file():
+        try:
+            return ExpiringPayment(**json.loads(handover.read_text(encoding="utf-8")))
+        except (ValueError, TypeError):
+            pass
+    lifetime = rules.expires_in.min
+    order_no = factories.unique("pay-expiring-")
+    created = time.time()
+    try:
+        factories.create_payment(merchant_order_no=order_no, expires_in_secs=lifetime)
+    except PrerequisiteError as exc:
+        return ExpiringPayment(problem=str(exc))
+    payment = ExpiringPayment(order_no, lifetime, created)
+    if handover is not None:
+        scratch = handover.with_suffix(f".{os.getpid()}")
+        scratch.write_text(json.dumps(asdict(payment)), encoding="utf-8")
+        os.replace(scratch, handover)
+    return payment
+
+
+def handover_file(workerinput: dict[str, Any] | None) -> Path | None:
+    """Where xdist workers of one run share the payment (None outside xdist)."""
+    run = (workerinput or {}).get("testrunuid")
+    if not run:
+        return None
+    return Path(tempfile.gettempdir()) / f"payment-conformance-expiring-{run}.json"
