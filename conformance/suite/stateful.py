@@ -330,6 +330,7 @@ def machine_settings(examples: int, steps: int) -> settings:
         deadline=None,
         database=None,
         print_blob=False,
+        report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
     )
 
@@ -370,25 +371,25 @@ def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
         body()
     except ConformanceFailure as failure:
         verdicts.fail(failure)
-    except Flaky as flaky:  # the failure did not repeat when replayed: still a failure
-        inner = _first_failure(flaky)
-        verdicts.fail(
-            inner
-            if inner is not None
-            else ConformanceFailure((), f"inconsistent behaviour: {flaky}")
-        )
+    except (Flaky, BaseExceptionGroup) as group:
+        # Flaky: the failure did not repeat when replayed, still a failure; a group: several
+        # distinct failures. Each conformance failure inside is noted under its own ids.
+        found = _failures(group)
+        for inner in found:
+            verdicts.fail(inner)
+        if not found:
+            verdicts.fail(ConformanceFailure((), f"inconsistent behaviour: {group}"))
     except (SuiteTransportError, PrerequisiteError) as exc:
         verdicts.fail(ConformanceFailure((), str(exc), verdicts.transcript.evidence))
 
 
-def _first_failure(error: BaseException) -> ConformanceFailure | None:
+def _failures(error: BaseException) -> list[ConformanceFailure]:
     if isinstance(error, ConformanceFailure):
-        return error
+        return [error]
+    found: list[ConformanceFailure] = []
     for inner in getattr(error, "exceptions", ()) or ():
-        found = _first_failure(inner)
-        if found is not None:
-            return found
-    return None
+        found += _failures(inner)
+    return found
 
 
 # ----------------------------------------------------------------------------- helpers
