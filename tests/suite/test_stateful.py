@@ -201,3 +201,23 @@ def test_the_transcript_never_shows_a_secret(profile: Profile) -> None:
     transcript.detach(client)
     client.get("/v1/payments")
     assert transcript.render() == text
+
+
+def test_each_failure_of_an_exception_group_fails_its_own_ids() -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+
+    def two_bugs() -> None:
+        raise ExceptionGroup(
+            "two distinct failures",
+            [ConformanceFailure(["PAY-001"], "first"), ConformanceFailure(["PAY-002"], "second")],
+        )
+
+    run_guarded(verdicts, two_bugs)
+    verdicts.finish("scenario", ["PAY-001", "PAY-002", "PAY-003"])
+    outcomes = {c.requirement_ids: (c.outcome, c.message) for c in recorder.checks}
+    assert outcomes == {
+        ("PAY-001",): (Outcome.FAILED, "first"),
+        ("PAY-002",): (Outcome.FAILED, "second"),
+        ("PAY-003",): (Outcome.NOT_EXERCISED, "no generated call sequence reached it"),
+    }
