@@ -1,0 +1,417 @@
+"""Payout schedules: every operation sent, and its answer checked against a model of what the
+server must hold (the request's fields, the state the profile's transitions lead to, the last
+representation the server gave).
+
+There is no read operation for a schedule: the server's state shows in the next operation's
+answer. So every refused operation is followed by a re-read: an operation the profile allows in
+the schedule's state (a pause of a paused schedule changes nothing), whose answer must show the
+fields unchanged; where the profile allows none (a retired schedule), the refused operation
+again, which must be refused again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from conformance.core.contract import operation as contract_operation
+from conformance.core.profile import ErrorSpec
+from conformance.suite.client import SuiteClient
+from conformance.suite.factories import ABSENT
+from conformance.suite.outcomes import status_problems, summary
+from conformance.suite.schedules.calls import Answer, Calls, advanced
+from conformance.suite.schedules.clock import TOLERANCE, parse_time
+from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused
+from conformance.suite.schedules.states import StateMachine
+from conformance.suite.stateful import MachineContext, compact
+
+RESOURCE = "payout_schedules"
+CREATE = "createPayoutSchedule"
+RETIRE = "retirePayoutSchedule"
+# Per operation of the profile's transitions: the requirement of the move from the initial
+# state, of the move from any other state, and of the refusal.
+TRANSITION_IDS: dict[str, tuple[str, str, str]] = {
+    "replacePayoutSchedule": ("PAYOUT-STATE-004", "PAYOUT-STATE-005", "PAYOUT-STATE-006"),
+    "pausePayoutSchedule": ("PAYOUT-STATE-007", "PAYOUT-STATE-008", "PAYOUT-STATE-009"),
+    "retirePayoutSchedule": ("PAYOUT-STATE-010", "PAYOUT-STATE-011", "PAYOUT-STATE-012"),
+}
+FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
+
+
+@dataclass
+class ScheduleModel:
+    """What the server must hold for one schedule."""
+
+    id: str
+    request: ScheduleRequest
+    first_run_at: datetime | None
+    status: str
+    seen: dict[str, Any]  # the last representation the server gave
+    changed_mono: float  # when the answer of the last change arrived (monotonic clock)
+
+    def __repr__(self) -> str:  # hypothesis prints bundle values in a failure
+        return f"schedule {self.id} ({self.status})"
+
+
+class PayoutDriver:
+    """Sends payout schedule operations for one test and checks every answer."""
+
+    def __init__(
+        self, ctx: MachineContext, *, fatal: bool, client: SuiteClient | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.fatal = fatal
+        self.client = client or ctx.client
+        self.calls = Calls(ctx)
+        profile = ctx.profile
+        merchant = self.client.credential.merchant_id
+        key = f"schedules.payouts.{merchant}"
+        if key not in ctx.extra:  # made once per test: every example of a machine uses it
+            machine = StateMachine.of(profile, RESOURCE)
+            ctx.extra[key] = (
+                PayoutFixtures(profile, ctx.contract, merchant),
+                machine,
+                {
+                    op: contract_operation(op, ctx.contract).has_request_body
+                    for op in machine.operations
+                },
+            )
+        self.fixtures, self.machine, self._with_body = ctx.extra[key]
+        self.active = self.machine.initial  # the state in which a schedule runs
+        self.retired = self.machine.targets(RETIRE)
+        self.invalid_state = profile.error("status", "invalid_state")
+        self.business_rule = profile.error("status", "business_rule")
+
+    # -- recording ------------------------------------------------------------------------
+    def check(self, ids: tuple[str, ...] | list[str], ok: bool, message: str) -> bool:
+        return self.ctx.verdicts.check(list(ids), ok, message, fatal=self.fatal)
+
+    def expect(
+        self, ids: tuple[str, ...] | list[str], answer: Answer, specs: list[ErrorSpec], what: str
+    ) -> bool:
+        """The answer is one of ``specs`` (status, and code where the profile pins one)."""
+        ok = any(not status_problems(answer.response, spec) for spec in specs)
+        wanted = " or ".join(f"{s.status}" + (f" {s.code}" if s.code else "") for s in specs)
+        return self.check(ids, ok, f"{what}: expected {wanted}, got {summary(answer.response)}")
+
+    def succeeded(self, ids: tuple[str, ...] | list[str], answer: Answer, operation: str) -> bool:
+        expected = self.ctx.profile.success_status(operation)
+        return self.ctx.verdicts.status(
+            list(ids), answer.response, expected, operation, fatal=self.fatal
+        )
+
+    def transition_ids(self, operation: str, source: str, *, refused: bool) -> tuple[str, ...]:
+        ids = TRANSITION_IDS.get(operation)
+        if ids is None:
+            return ("OPS-003",)
+        if refused:
+            return (ids[2],)
+        return (ids[0] if source == self.machine.initial else ids[1],)
+
+    def send(self, operation: str, *, path_id: str | None = None, body: Any = ABSENT) -> Answer:
+        return self.calls.send(operation, path_id=path_id, body=body, client=self.client)
+
+    def has_body(self, operation: str) -> bool:
+        return bool(self._with_body.get(operation, False))
+
+    # -- operations -----------------------------------------------------------------------
+    def create(
+        self, request: ScheduleRequest, *, ids: tuple[str, ...] = ("OPS-003",)
+    ) -> ScheduleModel | None:
+        body, first_run = request.body(self.calls.clock)
+        self.ctx.transcript.step(f"create a payout schedule: {request.describe()}")
+        answer = self.send(CREATE, body=body)
+        if not self.succeeded(ids, answer, CREATE):
+            return None
+        found = answer.body
+        if not self.check(ids, isinstance(found.get("id"), str), "the schedule has no string id"):
+            return None
+        model = ScheduleModel(
+            str(found["id"]), request, first_run, self.machine.initial, found, answer.finished_mono
+        )
+        self.check(
+            ["PAYOUT-STATE-003"],
+            found.get("status") == self.machine.initial,
+            f"a new schedule has status {found.get('status')!r}, expected {self.machine.initial!r}",
+        )
+        self.representation(answer, model, ids)
+        self.next_run(answer, model)
+        return model
+
+    def refuse_create(self, request: ScheduleRequest, name: str, ids: tuple[str, ...]) -> None:
+        body, _ = request.body(self.calls.clock)
+        self.ctx.transcript.step(f"create a payout schedule with {name}: refused")
+        answer = self.send(CREATE, body=body)
+        self.expect(ids, answer, [self.business_rule], f"a schedule with {name}")
+
+    def perform(
+        self,
+        model: ScheduleModel,
+        operation: str,
+        request: ScheduleRequest | None = None,
+        *,
+        unchanged_ids: tuple[str, ...] = (),
+    ) -> None:
+        """Send ``operation`` and check its answer against what the profile's transitions say
+        (``unchanged_ids``: this is the re-read after a refusal those ids name)."""
+        source = model.status
+        target = self.machine.target(operation, source)
+        with_body = self.has_body(operation)
+        request = (request or model.request) if with_body else None
+        body: Any = ABSENT
+        first_run = None
+        if request is not None:
+            body, first_run = request.body(self.calls.clock)
+        title = request.describe() if request is not None else ""
+        verb = "re-read through " if unchanged_ids else ""
+        title = f": {title}" if title else ""
+        self.ctx.transcript.step(f"{verb}{operation} of the {source} {model.id}{title}")
+        answer = self.send(operation, path_id=model.id, body=body)
+        ids = self.transition_ids(operation, source, refused=target is None)
+        if target is None:
+            what = f"{operation} of a {source} schedule"
+            self.expect((*ids, *unchanged_ids), answer, [self.invalid_state], what)
+            if not unchanged_ids:
+                self.reread(model, operation, request, ids)
+            return
+        if not self.succeeded((*ids, *unchanged_ids, "OPS-003"), answer, operation):
+            return
+        found = answer.body
+        if unchanged_ids and not self.same_fields(answer, model, unchanged_ids):
+            return  # the refused operation did change it: the model no longer says what is
+        if request is None and target == source:  # nothing to do: the schedule as it was
+            self.check(
+                ids,
+                found == model.seen,
+                f"{operation} of a {source} schedule changed it: {_difference(model.seen, found)}",
+            )
+        self.check(
+            ids,
+            found.get("status") == target,
+            f"{operation} of a {source} schedule: status {found.get('status')!r}, "
+            f"expected {target!r}",
+        )
+        before = model.seen
+        changed_mono = model.changed_mono
+        model.status = target
+        if request is not None:
+            model.request, model.first_run_at = request, first_run
+        self.representation(answer, model, ("PAYOUT-010",) if with_body else ids)
+        if with_body:
+            self.replaced(answer, model, before, changed_mono)
+        if target in self.retired and source not in self.retired:
+            lo, hi = self.calls.clock.window(answer.started, answer.finished)
+            moment = parse_time(found.get("retired_at"))
+            self.check(
+                (*ids, "PAYOUT-012"),
+                moment is not None and lo <= moment <= hi,
+                f"retired_at {found.get('retired_at')!r} is not the time of the retire "
+                f"(between {lo.isoformat()} and {hi.isoformat()} on the server's clock)",
+            )
+        if found != before:
+            model.changed_mono = answer.finished_mono
+        model.seen = found
+
+    def refuse_replace(
+        self,
+        model: ScheduleModel,
+        operation: str,
+        changes: dict[str, Any],
+        name: str,
+        ids: tuple[str, ...],
+    ) -> None:
+        """A replace that breaks a business rule: 422 (or 409 when the schedule cannot be
+        replaced at all: the profile does not say which wins), then a re-read."""
+        request = refused(model.request, changes)
+        body, _ = request.body(self.calls.clock)
+        self.ctx.transcript.step(f"{operation} of the {model.status} {model.id} with {name}")
+        answer = self.send(operation, path_id=model.id, body=body)
+        specs = [self.business_rule]
+        if self.machine.target(operation, model.status) is None:
+            specs.append(self.invalid_state)
+        self.expect(ids, answer, specs, f"{operation} with {name}")
+        self.reread(model, operation, request, ids, specs)
+
+    def reread(
+        self,
+        model: ScheduleModel,
+        refused_operation: str,
+        refused_request: ScheduleRequest | None,
+        ids: tuple[str, ...],
+        specs: list[ErrorSpec] | None = None,
+    ) -> None:
+        """Show that a refused operation changed nothing."""
+        allowed = [
+            op
+            for op in self.machine.operations
+            if not self.has_body(op) and self.machine.target(op, model.status) is not None
+        ]
+        allowed.sort(
+            key=lambda op: (
+                self.machine.target(op, model.status) != model.status,
+                self.machine.target(op, model.status) in self.retired,
+            )
+        )
+        if allowed:
+            self.perform(model, allowed[0], unchanged_ids=ids)
+            return
+        # Nothing is allowed in this state: the refused operation is refused again.
+        body: Any = ABSENT
+        if refused_request is not None:
+            body, _ = refused_request.body(self.calls.clock)
+        self.ctx.transcript.step(f"re-read: {refused_operation} of the {model.status} {model.id}")
+        answer = self.send(refused_operation, path_id=model.id, body=body)
+        self.expect(
+            ids,
+            answer,
+            specs or [self.invalid_state],
+            f"{refused_operation} again: the {model.status} schedule",
+        )
+
+    # -- checks of a representation -------------------------------------------------------
+    def same_fields(self, answer: Answer, model: ScheduleModel, ids: tuple[str, ...]) -> bool:
+        problems = self._field_problems(answer.body, model)
+        return self.check(
+            ids, not problems, "after the refusal the schedule has " + "; ".join(problems)
+        )
+
+    def _field_problems(self, found: dict[str, Any], model: ScheduleModel) -> list[str]:
+        request = model.request
+        expected = {
+            "id": model.id,
+            "currency_id": request.deployment.currency_id,
+            "target_chain_id": request.deployment.chain_id,
+            "withdraw_address_id": request.withdraw_address_id,
+            "interval_secs": request.interval_secs,
+            "mode": request.mode,
+        }
+        problems = [
+            f"{key} {compact(found.get(key))}, expected {compact(value)}"
+            for key, value in expected.items()
+            if found.get(key) != value or isinstance(found.get(key), bool)
+        ]
+        amount = _decimal(found.get("min_send_amount"))
+        if amount is None or amount != Decimal(request.amount.text):
+            problems.append(
+                f"min_send_amount {compact(found.get('min_send_amount'))}, "
+                f"expected {request.amount.text}"
+            )
+        return problems
+
+    def representation(
+        self, answer: Answer, model: ScheduleModel, field_ids: tuple[str, ...]
+    ) -> None:
+        """Fields as requested, and what the profile derives from them and from the status."""
+        found = answer.body
+        problems = self._field_problems(found, model)
+        self.check(field_ids, not problems, "the schedule has " + "; ".join(problems))
+        request = model.request
+        pair = f"{request.deployment.currency_id}:{request.deployment.chain_id}"
+        self.check(
+            ["PAYOUT-001"],
+            found.get("currency_chain_id") == pair,
+            f"currency_chain_id {compact(found.get('currency_chain_id'))}, expected {pair!r}",
+        )
+        self.check(
+            ["PAYOUT-002"],
+            found.get("min_send_raw") == str(request.amount.raw),
+            f"min_send_raw {compact(found.get('min_send_raw'))} for min_send_amount "
+            f"{request.amount.text} with {request.deployment.decimals} decimals, "
+            f"expected {request.amount.raw}",
+        )
+        status = found.get("status")
+        self.check(
+            ["PAYOUT-STATE-001"],
+            status in self.machine.states,
+            f"status {compact(status)} is not one of {', '.join(self.machine.states)}",
+        )
+        enabled = found.get("enabled")
+        self.check(["PAYOUT-STATE-002"], isinstance(enabled, bool), f"enabled {compact(enabled)}")
+        self.check(
+            ["PAYOUT-011"],
+            enabled is (status == self.active),
+            f"enabled {compact(enabled)} with status {compact(status)}",
+        )
+        retired_at = found.get("retired_at", ABSENT)
+        retired = status in self.retired
+        ok = parse_time(retired_at) is not None if retired else retired_at is None
+        self.check(
+            ["PAYOUT-012"],
+            ok,
+            f"retired_at {'absent' if retired_at is ABSENT else compact(retired_at)} "
+            f"with status {compact(status)}",
+        )
+
+    def next_run(self, answer: Answer, model: ScheduleModel) -> None:
+        """``next_run_at`` of a new schedule: its first_run_at, or creation + interval."""
+        found = answer.body
+        next_run = parse_time(found.get("next_run_at"))
+        shown = compact(found.get("next_run_at"))
+        if model.first_run_at is not None:
+            self.check(
+                ["PAYOUT-004"],
+                next_run == model.first_run_at,
+                f"next_run_at {shown}, expected first_run_at {model.first_run_at.isoformat()}",
+            )
+            return
+        interval = timedelta(seconds=model.request.interval_secs)
+        created = parse_time(found.get("created_at"))
+        if created is not None:
+            lo, hi = created + interval - TOLERANCE, created + interval + TOLERANCE
+            anchor = f"created_at {found.get('created_at')}"
+        else:
+            start, end = self.calls.clock.window(answer.started, answer.finished)
+            lo, hi = start + interval, end + interval
+            anchor = "the time of the create"
+        self.check(
+            ["PAYOUT-006"],
+            next_run is not None and lo <= next_run <= hi,
+            f"next_run_at {shown}, expected {anchor} plus interval_secs "
+            f"{model.request.interval_secs} (between {lo.isoformat()} and {hi.isoformat()})",
+        )
+
+    def replaced(
+        self, answer: Answer, model: ScheduleModel, before: dict[str, Any], changed_mono: float
+    ) -> None:
+        """A replace: next_run_at is the given first_run_at, and updated_at moved on."""
+        found = answer.body
+        if model.first_run_at is not None:
+            next_run = parse_time(found.get("next_run_at"))
+            self.check(
+                ["PAYOUT-010"],
+                next_run == model.first_run_at,
+                f"next_run_at {compact(found.get('next_run_at'))} after a replace with "
+                f"first_run_at {model.first_run_at.isoformat()}",
+            )
+        moved = advanced(
+            before.get("updated_at"),
+            found.get("updated_at"),
+            answer.started_mono - changed_mono,
+        )
+        self.check(
+            ["PAYOUT-010"],
+            moved is not False,
+            f"updated_at {compact(found.get('updated_at'))} after a replace, was "
+            f"{compact(before.get('updated_at'))}",
+        )
+
+
+def _decimal(value: object) -> Decimal | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        return None
+
+
+def _difference(before: dict[str, Any], after: dict[str, Any]) -> str:
+    keys = sorted(set(before) | set(after))
+    changes = [
+        f"{key} {compact(before.get(key))} -> {compact(after.get(key))}"
+        for key in keys
+        if before.get(key) != after.get(key)
+    ]
+    return "; ".join(changes[:6]) or "(no difference)"
