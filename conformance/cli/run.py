@@ -76,6 +76,18 @@ def default_report_dir() -> Path:
     metavar="NAME",
     help="Switch on a reference-server fault (embedded server only; list: `faults`).",
 )
+@click.option(
+    "--webhook-url",
+    metavar="URL",
+    help="The url at which the server reaches the suite's webhook receiver (for a remote "
+    "server; default: http://127.0.0.1:<port>).",
+)
+@click.option(
+    "--webhook-bind",
+    metavar="HOST:PORT",
+    help="Where the webhook receiver listens (default: 127.0.0.1 on the port of --webhook-url, "
+    "or a free port).",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -90,6 +102,8 @@ def run(
     workers: int,
     quick: bool,
     fault: str | None,
+    webhook_url: str | None,
+    webhook_bind: str | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -112,6 +126,8 @@ def run(
         workers=workers,
         api_key=api_key or None,
         api_secret=api_secret or None,
+        webhook_url=webhook_url,
+        webhook_bind=webhook_bind,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:

@@ -384,6 +384,8 @@ def _pin_schemas(doc: dict[str, Any], profile: Profile) -> None:
         "x-profile": "x402.tx_hash_pattern",
     }
 
+    _pin_payment_payload(schemas, profile)
+
     key = schemas["IdempotencyKeyValue"]
     key["minLength"] = int(data["idempotency"]["min_length"])
     key["maxLength"] = int(data["idempotency"]["max_length"])
@@ -398,6 +400,40 @@ def _pin_schemas(doc: dict[str, Any], profile: Profile) -> None:
                 "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
             },
         }
+
+
+def x402_payload_schemas(profile: Profile) -> dict[str, dict[str, Any]] | None:
+    """The ``X402PaymentPayload`` and ``X402Authorization`` schemas the profile pins (every
+    field required, with its format), or None when the profile leaves the payload open.
+
+    Each is the specification's schema with keywords added (``required``, ``pattern``,
+    ``format``), so anything valid under the pinned schema is valid under the spec's."""
+    shape = profile.x402_payload
+    if shape is None:
+        return None
+    schemas = _parsed_document()["components"]["schemas"]
+    payload = copy.deepcopy(schemas["X402PaymentPayload"])
+    authorization = copy.deepcopy(schemas["X402Authorization"])
+    note = "x402.payment_payload"
+    for schema in (payload, authorization):
+        schema.pop("x-unspecified", None)
+        schema["required"] = list(schema["properties"])
+        schema["x-profile"] = note
+    payload["properties"]["signature"]["pattern"] = shape.signature_pattern
+    fields = authorization["properties"]
+    for name in ("from", "to"):
+        fields[name]["pattern"] = shape.address_pattern
+    fields["value"]["pattern"] = shape.value_pattern
+    for name in ("valid_after", "valid_before"):
+        fields[name]["format"] = shape.time_format
+    fields["nonce"]["pattern"] = shape.nonce_pattern
+    return {"X402PaymentPayload": payload, "X402Authorization": authorization}
+
+
+def _pin_payment_payload(schemas: dict[str, Any], profile: Profile) -> None:
+    pinned = x402_payload_schemas(profile)
+    if pinned is not None:
+        schemas.update(pinned)
 
 
 def _response_status_schema(

@@ -73,6 +73,17 @@ class Currency:
 
 
 @dataclass(frozen=True)
+class X402PayloadShape:
+    """The formats of a settle request's ``payment_payload`` (every field required)."""
+
+    signature_pattern: str
+    address_pattern: str
+    value_pattern: str
+    time_format: str
+    nonce_pattern: str
+
+
+@dataclass(frozen=True)
 class Profile:
     """A validated profile. ``data`` keeps the whole document for less common keys."""
 
@@ -152,6 +163,12 @@ class Profile:
     @property
     def split_merchants(self) -> tuple[str, ...]:
         return tuple(self.data["fixtures"]["split_merchants"])
+
+    @property
+    def x402_payload(self) -> X402PayloadShape | None:
+        """The pinned shape of x402 payment payloads, or None when the profile leaves it open."""
+        raw = self.data["x402"].get("payment_payload")
+        return None if raw is None else X402PayloadShape(**raw)
 
     def idempotency_required(self, method: str, operation_id: str) -> bool:
         idem = self.data["idempotency"]

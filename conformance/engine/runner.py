@@ -62,6 +62,8 @@ class RunOptions:
     api_key: str | None = field(default=None, repr=False)
     api_secret: str | None = field(default=None, repr=False)
     preflight: bool = True
+    webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
+    webhook_bind: str | None = None  # HOST:PORT the webhook receiver listens on
 
 
 @dataclass(frozen=True)
@@ -162,10 +164,27 @@ def _check_options(options: RunOptions) -> None:
         raise RunError(f"--max-examples must be at least 1, not {options.max_examples}")
     if options.seed is not None and options.seed < 0:
         raise RunError(f"--seed must not be negative, not {options.seed}")
+    _check_webhook_options(options)
     if (options.api_key is None) != (options.api_secret is None):
         raise RunError(
             f"give both --api-key and --api-secret (or {API_KEY_ENV} and {API_SECRET_ENV})"
         )
+
+
+def _check_webhook_options(options: RunOptions) -> None:
+    from conformance.suite.webhooks.receiver import (
+        ReceiverOptionError,
+        check_public_url,
+        parse_bind,
+    )
+
+    try:
+        if options.webhook_url is not None:
+            check_public_url(options.webhook_url)
+        if options.webhook_bind is not None:
+            parse_bind(options.webhook_bind)
+    except ReceiverOptionError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _profile(options: RunOptions) -> Profile:
@@ -242,6 +261,10 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["skip"] = ",".join(options.skip)
     if options.max_examples is not None:
         recorded["max_examples"] = str(options.max_examples)
+    if options.webhook_url is not None:
+        recorded["webhook_url"] = options.webhook_url
+    if options.webhook_bind is not None:
+        recorded["webhook_bind"] = options.webhook_bind
     if options.api_key is not None:
         recorded["api_key"] = options.api_key
     return recorded
@@ -289,6 +312,10 @@ def pytest_args(options: RunOptions, target: Target, seed: int, config_file: Pat
         args += ["--skip", prefix]
     if options.workers > 1:
         args += ["-n", str(options.workers)]
+    if options.webhook_url is not None:
+        args += ["--webhook-url", options.webhook_url]
+    if options.webhook_bind is not None:
+        args += ["--webhook-bind", options.webhook_bind]
     return args
 
 

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from conformance.core.profile import Credential
-from conformance.reference import auth, idempotency
+from conformance.reference import auth, idempotency, payments
 from conformance.reference.config import ServerConfig
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import ApiError, validation_failure
@@ -142,6 +142,11 @@ class Pipeline:
             with self.store.transaction() as conn:
                 stored = self.idempotency.begin(conn, credential.api_key, key, fingerprint, epoch)
             if stored is not None:
+                if operation_id == "createPayment" and self.config.fault(
+                    "payment-replay-inserts-second-row"
+                ):
+                    with self.store.transaction() as conn:
+                        payments.insert_replayed_copy(conn, credential.merchant_id, stored.body)
                 headers = {}
                 if not self.config.fault("idem-replay-missing-header"):
                     headers[REPLAY_HEADER] = "true"
@@ -150,7 +155,9 @@ class Pipeline:
             with self.store.transaction() as conn:
                 ctx = RequestContext(
                     operation_id=operation_id,
-                    merchant_id=credential.merchant_id,
+                    merchant_id=self.config.profile.primary.merchant_id
+                    if self.config.fault("isolation-keys-share-a-merchant")
+                    else credential.merchant_id,
                     api_key=credential.api_key,
                     body=body,
                     path=path,
@@ -195,8 +202,11 @@ class Pipeline:
         raise rejection
 
     def _route(self, request: IncomingRequest) -> Match:
+        path = request.path
+        if self.config.fault("robust-unversioned-paths-served") and not path.startswith("/v1/"):
+            path = "/v1" + path  # the bug: an alias for clients that leave the prefix out
         try:
-            return resolve(request.method, request.path)
+            return resolve(request.method, path)
         except NoRoute as exc:
             if not exc.allowed:
                 spec = self.config.profile.error("status", "not_found")
@@ -214,6 +224,24 @@ class Pipeline:
                 headers=headers,
             ) from None
 
+    def _robustness_faults(self, request: IncomingRequest) -> None:
+        """Bugs of code that reads the raw request before validation (faults/robustness.yaml)."""
+        fault = self.config.fault
+        if fault("robust-invalid-utf8-500") and request.body:
+            request.body.decode("utf-8")  # the bug: decoded for the access log, unguarded
+        if fault("robust-empty-put-body-500") and request.method == "PUT" and not request.body:
+            json.loads(request.body)  # the bug: a PUT is assumed to carry a body
+        if fault("robust-non-object-body-500") and request.body:
+            document: Any
+            try:
+                document = json.loads(request.body)
+            except ValueError:
+                document = {}
+            log.debug("body fields %s", list(document.keys()))  # the bug: assumes an object
+        if fault("robust-query-escape-500") and b"%" in request.query:
+            for escape in request.query.split(b"%")[1:]:
+                bytes.fromhex(escape[:2].decode("latin-1"))  # the bug: hex digits assumed
+
     def _validate(
         self, request: IncomingRequest, match: Match
     ) -> tuple[dict[str, str], dict[str, Any], Any]:
@@ -223,6 +251,7 @@ class Pipeline:
                 value.encode("ascii")  # the bug: ids assumed to be ASCII
         if self.config.fault("robust-malformed-json-500") and request.body:
             json.loads(request.body)  # the bug: parsed before validation, unguarded
+        self._robustness_faults(request)
         content_type = request.headers.get("content-type")
         if self.config.fault("validation-ignores-content-type") and request.body:
             content_type = JSON

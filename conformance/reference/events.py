@@ -47,9 +47,18 @@ def _no_fault(name: str) -> bool:
     return False
 
 
-def event_body(event_id: str, event_type: str, data: dict[str, Any], now: datetime) -> str:
+def event_body(
+    event_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    now: datetime,
+    *,
+    fault: Callable[[str], bool] = _no_fault,
+) -> str:
     """The body POSTed to endpoints: ``{id, type, timestamp, data}``, compact JSON."""
-    body = {"id": event_id, "type": event_type, "timestamp": iso(now), "data": data}
+    body: dict[str, Any] = {"id": event_id, "type": event_type, "timestamp": iso(now), "data": data}
+    if fault("webhook-body-without-timestamp"):
+        del body["timestamp"]  # "the webhook-timestamp header says when"
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -64,7 +73,7 @@ def emit(
 ) -> list[str]:
     """Queue one delivery of the event per subscribed active endpoint; returns their ids."""
     event_id = "evt_" + secrets.token_hex(12)
-    payload = event_body(event_id, event_type, data, now)
+    payload = event_body(event_id, event_type, data, now, fault=fault)
     endpoints = conn.execute(
         "SELECT id, event_types FROM webhook_endpoints WHERE merchant_id = ? AND active = 1"
         " ORDER BY created_us, id",

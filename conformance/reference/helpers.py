@@ -9,6 +9,7 @@ shares) and the status change emits its event.
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from conformance.reference import ledger
 from conformance.reference.amounts import fraction_digits, to_raw
@@ -16,15 +17,31 @@ from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule
 from conformance.reference.fixtures import currency
 from conformance.reference.operations import Reply, operation
-from conformance.reference.payments import find, refuse, represent, set_status, transition_target
+from conformance.reference.payments import (
+    KIND_PAYMENT,
+    find,
+    refuse,
+    represent,
+    set_status,
+    transition_target,
+)
 
 SCHEMA = ""  # the helpers act on the payments table
 DEPOSIT_SOURCES = ("pending", "underpaid")
 
 
+def _find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
+    if ctx.fault("isolation-helpers-any-merchant"):
+        query = "SELECT * FROM payments WHERE id = ? AND kind = ?"
+        row: sqlite3.Row | None = ctx.conn.execute(query, (payment_id, KIND_PAYMENT)).fetchone()
+        if row is not None:
+            return row
+    return find(ctx, payment_id)
+
+
 @operation("testDepositPayment")
 def deposit(ctx: RequestContext) -> Reply:
-    row = find(ctx, ctx.path["id"])
+    row = _find(ctx, ctx.path["id"])
     if row["status"] not in DEPOSIT_SOURCES:
         raise refuse(ctx, row, "deposit to")
     body = ctx.body
@@ -49,6 +66,9 @@ def deposit(ctx: RequestContext) -> Reply:
             ctx, "too_many_decimals", f"amount has more than {found.decimals} decimals"
         )
     raw = to_raw(amount, found.decimals)
+    if ctx.fault("deposit-raw-six-decimals"):  # the bug: every currency scaled like USDC
+        whole, _, fraction = amount.partition(".")
+        raw = to_raw(f"{whole}.{fraction[:6]}" if fraction else whole, 6)
     if raw == 0:
         raise business_rule(ctx, "invalid_amount", "amount must be greater than 0")
     received = int(row["received_raw"]) + raw
@@ -59,6 +79,8 @@ def deposit(ctx: RequestContext) -> Reply:
     )
     quoted = int(json.loads(row["quote_raw"])[currency_id])
     settled = received >= quoted or ctx.fault("deposit-underpaid-settles")
+    if received > quoted and ctx.fault("deposit-overpaid-stays-underpaid"):
+        settled = False  # the bug: only the exact amount settles
     target = "settled" if settled else "underpaid"
     if target != row["status"]:
         row = set_status(ctx, row, target, f"payment.{target}")
@@ -81,12 +103,14 @@ def deposit(ctx: RequestContext) -> Reply:
 
 @operation("testExpirePayment")
 def expire(ctx: RequestContext) -> Reply:
-    row = find(ctx, ctx.path["id"])
+    row = _find(ctx, ctx.path["id"])
     sources = next(
         t.sources
         for t in ctx.config.profile.transitions("payments")
         if t.operation == ctx.operation_id
     )
+    if ctx.fault("state-expire-helper-settled-allowed"):
+        sources = (*sources, "settled")
     if row["status"] not in sources:
         raise refuse(ctx, row, "expire")
     row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment.expired")

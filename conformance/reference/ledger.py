@@ -159,6 +159,13 @@ class Leg:
     source_merchant_id: str | None = None
 
 
+def _is_income(leg: Leg) -> bool:
+    """A merchant's credit for a payment (not a split share, not the clearing account)."""
+    return (
+        leg.direction == CREDIT and leg.tx_type == "payment" and leg.merchant_id != CLEARING_ACCOUNT
+    )
+
+
 def _write(
     conn: sqlite3.Connection,
     legs: Sequence[Leg],
@@ -180,12 +187,15 @@ def _write(
         signed = leg.amount_raw if leg.direction == CREDIT else -leg.amount_raw
         if fault("ledger-running-balance-ignores-debits") and leg.direction == DEBIT:
             signed = 0
-        after = balance(conn, leg.merchant_id, currency_id) + signed
+        fee = 0
+        if fault("ledger-platform-fee-deducted") and _is_income(leg):
+            fee = leg.amount_raw // 100  # a 1 % fee, taken out of the running balance
+        after = balance(conn, leg.merchant_id, currency_id) + signed - fee
         conn.execute(
             "INSERT INTO ledger_entries (ledger_transaction_id, merchant_id, currency_id, tx_type,"
             " business_type, direction, amount_raw, balance_after_raw, platform_fee_raw,"
             " is_split_recipient_income, payment_id, merchant_order_no, source_merchant_id,"
-            " created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '0', ?, ?, ?, ?, ?)",
+            " created_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 transaction_id,
                 leg.merchant_id,
@@ -195,6 +205,7 @@ def _write(
                 leg.direction,
                 str(leg.amount_raw),
                 str(after),
+                str(fee),
                 int(leg.is_split_recipient_income),
                 payment_id,
                 merchant_order_no,

@@ -97,6 +97,21 @@ def insert_payment(
     )
 
 
+def insert_replayed_copy(conn: sqlite3.Connection, merchant_id: str, stored: bytes) -> None:
+    """The bug of fault ``payment-replay-inserts-second-row``: a replayed create inserts the
+    payment of the stored response again, under a new id."""
+    payment_id = json.loads(stored).get("id")
+    row = get_payment(conn, merchant_id, str(payment_id))
+    if row is None:
+        return
+    columns = [c for c in row.keys() if c not in ("seq", "id")]  # noqa: SIM118 (values)
+    conn.execute(
+        f"INSERT INTO payments (id, {', '.join(columns)})"
+        f" VALUES (?, {', '.join('?' for _ in columns)})",
+        (new_payment_id(), *(row[c] for c in columns)),
+    )
+
+
 def get_payment(
     conn: sqlite3.Connection, merchant_id: str, payment_id: str, kind: str | None = None
 ) -> sqlite3.Row | None:
@@ -160,6 +175,13 @@ def find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
         ).fetchone()
     else:
         row = get_payment(ctx.conn, ctx.merchant_id, payment_id, KIND_PAYMENT)
+    foreign = "SELECT 1 FROM payments WHERE id = ?"
+    if (
+        row is None
+        and ctx.fault("isolation-foreign-id-403")
+        and ctx.conn.execute(foreign, (payment_id,)).fetchone()
+    ):
+        raise ApiError(403, "forbidden", "the payment belongs to another merchant")
     if row is None:
         raise not_found(ctx, "payment")
     return row
@@ -296,16 +318,22 @@ def list_payments(ctx: RequestContext) -> Reply:
         )
     where = ["kind = ?"]
     params: list[Any] = [KIND_PAYMENT]
-    if not ctx.fault("isolation-list-all-merchants"):
+    by_order_no = "merchant_order_no" in ctx.query
+    if not ctx.fault("isolation-list-all-merchants") and not (
+        by_order_no and ctx.fault("isolation-order-no-filter-all-merchants")
+    ):
         where.append("merchant_id = ?")
         params.append(ctx.merchant_id)
     status = ctx.query.get("status")
-    if status is not None:
+    if status is not None and not ctx.fault("payments-status-filter-ignored"):
         # The profile only says the filter returns matches: a value that is no state matches none.
         where.append("status = ?")
         params.append(status)
     if "merchant_order_no" in ctx.query:
-        where.append("merchant_order_no = ?")
+        if ctx.fault("payments-order-filter-prefix-match"):  # the bug: a search, not a filter
+            where.append("merchant_order_no LIKE ? || '%'")
+        else:
+            where.append("merchant_order_no = ?")
         params.append(ctx.query["merchant_order_no"])
     newest_first = not ctx.fault("payments-list-oldest-first")
     cursor = ctx.query.get("cursor")
@@ -330,7 +358,9 @@ def list_payments(ctx: RequestContext) -> Reply:
     ).fetchall()
     body: dict[str, Any] = {"payments": [represent(r, ctx) for r in rows[:limit]]}
     if len(rows) > limit:
-        body["next_cursor"] = rows[limit - 1]["id"]
+        # the bug: the cursor names the next page's first row, which that page then starts after
+        boundary = limit if ctx.fault("payments-cursor-skips-boundary-item") else limit - 1
+        body["next_cursor"] = rows[boundary]["id"]
     return Reply(profile.success_status(ctx.operation_id), body)
 
 
@@ -359,7 +389,10 @@ def cancel_payment(ctx: RequestContext) -> Reply:
     success = ctx.config.profile.success_status(ctx.operation_id)
     if row["status"] == "canceled" and ctx.fault("state-cancel-canceled-payment-200"):
         return Reply(success, represent(row, ctx))
-    if row["status"] not in _allowed_sources(ctx, ctx.operation_id):
+    sources = _allowed_sources(ctx, ctx.operation_id)
+    if ctx.fault("state-cancel-expired-payment-allowed"):
+        sources = (*sources, "expired")
+    if row["status"] not in sources:
         raise refuse(ctx, row, "cancel")
     row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment.canceled")
     return Reply(success, represent(row, ctx))
@@ -379,13 +412,13 @@ def accept_underpaid(ctx: RequestContext) -> Reply:
     accepted = row["received_raw"]
     if ctx.fault("payment-accepted-raw-is-quoted"):
         accepted = json.loads(row["quote_raw"]).get(currency_id, accepted)
-    return Reply(
-        ctx.config.profile.success_status(ctx.operation_id),
-        {
-            "payment_id": row["id"],
-            "currency_id": currency_id,
-            "currency_chain_id": f"{currency_id}:{chain_id}",
-            "accepted_raw": str(accepted),
-            "status": row["status"],
-        },
-    )
+    result = {
+        "payment_id": row["id"],
+        "currency_id": currency_id,
+        "currency_chain_id": f"{currency_id}:{chain_id}",
+        "accepted_raw": str(accepted),
+        "status": row["status"],
+    }
+    if ctx.fault("payment-accept-underpaid-without-chain"):
+        del result["currency_chain_id"]
+    return Reply(ctx.config.profile.success_status(ctx.operation_id), result)

@@ -55,6 +55,8 @@ def represent(row: sqlite3.Row, ctx: RequestContext) -> dict[str, Any]:
     enabled = row["status"] == "active"
     if ctx.fault("state-enabled-while-paused") and row["status"] == "paused":
         enabled = True
+    if ctx.fault("payout-retire-leaves-enabled") and row["status"] == "retired":
+        enabled = True
     return {
         "id": row["id"],
         "currency_id": row["currency_id"],
@@ -74,7 +76,7 @@ def represent(row: sqlite3.Row, ctx: RequestContext) -> dict[str, Any]:
     }
 
 
-def _fields(ctx: RequestContext) -> dict[str, Any]:
+def _fields(ctx: RequestContext, *, replacing: bool = False) -> dict[str, Any]:
     """The schedule fields of a create or replace body, after the profile's business rules."""
     body = ctx.body
     found = currency(ctx, body["currency_id"])
@@ -87,7 +89,10 @@ def _fields(ctx: RequestContext) -> dict[str, Any]:
             for c in ctx.config.profile.credentials
             for a in ctx.config.profile.withdraw_addresses(c.merchant_id)
         }
-        if not (address in everyone and ctx.fault("payout-foreign-withdraw-address-accepted")):
+        lenient = ctx.fault("payout-foreign-withdraw-address-accepted") or (
+            replacing and ctx.fault("payout-replace-skips-withdraw-address-check")
+        )
+        if not (address in everyone and lenient):
             raise business_rule(
                 ctx, "unknown_withdraw_address", f"unknown withdraw address {address!r}"
             )
@@ -106,6 +111,8 @@ def _fields(ctx: RequestContext) -> dict[str, Any]:
         if fraction_digits(amount) <= decimals
         else int(amount.partition(".")[0])
     )
+    if ctx.fault("payout-min-send-raw-truncates-fraction"):
+        min_send_raw = to_raw(amount.partition(".")[0], decimals)
     if len(str(min_send_raw)) > int(ctx.config.profile.data["payments"]["raw_amount_max_digits"]):
         raise profile_error(ctx, "status", "amount_too_large", "min_send_amount is too large")
     first_run = body.get("first_run_at")
@@ -115,6 +122,8 @@ def _fields(ctx: RequestContext) -> dict[str, Any]:
         if moment <= ctx.now and not ctx.fault("payout-first-run-at-past-accepted"):
             raise business_rule(ctx, "first_run_at_not_in_future", "first_run_at must be later")
         next_run = moment
+        if ctx.fault("payout-next-run-at-ignores-first-run-at"):
+            next_run = ctx.now + timedelta(seconds=body["interval_secs"])
     else:
         next_run = ctx.now + timedelta(seconds=body["interval_secs"])
     return {
@@ -185,7 +194,9 @@ def replace_payout_schedule(ctx: RequestContext) -> Reply:
     row = _load(ctx)
     if row["status"] == "retired":
         raise invalid_state(ctx, "a retired payout schedule cannot be replaced")
-    fields = _fields(ctx)
+    fields = _fields(ctx, replacing=True)
+    if ctx.fault("payout-replace-keeps-interval"):
+        fields["interval_secs"] = row["interval_secs"]
     status = row["status"] if ctx.fault("state-put-does-not-resume") else "active"
     ctx.conn.execute(
         f"UPDATE payout_schedules SET {', '.join(f'{f} = ?' for f in FIELDS)},"
@@ -200,11 +211,13 @@ def pause_payout_schedule(ctx: RequestContext) -> Reply:
     row = _load(ctx)
     if row["status"] == "retired" and not ctx.fault("state-pause-retired-allowed"):
         raise invalid_state(ctx, "a retired payout schedule cannot be paused")
-    if row["status"] == "paused":
+    if row["status"] == "paused" and not ctx.fault("payout-pause-paused-bumps-updated-at"):
         return Reply(ctx.config.profile.success_status(ctx.operation_id), represent(row, ctx))
+    retired_at = iso(ctx.now) if ctx.fault("payout-retired-at-set-on-pause") else row["retired_at"]
     ctx.conn.execute(
-        "UPDATE payout_schedules SET status = 'paused', updated_at = ? WHERE seq = ?",
-        (iso(ctx.now), row["seq"]),
+        "UPDATE payout_schedules SET status = 'paused', updated_at = ?, retired_at = ?"
+        " WHERE seq = ?",
+        (iso(ctx.now), retired_at, row["seq"]),
     )
     return _updated(ctx, row)
 

@@ -47,7 +47,11 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
             raise business_rule(
                 ctx, "split_to_self", f"splits[{index}]: a merchant cannot split to itself"
             )
-        if merchant_id in seen and not rules["allow_repeated_merchant"]:
+        if (
+            merchant_id in seen
+            and not rules["allow_repeated_merchant"]
+            and not ctx.fault("split-repeated-merchant-accepted")
+        ):
             raise business_rule(
                 ctx, "duplicate_split_merchant", f"splits[{index}]: {merchant_id} is repeated"
             )
@@ -73,6 +77,11 @@ def replace_split_template(ctx: RequestContext) -> Reply:
             "updated_at = excluded.updated_at",
             (ctx.merchant_id, json.dumps(rendered), updated_at),
         )
+    elif ctx.fault("split-template-empty-keeps-shares"):
+        kept = ctx.conn.execute(
+            "SELECT shares FROM split_templates WHERE merchant_id = ?", (ctx.merchant_id,)
+        ).fetchone()
+        rendered = json.loads(kept["shares"]) if kept is not None else []
     else:
         ctx.conn.execute("DELETE FROM split_templates WHERE merchant_id = ?", (ctx.merchant_id,))
     return Reply(

@@ -106,9 +106,10 @@ def _page(
     continues = after > 0
     resume = ">=" if continues and ctx.fault("statement-page-repeats-boundary-line") else ">"
     skip = 1 if continues and ctx.fault("statement-page-skips-boundary-line") else 0
+    everyone = int(ctx.fault("isolation-statement-mixes-merchants"))
     rows = ctx.conn.execute(
         f"SELECT {ledger.ENTRY_COLUMNS} FROM ledger_entries"
-        " WHERE merchant_id = ? AND currency_id = ? AND created_us >= ?"
+        f" WHERE (merchant_id = ? OR {everyone}) AND currency_id = ? AND created_us >= ?"
         f" AND created_us {upper} ? AND ledger_entry_id {resume} ?"
         " ORDER BY ledger_entry_id LIMIT ? OFFSET ?",
         (query.merchant_id, query.currency_id, query.from_us, query.to_us, after, limit + 1, skip),
@@ -154,10 +155,19 @@ def _parse_query(ctx: RequestContext) -> tuple[StatementQuery, int, int]:
             problems.append({"field": f"query.{name}", "message": "must be an RFC 3339 date-time"})
         else:
             moments[name] = ledger.to_micros(moment)
-    if not problems and moments["from"] >= moments["to"]:
+    if ctx.fault("statement-from-equal-to-accepted"):
+        not_before = not problems and moments["from"] > moments["to"]
+    else:
+        not_before = not problems and moments["from"] >= moments["to"]
+    if not_before:
         problems.append({"field": "query.from", "message": "must be before to"})
     bounds = ctx.config.profile.range("statements", "limit")
-    limit = ctx.query.get("limit", bounds.default if bounds.default is not None else bounds.max)
+    default = bounds.default if bounds.default is not None else bounds.max
+    if ctx.fault("statement-default-limit-50"):
+        default = 50
+    limit = ctx.query.get("limit", default)
+    if ctx.fault("statement-limit-max-unchecked") and isinstance(limit, int):
+        limit = min(limit, bounds.max)
     if isinstance(limit, bool) or not isinstance(limit, int):
         problems.append({"field": "query.limit", "message": "must be an integer"})
     elif not bounds.min <= limit <= bounds.max:
@@ -186,6 +196,8 @@ def _parse_query(ctx: RequestContext) -> tuple[StatementQuery, int, int]:
 def get_statement(ctx: RequestContext) -> Reply:
     query, limit, after = _parse_query(ctx)
     currency = ctx.config.profile.currencies.get(query.currency_id)
+    if currency is None and ctx.fault("statement-unknown-currency-empty"):
+        return Reply(ctx.config.profile.success_status(ctx.operation_id), _empty(ctx, query, limit))
     if currency is None:
         raise business_rule(ctx, "unknown_currency", f"unknown currency {query.currency_id!r}")
     places = currency.decimals
@@ -215,6 +227,47 @@ def get_statement(ctx: RequestContext) -> Reply:
         "lines": [render_line(ctx, e, places) for e in entries],
         "reconciles": opening + window.signed_sum_raw == closing,
     }
+    if ctx.fault("statement-reconciles-page-only"):
+        body["reconciles"] = opening + sum(e.signed_raw for e in entries) == closing
+    if ctx.fault("statement-lines-newest-first"):
+        body["lines"].reverse()
+    if ctx.fault("statement-amounts-trimmed"):
+        _trim_amounts(body)
     if more and entries:
         body["next_cursor"] = encode_cursor(query, entries[-1].ledger_entry_id)
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
+
+
+def _empty(ctx: RequestContext, query: StatementQuery, limit: int) -> dict[str, Any]:
+    """The bug of "statement-unknown-currency-empty": an empty statement for any currency."""
+    return {
+        "merchant_id": ctx.merchant_id,
+        "currency_id": query.currency_id,
+        "code": query.currency_id.upper(),
+        "symbol": "",
+        "accounting_decimals": 0,
+        "opening_canonical": "0",
+        "closing_canonical": "0",
+        "window_entry_count": 0,
+        "limit": limit,
+        "lines": [],
+        "reconciles": True,
+    }
+
+
+def _trim(amount: str) -> str:
+    return amount.rstrip("0").rstrip(".") if "." in amount else amount
+
+
+def _trim_amounts(body: dict[str, Any]) -> None:
+    """The bug of "statement-amounts-trimmed": amounts written like numbers ("12.5")."""
+    for name in ("opening_canonical", "closing_canonical"):
+        body[name] = _trim(body[name])
+    for line in body["lines"]:
+        for name in (
+            "canonical_amount",
+            "signed_canonical_amount",
+            "balance_after_canonical",
+            "platform_fee_canonical",
+        ):
+            line[name] = _trim(line[name])

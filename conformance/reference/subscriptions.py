@@ -66,7 +66,10 @@ def create_subscription(ctx: RequestContext) -> Reply:
             ctx, [{"field": "interval_secs", "message": f"must be {limits.min} to {limits.max}"}]
         )
     found = currency(ctx, body["currency_id"])
-    require_deployment(ctx, found, body["chain_id"])
+    if not ctx.fault("subscription-undeployed-chain-accepted"):
+        require_deployment(ctx, found, body["chain_id"])
+    elif body["chain_id"] not in ctx.config.profile.chains:
+        raise business_rule(ctx, "unknown_chain", f"unknown chain {body['chain_id']!r}")
     amount = body["amount"]
     if not is_decimal_string(amount):
         raise business_rule(ctx, "invalid_amount", f"amount {amount!r} is not a decimal")
@@ -118,6 +121,9 @@ def cancel_subscription(ctx: RequestContext) -> Reply:
         "SELECT * FROM subscriptions WHERE id = ? AND merchant_id = ?",
         (ctx.path["id"], ctx.merchant_id),
     ).fetchone()
+    if ctx.fault("isolation-subscription-cancel-any-merchant"):
+        query = "SELECT * FROM subscriptions WHERE id = ?"
+        row = ctx.conn.execute(query, (ctx.path["id"],)).fetchone()
     if row is None:
         raise not_found(ctx, "subscription")
     success = ctx.config.profile.success_status(ctx.operation_id)

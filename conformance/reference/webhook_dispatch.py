@@ -15,6 +15,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import logging
 import sqlite3
 import threading
@@ -103,6 +104,14 @@ class DueDelivery:
     url: str
     secret: str
     payload: str
+    endpoint: tuple[str, str] = ("", "")  # (merchant id, endpoint id)
+
+
+def _event_id(payload: str) -> str:
+    try:
+        return str(json.loads(payload)["id"])
+    except (ValueError, KeyError, TypeError):
+        return ""
 
 
 class WebhookDispatcher:
@@ -125,15 +134,24 @@ class WebhookDispatcher:
         self._clock = clock
         self._slots = threading.BoundedSemaphore(max_concurrent)
         self._in_flight: set[str] = set()
+        self._secrets: dict[tuple[str, str], str] = {}  # fault webhook-signs-with-cached-secret
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        # One client for every try: a client per request costs ~0.1 s (its TLS context), which
+        # under a full suite run queues deliveries for tens of seconds.
+        self._http = self._client()
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(timeout=self._timeout, follow_redirects=False, trust_env=False)
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is not None:
             return
+        if self._http.is_closed:
+            self._http = self._client()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="webhook-dispatch", daemon=True)
         self._thread.start()
@@ -144,6 +162,7 @@ class WebhookDispatcher:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        self._http.close()
 
     def wake(self) -> None:
         """Look for due deliveries now rather than at the next poll."""
@@ -175,11 +194,15 @@ class WebhookDispatcher:
 
     def _claim_due(self) -> Iterator[DueDelivery]:
         now_us = int(self._clock() * 1_000_000)
+        due = "d.status = 'pending'"
+        if "webhook-retries-after-success" in self._faults:
+            due = "(d.status = 'pending' OR d.attempts < d.attempt_budget)"
         with self._transaction() as conn:
             rows = conn.execute(
-                "SELECT d.id, d.generation, e.url, e.secret, d.payload FROM webhook_deliveries d"
+                "SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
+                " d.endpoint_id FROM webhook_deliveries d"
                 " JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id"
-                " AND e.id = d.endpoint_id WHERE d.status = 'pending' AND d.next_attempt_us <= ?"
+                f" AND e.id = d.endpoint_id WHERE {due} AND d.next_attempt_us <= ?"
                 " ORDER BY d.next_attempt_us, d.created_us LIMIT 32",
                 (now_us,),
             ).fetchall()
@@ -188,7 +211,20 @@ class WebhookDispatcher:
                 if row[0] in self._in_flight:
                     continue
                 self._in_flight.add(row[0])
-            yield DueDelivery(str(row[0]), int(row[1]), str(row[2]), str(row[3]), str(row[4]))
+            yield DueDelivery(
+                str(row[0]),
+                int(row[1]),
+                str(row[2]),
+                self._signing_secret((str(row[5]), str(row[6])), str(row[3])),
+                str(row[4]),
+                (str(row[5]), str(row[6])),
+            )
+
+    def _signing_secret(self, endpoint: tuple[str, str], secret: str) -> str:
+        if "webhook-signs-with-cached-secret" not in self._faults:
+            return secret
+        with self._lock:
+            return self._secrets.setdefault(endpoint, secret)
 
     def _deliver_and_release(self, delivery: DueDelivery) -> None:
         try:
@@ -211,24 +247,22 @@ class WebhookDispatcher:
         """The response status, or None when no response came back."""
         body = delivery.payload.encode("utf-8")
         timestamp = int(self._clock())
+        if "webhook-timestamp-milliseconds" in self._faults:
+            timestamp = int(self._clock() * 1000)
+        message_id = delivery.id
+        if "webhook-id-is-event-id" in self._faults:
+            message_id = _event_id(delivery.payload)
         headers = {
             "content-type": "application/json",
             "user-agent": "payment-conformance-reference/webhooks",
-            "webhook-id": delivery.id,
+            "webhook-id": message_id,
             "webhook-timestamp": str(timestamp),
             "webhook-signature": _faulty_sign(
-                self._faults, delivery.secret, delivery.id, timestamp, body
+                self._faults, delivery.secret, message_id, timestamp, body
             ),
         }
         try:
-            response = httpx.post(
-                delivery.url,
-                content=body,
-                headers=headers,
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-            )
+            response = self._http.post(delivery.url, content=body, headers=headers)
         except Exception as exc:  # whatever stops the request, the attempt failed
             log.info("webhook delivery %s: no response (%s)", delivery.id, type(exc).__name__)
             return None
@@ -236,6 +270,8 @@ class WebhookDispatcher:
 
     def _record(self, delivery: DueDelivery, status: int | None) -> None:
         succeeded = status is not None and 200 <= status < 300
+        if "webhook-any-answer-succeeds" in self._faults:
+            succeeded = status is not None
         now_us = int(self._clock() * 1_000_000)
         with self._transaction() as conn:
             row = conn.execute(
@@ -253,7 +289,10 @@ class WebhookDispatcher:
                     (attempts, status, delivery.id),
                 )
                 return
-            if succeeded:
+            if succeeded and "webhook-retries-after-success" in self._faults:
+                retry = BACKOFF_SECS[min(attempts - 1, len(BACKOFF_SECS) - 1)]
+                new_status, next_us = "succeeded", now_us + int(retry * 1_000_000)
+            elif succeeded:
                 new_status, next_us = "succeeded", now_us
             elif attempts >= budget:
                 new_status, next_us = "failed", now_us

@@ -123,6 +123,15 @@ def _endpoint(conn: sqlite3.Connection, merchant_id: str, endpoint_id: str) -> A
     ).fetchone()
 
 
+def _owner(ctx: RequestContext, table: str, ident: str, fault: str) -> str:
+    """The caller, or with ``fault`` (a lookup by id alone) whichever merchant has ``ident``."""
+    if ctx.fault(fault):
+        row = ctx.conn.execute(f"SELECT merchant_id FROM {table} WHERE id = ?", (ident,)).fetchone()
+        if row is not None:
+            return str(row[0])
+    return ctx.merchant_id
+
+
 @operation("listWebhookEndpoints")
 def list_endpoints(ctx: RequestContext) -> Reply:
     rows = ctx.conn.execute(
@@ -151,7 +160,8 @@ def put_endpoint(ctx: RequestContext) -> Reply:
             f"unknown event type {unknown[0]!r}; known: {', '.join(known)}",
         )
     now = iso(ctx.now)
-    existing = _endpoint(ctx.conn, ctx.merchant_id, endpoint_id)
+    owner = _owner(ctx, "webhook_endpoints", endpoint_id, "isolation-endpoint-ids-global")
+    existing = _endpoint(ctx.conn, owner, endpoint_id)
     if existing is None:
         secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id)
         ctx.conn.execute(
@@ -177,31 +187,34 @@ def put_endpoint(ctx: RequestContext) -> Reply:
         ctx.conn.execute(
             "UPDATE webhook_endpoints SET url = ?, event_types = ?, active = 1, updated_at = ?"
             " WHERE merchant_id = ? AND id = ?",
-            (url, stored_types, now, ctx.merchant_id, endpoint_id),
+            (url, stored_types, now, owner, endpoint_id),
         )
-    row = _endpoint(ctx.conn, ctx.merchant_id, endpoint_id)
+    row = _endpoint(ctx.conn, owner, endpoint_id)
     return Reply(ctx.config.profile.success_status(ctx.operation_id), endpoint_body(row))
 
 
 @operation("rotateWebhookEndpointSecret")
 def rotate_secret(ctx: RequestContext) -> Reply:
     endpoint_id = ctx.path["id"]
+    owner = _owner(ctx, "webhook_endpoints", endpoint_id, "isolation-rotate-secret-any-merchant")
     row = ctx.conn.execute(
         "SELECT secret FROM webhook_endpoints WHERE merchant_id = ? AND id = ?",
-        (ctx.merchant_id, endpoint_id),
+        (owner, endpoint_id),
     ).fetchone()
     if row is None:
         raise not_found(ctx, "webhook endpoint")
     if ctx.fault("webhook-rotate-keeps-secret"):
         secret = str(row[0])
     else:
-        secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id)
+        secret = _fresh_secret(ctx.conn, owner, endpoint_id)
         ctx.conn.execute(
             "UPDATE webhook_endpoints SET secret = ?, updated_at = ?"
             " WHERE merchant_id = ? AND id = ?",
-            (secret, iso(ctx.now), ctx.merchant_id, endpoint_id),
+            (secret, iso(ctx.now), owner, endpoint_id),
         )
     body = {"id": endpoint_id, "secret": secret}
+    if ctx.fault("webhook-rotate-response-without-id"):
+        del body["id"]
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
 
 
@@ -217,10 +230,16 @@ def delivery_body(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
 
 @operation("listWebhookDeliveries")
 def list_deliveries(ctx: RequestContext) -> Reply:
+    # The fault counts sends (the first one and each resend) instead of tries.
+    attempts = (
+        "CASE WHEN attempts > 0 THEN generation + 1 ELSE 0 END"
+        if ctx.fault("webhook-attempts-count-sends")
+        else "attempts"
+    )
     rows = ctx.conn.execute(
-        "SELECT id, event_type, status, attempts, created_at FROM webhook_deliveries"
-        " WHERE merchant_id = ? ORDER BY created_us, rowid",
-        (ctx.merchant_id,),
+        f"SELECT id, event_type, status, {attempts}, created_at FROM webhook_deliveries"
+        " WHERE merchant_id = ? OR ? ORDER BY created_us, rowid",
+        (ctx.merchant_id, ctx.fault("isolation-deliveries-all-merchants")),
     ).fetchall()
     body = {"deliveries": [delivery_body(r) for r in rows]}
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
@@ -228,10 +247,20 @@ def list_deliveries(ctx: RequestContext) -> Reply:
 
 @operation("resendWebhookDelivery")
 def resend_delivery(ctx: RequestContext) -> Reply:
+    if ctx.fault("webhook-resend-queues-nothing"):
+        found = ctx.conn.execute(
+            "SELECT 1 FROM webhook_deliveries WHERE merchant_id = ? AND id = ?",
+            (ctx.merchant_id, ctx.path["id"]),
+        ).fetchone()
+        if found is None:
+            raise not_found(ctx, "webhook delivery")
+        status = ctx.config.profile.data["webhooks"]["resend_status"]
+        return Reply(ctx.config.profile.success_status(ctx.operation_id), {"status": status})
+    owner = _owner(ctx, "webhook_deliveries", ctx.path["id"], "isolation-resend-any-merchant")
     cursor = ctx.conn.execute(
         "UPDATE webhook_deliveries SET status = 'pending', generation = generation + 1,"
         " attempt_budget = attempts + ?, next_attempt_us = ? WHERE merchant_id = ? AND id = ?",
-        (events.ATTEMPTS_PER_SEND, to_micros(ctx.now), ctx.merchant_id, ctx.path["id"]),
+        (events.ATTEMPTS_PER_SEND, to_micros(ctx.now), owner, ctx.path["id"]),
     )
     if cursor.rowcount != 1:
         raise not_found(ctx, "webhook delivery")

@@ -7,8 +7,11 @@ authorization pays ``pay_to`` with the issued nonce inside its validity window f
 value, and that its signature recovers to ``authorization.from``; a failure is 422 with the
 x402 failure reason as ``code``. The reasons are those of the x402 reference implementation's
 exact EVM scheme; ``upto`` uses the same names, its payload being the same EIP-3009
-authorization. Settling again with the identical payload returns the first result; any other
-payload for a settled payment is 409.
+authorization. A ``payment_payload`` missing a field of the x402 exact-EVM shape or breaking
+one of its formats (the profile's ``x402.payment_payload``) breaks the contract: 400, before
+anything is looked up. Settling again with the identical payload returns the first result; any
+other payload for a settled payment is 409. Usage is checked against what the payer authorised
+(the settled authorization's value), not against ``max_amount_required``.
 """
 
 from __future__ import annotations
@@ -24,12 +27,20 @@ from typing import Any
 from eth_utils.address import to_checksum_address
 
 from conformance.core import eip712
-from conformance.core.profile import Currency
+from conformance.core.contract import x402_payload_schemas
+from conformance.core.profile import Currency, Profile
 from conformance.reference import amounts, fixtures, ledger, payments, splits
 from conformance.reference.context import RequestContext
-from conformance.reference.errors import ApiError, business_rule, invalid_state, not_found
+from conformance.reference.errors import (
+    ApiError,
+    business_rule,
+    invalid_state,
+    not_found,
+    validation_error,
+)
 from conformance.reference.operations import Reply, operation
 from conformance.reference.timestamps import iso
+from conformance.reference.validation import RequestInvalid, check_value
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS x402_payments (
@@ -183,6 +194,8 @@ def create_requirements(ctx: RequestContext) -> Reply:
     shares = splits.validate_splits(ctx, body.get("splits") or [])
     payment_id = payments.new_payment_id()
     offset = int(ctx.config.profile.data["x402"]["valid_before_offset_secs"])
+    if ctx.fault("x402-valid-before-offset-tenfold"):
+        offset *= 10  # the bug: a stray zero in the configured offset
     details = {"scheme": scheme, "currency_id": currency.currency_id, "chain_id": chain_id}
     if "user_id" in body:
         details["user_id"] = str(body["user_id"])
@@ -198,7 +211,10 @@ def create_requirements(ctx: RequestContext) -> Reply:
         splits=shares,
         details=details,
     )
-    resource = body.get("resource") or f"{ctx.config.public_url}/v1/x402/{payment_id}"
+    own_url = f"{ctx.config.public_url}/v1/x402/{payment_id}"
+    if ctx.fault("x402-resource-default-relative"):
+        own_url = f"/v1/x402/{payment_id}"  # the bug: the path without the server's origin
+    resource = body.get("resource") or own_url
     valid_before = int(ctx.now.timestamp()) + offset
     deployments = [c for c in currency.chains if c == chain_id]
     accepts: list[dict[str, Any]] = []
@@ -250,14 +266,15 @@ class X402Payment:
     status: str
     settled_fingerprint: str | None
     settled_result: str | None
+    settled_raw: int | None
 
 
 def _payment(ctx: RequestContext, payment_id: str) -> X402Payment:
     row = ctx.conn.execute(
         "SELECT payment_id, merchant_id, scheme, currency_id, chain_id, max_raw, splits, status,"
-        " settled_fingerprint, settled_result FROM x402_payments"
-        " WHERE payment_id = ? AND merchant_id = ?",
-        (payment_id, ctx.merchant_id),
+        " settled_fingerprint, settled_result, settled_raw FROM x402_payments"
+        " WHERE payment_id = ? AND (merchant_id = ? OR ?)",
+        (payment_id, ctx.merchant_id, ctx.fault("isolation-x402-any-merchant")),
     ).fetchone()
     if row is None:
         raise not_found(ctx, "x402 payment")
@@ -272,6 +289,7 @@ def _payment(ctx: RequestContext, payment_id: str) -> X402Payment:
         status=row[7],
         settled_fingerprint=row[8],
         settled_result=row[9],
+        settled_raw=None if row[10] is None else int(row[10]),
     )
 
 
@@ -344,16 +362,51 @@ def verify_settlement(
     return entry, authorization
 
 
+def _payload_schema(profile: Profile) -> dict[str, Any] | None:
+    """The profile's payment_payload schema, self-contained (authorization inlined)."""
+    pinned = x402_payload_schemas(profile)
+    if pinned is None:
+        return None
+    schema = dict(pinned["X402PaymentPayload"])
+    schema["properties"] = {
+        **schema["properties"],
+        "authorization": pinned["X402Authorization"],
+    }
+    return schema
+
+
+def check_payload_shape(ctx: RequestContext, payload: Any) -> None:
+    """400 validation_error for a payload missing a field or breaking a format."""
+    if ctx.fault("x402-malformed-payload-422"):
+        return  # the bug: left to verification, which answers 422 invalid_payload
+    if ctx.fault("x402-malformed-payload-500"):
+        # The bug: the fields are read as if they were always there and well-formed.
+        authorization = payload["authorization"]
+        _ = int(authorization["value"]), int(authorization["valid_after"]), payload["signature"]
+        return
+    schema = _payload_schema(ctx.config.profile)
+    if schema is None:
+        return
+    try:
+        check_value(schema, payload, "payment_payload")
+    except RequestInvalid as exc:
+        raise validation_error(ctx, exc.details) from None
+
+
 @operation("settleX402Payment")
 def settle(ctx: RequestContext) -> Reply:
+    payload = ctx.body["payment_payload"]
+    check_payload_shape(ctx, payload)
     payment = _payment(ctx, str(ctx.body["payment_id"]))
     submitted = ctx.body["payment_requirements"]
-    payload = ctx.body["payment_payload"]
     fingerprint = hashlib.sha256(
         _canonical_json({"payload": payload, "requirements": submitted}).encode()
     ).hexdigest()
     success = ctx.config.profile.success_status(ctx.operation_id)
-    if payment.status == "settled":
+    resettle = payment.settled_fingerprint != fingerprint and ctx.fault(
+        "x402-settled-accepts-other-payload"
+    )  # the bug: a settled payment is verified and settled again for any other payload
+    if payment.status == "settled" and not resettle:
         if payment.settled_fingerprint == fingerprint and payment.settled_result is not None:
             result = json.loads(payment.settled_result)
             if ctx.fault("x402-settle-replay-new-tx-hash"):
@@ -375,7 +428,11 @@ def settle(ctx: RequestContext) -> Reply:
             rejected.message,
         ) from None
     tx_hash = "0x" + secrets.token_hex(32)
+    if ctx.fault("x402-tx-hash-without-prefix"):
+        tx_hash = tx_hash.removeprefix("0x")
     result = {"success": True, "tx_hash": tx_hash, "payment_id": payment.payment_id}
+    if ctx.fault("x402-settle-success-as-string"):
+        result["success"] = "true"
     ctx.conn.execute(
         "UPDATE x402_payments SET status = 'settled', settled_fingerprint = ?,"
         " settled_result = ?, settled_raw = ? WHERE payment_id = ?",
@@ -424,17 +481,26 @@ def settle(ctx: RequestContext) -> Reply:
 def report_usage(ctx: RequestContext) -> Reply:
     payment = _payment(ctx, ctx.path["payment_id"])
     is_upto = payment.scheme == "upto" or ctx.fault("x402-usage-on-exact-accepted")
-    if payment.status != "settled" or not is_upto:
+    settled = payment.status == "settled" or ctx.fault("x402-usage-on-unsettled-accepted")
+    if not settled or not is_upto:
         raise invalid_state(ctx, "usage can only be reported for a settled upto payment")
     currency = ctx.config.profile.currencies[payment.currency_id]
     actual_raw = to_raw(
         ctx, str(ctx.body["actual_amount"]), currency, "actual_amount", allow_zero=True
     )
-    if actual_raw > payment.max_raw and not ctx.fault("x402-usage-over-max-accepted"):
+    if ctx.fault("x402-usage-actual-raw-wrong-decimals"):
+        # The bug: the usage amount scaled like USDC, with 6 decimals, whatever the currency.
+        shift = currency.decimals - 6
+        actual_raw = actual_raw // 10**shift if shift >= 0 else actual_raw * 10**-shift
+    # What the payer authorised: the settled authorization's value.
+    authorised = payment.settled_raw if payment.settled_raw is not None else payment.max_raw
+    if ctx.fault("x402-usage-max-from-requirements"):
+        authorised = payment.max_raw  # the bug: the requirement's maximum, not what was signed
+    if actual_raw > authorised and not ctx.fault("x402-usage-over-max-accepted"):
         raise business_rule(
             ctx,
             "usage_exceeds_maximum",
-            f"actual_amount is over the authorised maximum ({payment.max_raw} raw units)",
+            f"actual_amount is over the authorised maximum ({authorised} raw units)",
         )
     usage_id = str(ctx.body["usage_id"])
     ctx.conn.execute(
@@ -451,8 +517,10 @@ def report_usage(ctx: RequestContext) -> Reply:
     body = {
         "payment_id": payment.payment_id,
         "scheme": payment.scheme,
-        "max_raw": str(payment.max_raw),
+        "max_raw": str(authorised),
         "actual_raw": str(actual_raw),
         "usage_id": usage_id,
     }
+    if ctx.fault("x402-usage-response-without-usage-id"):
+        del body["usage_id"]
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)

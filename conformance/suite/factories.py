@@ -136,6 +136,8 @@ class Factories:
         self.merchant_id = client.credential.merchant_id
         name = profile.data.get("profile", {}).get("name", "")
         self._wallet_key = "0x" + hashlib.sha256(f"payment-conformance:{name}".encode()).hexdigest()
+        other = f"payment-conformance:{name}:other wallet"
+        self._other_wallet_key = "0x" + hashlib.sha256(other.encode()).hexdigest()
 
     # -- fixtures -----------------------------------------------------------------------------
     @property
@@ -348,6 +350,34 @@ class Factories:
             raise PrerequisiteError(f"the profile has no {name} test helper")
         return method.upper(), template
 
+    def test_helper(
+        self, name: str, payment_id: str, body: Any = None, **overrides: Any
+    ) -> httpx.Response:
+        """Call the profile's ``name`` test helper (``deposit``, ``expire``) on a payment;
+        ``overrides`` go to ``SuiteClient.request`` (``idempotency_key=None``: send none)."""
+        method, template = self._test_helper(name)
+        operation_id = {"deposit": "testDepositPayment", "expire": "testExpirePayment"}[name]
+        kwargs: dict[str, Any] = {"operation_id": operation_id, **overrides}
+        if body is not None:
+            kwargs["json"] = body
+        path = template.replace("{id}", quote(payment_id, safe=""))
+        return self.client.request(method, path, **kwargs)
+
+    def deposit(
+        self, payment_id: str, currency_id: str, chain_id: str, amount: str, **overrides: Any
+    ) -> httpx.Response:
+        """Funds arrive for a payment through the profile's deposit test helper; the answer,
+        whatever it is. ``overrides`` go to ``SuiteClient.request`` (``idempotency_key=...``)."""
+        method, template = self._test_helper("deposit")
+        kwargs: dict[str, Any] = {
+            "json": {"currency_id": currency_id, "chain_id": chain_id, "amount": amount},
+            "idempotency_key": None,
+            "operation_id": "testDepositPayment",
+        }
+        kwargs.update(overrides)
+        path = template.replace("{id}", quote(payment_id, safe=""))
+        return self.client.request(method, path, **kwargs)
+
     def underpaid_payment(self) -> dict[str, Any]:
         """A payment that received less than quoted, through the deposit test helper."""
         payment = self.create_payment()
@@ -382,6 +412,15 @@ class Factories:
             "payment_payload": sign_payment(self._wallet_key, entry, now=int(time.time())),
             "payment_requirements": entry,
         }
+
+    def signed_payload(
+        self, entry: Mapping[str, Any], *, other_wallet: bool = False, **changes: Any
+    ) -> dict[str, Any]:
+        """A ``payment_payload`` answering ``entry`` signed by the suite's wallet (or, with
+        ``other_wallet``, by a second one); ``changes`` (``value``, ``valid_after``,
+        ``valid_before``, ``to``, ``nonce``) alter the authorization before signing."""
+        key = self._other_wallet_key if other_wallet else self._wallet_key
+        return sign_payment(key, entry, now=int(time.time()), **changes)
 
     def settled_x402(self, scheme: str = "upto") -> str:
         """The payment id of a settled x402 payment."""
@@ -626,11 +665,13 @@ class Factories:
         return replace(spec, body=body)
 
 
-def sign_payment(private_key: str, requirement: Mapping[str, Any], *, now: int) -> dict[str, Any]:
-    """An x402 ``payment_payload`` paying ``requirement`` in full, signed by the wallet
-    (EIP-3009 over the domain in the entry's ``extra``)."""
+def sign_payment(
+    private_key: str, requirement: Mapping[str, Any], *, now: int, **changes: Any
+) -> dict[str, Any]:
+    """An x402 ``payment_payload`` paying ``requirement`` in full (unless ``changes`` say
+    otherwise), signed by the wallet (EIP-3009 over the domain in the entry's ``extra``)."""
     try:
-        return payment_payload(private_key, requirement, now=now)
+        return payment_payload(private_key, requirement, now=now, **changes)
     except (TypedDataError, KeyError, ValueError) as exc:
         raise PrerequisiteError(
             f"could not sign an x402 payment for {requirement!r}: {exc}"

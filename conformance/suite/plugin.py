@@ -7,8 +7,9 @@ are checked for markers, filtered by ``--only``/``--skip`` and recorded as Check
 
 Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``--api-key`` /
 ``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
-``--quick``, ``--embedded-fault``. Markers: ``requirement(*ids)`` (mandatory on suite tests)
-and ``family(name)``.
+``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
+family's receiver listens and how the server reaches it). Markers: ``requirement(*ids)``
+(mandatory on suite tests) and ``family(name)``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class SuiteSettings:
     base_url: str | None = None
     embedded_fault: str | None = None
     embedded_url: str | None = None  # a reference server the engine started for this run
+    webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
+    webhook_bind: str | None = None  # HOST:PORT the receiver listens on
 
 
 @dataclass
@@ -147,6 +150,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--embedded-fault", help="Switch on one reference-server fault (embedded server only)."
     )
     group.addoption("--embedded-url", help=argparse.SUPPRESS)
+    group.addoption(
+        "--webhook-url",
+        help="The url at which the server reaches the suite's webhook receiver "
+        "(default: http://<bound address>).",
+    )
+    group.addoption(
+        "--webhook-bind",
+        metavar="HOST:PORT",
+        help="Where the webhook receiver listens (default: 127.0.0.1, the port of "
+        "--webhook-url or a free one).",
+    )
     parser.addini(
         "conformance_suite_dirs",
         type="paths",
@@ -200,7 +214,28 @@ def _settings(config: pytest.Config) -> SuiteSettings:
         base_url=str(base_url).rstrip("/") if base_url else None,
         embedded_fault=fault,
         embedded_url=embedded_url,
+        webhook_url=_webhook_option(config, "--webhook-url"),
+        webhook_bind=_webhook_option(config, "--webhook-bind"),
     )
+
+
+def _webhook_option(config: pytest.Config, name: str) -> str | None:
+    from conformance.suite.webhooks.receiver import (
+        ReceiverOptionError,
+        check_public_url,
+        parse_bind,
+    )
+
+    raw = config.getoption(name)
+    if raw is None:
+        return None
+    try:
+        if name == "--webhook-url":
+            return check_public_url(str(raw))
+        parse_bind(str(raw))
+    except ReceiverOptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return str(raw)
 
 
 def pytest_configure(config: pytest.Config) -> None:

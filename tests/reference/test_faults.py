@@ -24,10 +24,29 @@ from conformance.reference.server import ReferenceServer
 from tests.reference.faults import Probe, ProbeFn
 from tests.reference.faults.probes_core import PROBES as CORE_PROBES
 from tests.reference.faults.probes_domain import PROBES as DOMAIN_PROBES
+from tests.reference.faults.probes_isolation import PROBES as ISOLATION_PROBES
+from tests.reference.faults.probes_payments import PROBES as PAYMENTS_PROBES
+from tests.reference.faults.probes_responses import PROBES as RESPONSES_PROBES
+from tests.reference.faults.probes_robustness import PROBES as ROBUSTNESS_PROBES
+from tests.reference.faults.probes_schedules import PROBES as SCHEDULES_PROBES
+from tests.reference.faults.probes_statements import PROBES as STATEMENTS_PROBES
+from tests.reference.faults.probes_webhooks import PROBES as WEBHOOK_PROBES
+from tests.reference.faults.probes_x402 import PROBES as X402_PROBES
 from tests.reference.signed_client import SignedClient
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "conformance" / "requirements.yaml"
-PROBES: dict[str, ProbeFn] = {**CORE_PROBES, **DOMAIN_PROBES}
+PROBES: dict[str, ProbeFn] = {
+    **CORE_PROBES,
+    **DOMAIN_PROBES,
+    **ISOLATION_PROBES,
+    **PAYMENTS_PROBES,
+    **ROBUSTNESS_PROBES,
+    **SCHEDULES_PROBES,
+    **RESPONSES_PROBES,
+    **STATEMENTS_PROBES,
+    **WEBHOOK_PROBES,
+    **X402_PROBES,
+}
 NAMES = [fault.name for fault in catalogue()]
 
 

@@ -189,14 +189,75 @@ def test_a_signature_over_other_values_is_rejected(alpha: SignedClient) -> None:
     assert error_code(response) == "invalid_exact_evm_payload_signature"
 
 
-@pytest.mark.parametrize("signature", ["0x", "0x" + "00" * 65, "not a signature"])
-def test_a_malformed_signature_is_rejected(alpha: SignedClient, signature: str) -> None:
+def test_a_well_formed_signature_that_is_no_signature_is_rejected(alpha: SignedClient) -> None:
     issued = create_requirements(alpha)
     payload = signed_payload(first(issued))
-    payload["signature"] = signature
+    payload["signature"] = "0x" + "00" * 65
     response = settle(alpha, issued["payment_id"], first(issued), payload)
     assert response.status_code == 422
     assert error_code(response) == "invalid_exact_evm_payload_signature"
+
+
+MALFORMED_PAYLOADS: dict[str, tuple[str, ...]] = {
+    # case: the field the 400's details name
+    "no signature": ("payment_payload.signature",),
+    "no authorization": ("payment_payload.authorization",),
+    "short signature": ("payment_payload.signature",),
+    "signature not hex": ("payment_payload.signature",),
+    "from not an address": ("payment_payload.authorization.from",),
+    "to without 0x": ("payment_payload.authorization.to",),
+    "value with a fraction": ("payment_payload.authorization.value",),
+    "value as a number": ("payment_payload.authorization.value",),
+    "valid_after as a string": ("payment_payload.authorization.valid_after",),
+    "valid_before beyond int64": ("payment_payload.authorization.valid_before",),
+    "nonce of 63 digits": ("payment_payload.authorization.nonce",),
+    "no nonce": ("payment_payload.authorization.nonce",),
+}
+
+
+def _malformed(payload: dict[str, Any], case: str) -> dict[str, Any]:
+    authorization = dict(payload["authorization"])
+    changes: dict[str, Any] = {
+        "short signature": {"signature": payload["signature"][:-2]},
+        "signature not hex": {"signature": "0x" + "zz" * 65},
+        "from not an address": {"authorization": {**authorization, "from": "0x1234"}},
+        "to without 0x": {"authorization": {**authorization, "to": authorization["to"][2:]}},
+        "value with a fraction": {"authorization": {**authorization, "value": "0.5"}},
+        "value as a number": {"authorization": {**authorization, "value": 50000}},
+        "valid_after as a string": {
+            "authorization": {**authorization, "valid_after": str(authorization["valid_after"])}
+        },
+        "valid_before beyond int64": {"authorization": {**authorization, "valid_before": 2**63}},
+        "nonce of 63 digits": {
+            "authorization": {**authorization, "nonce": authorization["nonce"][:-1]}
+        },
+    }
+    if case == "no signature":
+        return {"authorization": authorization}
+    if case == "no authorization":
+        return {"signature": payload["signature"]}
+    if case == "no nonce":
+        del authorization["nonce"]
+        return {**payload, "authorization": authorization}
+    return {**payload, **changes[case]}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_PAYLOADS))
+def test_a_malformed_payload_is_a_validation_error(alpha: SignedClient, case: str) -> None:
+    issued = create_requirements(alpha)
+    payload = _malformed(signed_payload(first(issued)), case)
+    response = settle(alpha, issued["payment_id"], first(issued), payload)
+    assert response.status_code == 400, response.text
+    assert error_code(response) == "validation_error"
+    assert [d["field"] for d in response.json()["details"]] == list(MALFORMED_PAYLOADS[case])
+    # nothing happened: the payment is still payable
+    assert settle(alpha, issued["payment_id"], first(issued)).status_code == 200
+
+
+def test_a_malformed_payload_is_400_before_the_payment_is_looked_up(alpha: SignedClient) -> None:
+    issued = create_requirements(alpha)
+    response = settle(alpha, "pay_unknown", first(issued), {"signature": "0x"})
+    assert response.status_code == 400, response.text
 
 
 @pytest.mark.parametrize(
@@ -228,11 +289,10 @@ def test_requirements_of_another_payment_are_rejected(alpha: SignedClient) -> No
     assert response.status_code == 422 and error_code(response) == "invalid_payment_requirements"
 
 
-def test_a_payload_without_signature_or_authorization_is_rejected(alpha: SignedClient) -> None:
+def test_an_empty_payload_is_a_validation_error(alpha: SignedClient) -> None:
     issued = create_requirements(alpha)
-    for payload in ({"authorization": signed_payload(first(issued))["authorization"]}, {}):
-        response = settle(alpha, issued["payment_id"], first(issued), payload)
-        assert response.status_code in (400, 422), response.text
+    response = settle(alpha, issued["payment_id"], first(issued), {})
+    assert response.status_code == 400 and error_code(response) == "validation_error"
 
 
 def test_unknown_and_foreign_payments_are_404(alpha: SignedClient, beta: SignedClient) -> None:
@@ -298,6 +358,29 @@ def test_usage_of_a_settled_upto_payment_is_reported(alpha: SignedClient) -> Non
         "usage_id": "usage-1",
     }
     assert report_usage(alpha, payment_id, "0.5").status_code == 200  # exactly the maximum
+
+
+def test_usage_is_bounded_by_the_authorised_value_not_the_requirement(
+    alpha: SignedClient,
+) -> None:
+    issued = create_requirements(alpha, scheme="upto", amount="0.5")
+    requirement = first(issued)
+    payload = signed_payload(requirement, value=300_000)  # the payer authorises 0.3 of 0.5
+    assert settle(alpha, issued["payment_id"], requirement, payload).status_code == 200
+    used = report_usage(alpha, issued["payment_id"], "0.3")
+    assert used.status_code == 200, used.text
+    assert used.json()["max_raw"] == "300000" and used.json()["actual_raw"] == "300000"
+    over = report_usage(alpha, issued["payment_id"], "0.300001")
+    assert over.status_code == 422 and error_code(over) == "usage_exceeds_maximum"
+
+
+def test_usage_of_an_18_decimal_currency_is_in_its_raw_units(alpha: SignedClient) -> None:
+    payment_id, _ = settled_payment(
+        alpha, scheme="upto", currency_id="eth", chain_id="ethereum", amount="0.001"
+    )
+    used = report_usage(alpha, payment_id, "0.000000000000000123")
+    assert used.status_code == 200, used.text
+    assert used.json()["actual_raw"] == "123" and used.json()["max_raw"] == str(10**15)
 
 
 def test_usage_over_the_maximum_is_422(alpha: SignedClient) -> None:
