@@ -32,6 +32,7 @@ from conformance.reference.store import Store
 SECRET_PREFIX = "whsec_"
 SIGNATURE_VERSION = "v1"
 BACKOFF_SECS = (0.2, 0.5, 1.0, 2.0)
+CLAIM_BATCH = 32  # deliveries read per round
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ class WebhookDispatcher:
         faults: frozenset[str] = frozenset(),
         poll_interval: float = 0.1,
         timeout: float = 2.0,
-        max_concurrent: int = 4,
+        max_concurrent: int = 16,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._transaction = transaction
@@ -170,8 +171,10 @@ class WebhookDispatcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            claimed = 0
             try:
                 for due in self._claim_due():
+                    claimed += 1
                     self._slots.acquire()
                     worker = threading.Thread(
                         target=self._deliver_and_release, args=(due,), daemon=True
@@ -181,8 +184,9 @@ class WebhookDispatcher:
                 if self._stop.is_set():  # the store is closing under us: the server stops
                     return
                 log.exception("webhook dispatcher could not read pending deliveries")
-            self._wake.wait(self._poll_interval)
-            self._wake.clear()
+            if claimed < CLAIM_BATCH:  # a full batch: more may be due already
+                self._wake.wait(self._poll_interval)
+                self._wake.clear()
 
     # -- one round, usable without the thread (tests) -----------------------------------------
     def run_once(self) -> int:
@@ -203,7 +207,11 @@ class WebhookDispatcher:
                 " d.endpoint_id FROM webhook_deliveries d"
                 " JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id"
                 f" AND e.id = d.endpoint_id WHERE {due} AND d.next_attempt_us <= ?"
-                " ORDER BY d.next_attempt_us, d.created_us LIMIT 32",
+                # Round robin over endpoints: a backlog of one endpoint (a dead receiver)
+                # does not hold back the deliveries of the others.
+                " ORDER BY ROW_NUMBER() OVER (PARTITION BY d.merchant_id, d.endpoint_id"
+                " ORDER BY d.next_attempt_us, d.created_us), d.next_attempt_us, d.created_us"
+                f" LIMIT {CLAIM_BATCH}",
                 (now_us,),
             ).fetchall()
         for row in rows:

@@ -85,7 +85,7 @@ MACHINE_IDS = (
     "IDEM-009",
 )
 EXPIRY_IDS = ("PAY-STATE-010",)
-MAX_WAIT_SECS = 20.0  # the longest this family waits for the expiring payment
+MAX_WAIT_SECS = 45.0  # the longest this family waits for the expiring payment (default mode)
 
 # examples, steps
 MACHINE_RUNS = {True: (2, 12), False: (10, 30)}

@@ -40,7 +40,7 @@ from conformance.suite.webhooks.causes import CAUSES, Actions, Expected, listed_
 from conformance.suite.webhooks.receiver import Received, WebhookReceiver, is_loopback
 from conformance.suite.webhooks.signatures import secret_problem, signed_with
 
-WAIT_SECS = 10.0  # how long a delivery may take to arrive or to reach a final state
+WAIT_SECS = 20.0  # how long a delivery may take to arrive or to reach a final state
 POLL_SECS = 0.1
 # A delivery may be signed this long before it reaches the receiver: a secret replaced less
 # than this before a delivery arrived may still have signed it.
