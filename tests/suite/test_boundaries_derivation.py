@@ -264,6 +264,11 @@ def test_every_constraint_of_the_default_contract_has_a_refused_case(
         "url": "https://hooks.example.test/x",
         "resource": "https://api.example.test/r",
         "event_types": ["payment.created", "payment.settled"],
+        # the x402 payload formats the default profile pins
+        "signature": "0x" + "ab" * 65,
+        "from": "0x" + "1f" * 20,
+        "to": "0x" + "2e" * 20,
+        "nonce": "0x" + "3d" * 32,
     }
     from conformance.core.contract import operations
 
