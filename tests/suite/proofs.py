@@ -13,3 +13,13 @@ def family_failures(result: RunResult, family: str) -> dict[str, list[str]]:
             for requirement_id in check.requirement_ids:
                 found.setdefault(requirement_id, []).append(check.message)
     return found
+
+
+def family_passed(result: RunResult, family: str) -> set[str]:
+    """Requirement ids named by the family's passed checks."""
+    return {
+        requirement_id
+        for check in result.checks
+        if check.family == family and check.outcome is Outcome.PASSED
+        for requirement_id in check.requirement_ids
+    }

@@ -15,10 +15,10 @@ import pytest
 
 from conformance.core.contract import effective_contract, load_document
 from conformance.core.profile import load_profile
-from conformance.core.results import Outcome, RunResult
+from conformance.core.results import RunResult
 from conformance.engine.runner import RunOptions, run_suite
 from conformance.reference.faults import catalogue
-from tests.suite.proofs import family_failures
+from tests.suite.proofs import family_failures, family_passed
 
 FAMILY = "x402"
 # An id only this family's four tests carry: it selects them and nothing else.
@@ -86,12 +86,7 @@ def test_a_profile_without_the_payload_shape_keeps_the_specification_layer() -> 
 def test_the_reference_server_passes_every_x402_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert family_failures(result, FAMILY) == {}
-    passed = {
-        rid
-        for c in result.checks
-        if c.family == FAMILY and c.outcome is Outcome.PASSED
-        for rid in c.requirement_ids
-    }
+    passed = family_passed(result, FAMILY)
     assert passed >= X402_IDS
 
 
