@@ -242,6 +242,8 @@ class WebhookDispatcher:
 
     def _deliver(self, delivery: DueDelivery) -> None:
         try:
+            if not self._still_due(delivery):
+                return
             status = self._post(delivery)
             self._record(delivery, status)
         except (sqlite3.Error, RuntimeError):
@@ -250,6 +252,17 @@ class WebhookDispatcher:
         finally:
             with self._lock:
                 self._in_flight.discard(delivery.id)
+
+    def _still_due(self, delivery: DueDelivery) -> bool:
+        """Whether the claimed row is still what was read: a claim can read a row just before
+        the previous attempt recorded its outcome, and must then not send it again."""
+        if "webhook-retries-after-success" in self._faults:
+            return True
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT status, generation FROM webhook_deliveries WHERE id = ?", (delivery.id,)
+            ).fetchone()
+        return row is not None and row[0] == "pending" and int(row[1]) == delivery.generation
 
     def _post(self, delivery: DueDelivery) -> int | None:
         """The response status, or None when no response came back."""

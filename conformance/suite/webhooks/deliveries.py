@@ -800,17 +800,30 @@ class DeliveryScenario:
                         fatal=False,
                     )
 
+    def events_of(self, event_type: str, resource_id: str) -> int:
+        """How many distinct ``event_type`` webhooks naming the resource reached "ok"."""
+        return len(
+            {
+                a.key
+                for a in self.arrivals(self.ok)
+                if a.event_type == event_type and a.names(resource_id)
+            }
+        )
+
     def judge_replays(self, replays: list[tuple[str, str, str, str]]) -> None:
+        # The replayed resource's own webhook may still be on its way: wait (bounded) until it
+        # has as many as the resource done once, so that a slow delivery is not a false alarm.
+        self.receiver.wait_for(
+            lambda _: all(
+                self.events_of(event_type, replayed) >= self.events_of(event_type, once)
+                for event_type, once, replayed, _what in replays
+            ),
+            timeout=WAIT_SECS,
+        )
         for event_type, once, replayed, what in replays:
 
             def count(resource_id: str, event_type: str = event_type) -> int:
-                return len(
-                    {
-                        a.key
-                        for a in self.arrivals(self.ok)
-                        if a.event_type == event_type and a.names(resource_id)
-                    }
-                )
+                return self.events_of(event_type, resource_id)
 
             if count(once) == 0:
                 self.not_reached.setdefault(
