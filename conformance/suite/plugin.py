@@ -45,6 +45,7 @@ API_KEY_ENV = "PAYMENT_CONFORMANCE_API_KEY"
 API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 HYPOTHESIS_PROFILE = "payment-conformance"
 OPERATION_PARAM = "operation_id"
+EMBEDDED_TARGET_FIXTURE = "embedded_reference_target"  # conformance.engine.embedded
 
 
 @dataclass(frozen=True)
@@ -434,20 +435,22 @@ def conformance_profile(request: pytest.FixtureRequest) -> Profile:
 
 @pytest.fixture(scope="session")
 def conformance_target(
-    conformance_settings: SuiteSettings, conformance_profile: Profile
-) -> Iterator[Target]:
+    request: pytest.FixtureRequest, conformance_settings: SuiteSettings
+) -> Target:
     s = conformance_settings
     if s.embedded_url is not None:
-        yield Target(s.embedded_url, embedded=True, fault=s.embedded_fault)
-        return
+        return Target(s.embedded_url, embedded=True, fault=s.embedded_fault)
     if s.base_url is not None:
-        yield Target(s.base_url, embedded=False)
-        return
-    from conformance.reference.server import ReferenceServer
-
-    faults = (s.embedded_fault,) if s.embedded_fault else ()
-    with ReferenceServer(profile=conformance_profile, faults=faults) as server:
-        yield Target(server.base_url, embedded=True, fault=s.embedded_fault)
+        return Target(s.base_url, embedded=False)
+    # Without a URL: the engine's plugin (conformance.engine.embedded) starts a reference server.
+    try:
+        target: Target = request.getfixturevalue(EMBEDDED_TARGET_FIXTURE)
+    except pytest.FixtureLookupError:
+        raise pytest.UsageError(
+            "no --base-url given and the embedded reference server is not available "
+            "(plugin payment_conformance_embedded not loaded): give --base-url"
+        ) from None
+    return target
 
 
 @pytest.fixture(scope="session")
