@@ -11,12 +11,21 @@ and the tests sign as a test wallet with :func:`sign_transfer_authorization`.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eth_account import Account
-from eth_account.messages import SignableMessage, encode_typed_data
+_RECURSION_LIMIT = sys.getrecursionlimit()
+
+from eth_account import Account  # noqa: E402
+from eth_account.messages import SignableMessage, encode_typed_data  # noqa: E402
+
+# py_ecc, imported by eth-account, raises the interpreter's recursion limit to 100,000 for its
+# BLS pairing code, which nothing here uses (secp256k1 signing and recovery go through eth-keys).
+# Left that high, a deeply nested JSON text overflows the C stack (SIGSEGV) where it would
+# otherwise raise RecursionError: put it back.
+sys.setrecursionlimit(_RECURSION_LIMIT)
 
 PRIMARY_TYPE = "TransferWithAuthorization"
 

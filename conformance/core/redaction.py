@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset({"x-signature", "webhook-signature", "authorization", "cookie"})
@@ -18,26 +17,99 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: (REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
 
 
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: (REDACTED if k.lower() in SECRET_FIELDS else _redact_value(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_redact_value(v) for v in value]
-    return value
+# One token of a JSON text: a string (to its closing quote, or to the end of the text when cut
+# short), one of {}[]:, or a run of anything else (whitespace, numbers, literals, commas). The
+# alternatives start with different characters and a string body never backtracks: one linear
+# pass, whatever the nesting depth.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]:]|[^"{}\[\]:]+', re.DOTALL)
+_FIELD_WORDS = ("secret", "signature", "private_key")  # every SECRET_FIELDS name holds one
+_REDACTED_VALUE = json.dumps(REDACTED)
+
+
+def _key(token: str) -> str:
+    if "\\" not in token:
+        return token[1:-1]
+    try:
+        return str(json.loads(token))
+    except ValueError:
+        return token[1:-1]
+
+
+def _secret_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where the values of secret fields are in a JSON text, outermost first.
+
+    Lenient: the text need not be valid JSON (a body cut short, two documents...). A secret value
+    still open where the text ends runs to the end.
+    """
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[str, int | None]] = []  # open containers, with the start of a secret one
+    key_position = False  # the next string is an object key
+    key_is_secret: bool | None = None  # a key was read, its colon not yet
+    pending = -1  # >= 0: a secret value starts after this offset
+    for match in _TOKEN.finditer(text):
+        token, start, end = match.group(), match.start(), match.end()
+        first = token[0]
+        if first == '"':
+            if key_position:
+                key_is_secret = _key(token).lower() in SECRET_FIELDS
+                key_position = False
+            elif pending >= 0:
+                spans.append((start, end))
+                pending = -1
+        elif first == ":":
+            if key_is_secret:
+                pending = end
+            key_is_secret = None
+        elif first in "{[":
+            stack.append((first, start if pending >= 0 else None))
+            pending = -1
+            key_position = first == "{"
+        elif first in "}]":
+            pending = -1  # a scalar before it was handled with its run
+            if stack:
+                _, secret_start = stack.pop()
+                if secret_start is not None:
+                    spans.append((secret_start, end))
+            key_position = False
+        else:  # whitespace, scalars, commas
+            value, comma, _ = token.partition(",")
+            if pending >= 0 and value.strip():
+                offset = start + len(value) - len(value.lstrip())
+                spans.append((offset, start + len(value.rstrip())))
+                pending = -1
+            if comma:
+                pending = -1
+                key_position = bool(stack) and stack[-1][0] == "{"
+    if pending >= 0 and text[pending:].strip():
+        spans.append((pending + len(text[pending:]) - len(text[pending:].lstrip()), len(text)))
+    spans.extend((start, len(text)) for _, start in stack if start is not None)
+    return sorted(spans)
+
+
+def redact_json_fields(text: str) -> str:
+    """``text`` with the value of every secret field (any type, any depth) replaced by
+    ``"[redacted]"``, and every other byte as it was: duplicate keys, number spellings (``1e999``),
+    whitespace. Text that is not JSON is returned as is."""
+    lowered = text.lower()
+    if "\\u" not in text and not any(word in lowered for word in _FIELD_WORDS):
+        return text  # no secret field name, even escaped: nothing to scan
+    parts: list[str] = []
+    done = 0
+    for start, end in _secret_value_spans(text):
+        if start < done:
+            continue  # inside a secret value already replaced
+        parts += [text[done:start], _REDACTED_VALUE]
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """Redact a body: secret JSON fields, ``whsec_`` values and any known secret string."""
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        redacted = text
-    else:
-        redacted = json.dumps(_redact_value(parsed), ensure_ascii=False)
-    redacted = WEBHOOK_SECRET.sub(REDACTED, redacted)
+    """Redact a body in place: secret JSON fields, ``whsec_`` values and any known secret string.
+
+    Only the secret values change; the rest is the body as received (see ``redact_json_fields``).
+    """
+    redacted = WEBHOOK_SECRET.sub(REDACTED, redact_json_fields(text))
     for secret in secrets:
         if secret:
             redacted = redacted.replace(secret, REDACTED)

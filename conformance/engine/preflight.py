@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.suite.client import SuiteClient, SuiteTransportError
 
@@ -86,6 +87,10 @@ def preflight(
             except _Failed as failure:
                 steps.append(PreflightStep(name, False, failure.detail))
                 break
+            except Exception as exc:  # whatever the server sent, a failed step, not a traceback
+                detail = f"the server's answer could not be handled ({type(exc).__name__}: {exc})"
+                steps.append(PreflightStep(name, False, detail))
+                break
             steps.append(PreflightStep(name, True))
     finally:
         for made in clients:
@@ -133,6 +138,13 @@ def _signed_request(client: SuiteClient) -> None:
     step = "signed request accepted"
     response = _send(step, client, PROBE_PATH, {"limit": 1})
     if response.is_success:
+        refused = _refused(response)
+        if refused:
+            raise _Failed(
+                step,
+                f"GET {PROBE_PATH} answered {response.status_code} with a body this suite "
+                f"refuses to parse ({refused}): this does not look like the Payment Service API",
+            )
         body = _json(response)
         if not isinstance(body, dict) or not isinstance(body.get("payments"), list):
             raise _Failed(
@@ -224,9 +236,20 @@ def _json(response: httpx.Response) -> Any:
     if not _is_json(response):
         return None
     try:
-        return response.json()
+        return jsonsafe.loads(response.content)
     except ValueError:
         return None
+
+
+def _refused(response: httpx.Response) -> str:
+    """Why a JSON body is too deep or large to parse safely ("" when it is not)."""
+    if not _is_json(response):
+        return ""
+    try:
+        jsonsafe.check(response.content)
+    except jsonsafe.JsonTooComplex as exc:
+        return str(exc)
+    return ""
 
 
 def _kind(response: httpx.Response) -> str:

@@ -29,6 +29,7 @@ import httpx
 from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.profile import Profile
 from conformance.suite.client import SuiteClient
+from conformance.suite.outcomes import json_body
 
 
 class _Absent:
@@ -114,10 +115,7 @@ def _iso(moment: datetime) -> str:
 
 
 def _body(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
+    return json_body(response)
 
 
 def _enum_values(contract: Mapping[str, Any], schema_name: str, prop: str) -> list[str]:

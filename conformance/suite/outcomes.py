@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from conformance.core import jsonsafe
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import Evidence, Outcome
@@ -20,17 +21,25 @@ from conformance.core.results import Evidence, Outcome
 def summary(response: httpx.Response, limit: int = 160) -> str:
     """``422 {"code":"idempotency_key_reused",...}``: status and the start of the body, with
     secrets (a rotated webhook secret, say) redacted."""
-    text = redact_text(response.text).replace("\n", " ")
-    if len(text) > limit:
+    # Clip before redacting (a redaction of a body cut mid-secret still hides it): redacting
+    # a whole 8 MiB body only to show 160 characters of it takes seconds.
+    raw = response.text
+    text = redact_text(raw[: limit * 4]).replace("\n", " ")
+    if len(text) > limit or len(raw) > limit * 4:
         text = text[:limit] + "..."
     return f"{response.status_code} {text}".rstrip()
 
 
-def json_object(response: httpx.Response) -> dict[str, Any] | None:
+def json_body(response: httpx.Response) -> Any:
+    """The body as JSON, or None when it is not JSON or is too deep or large to parse safely."""
     try:
-        body = response.json()
+        return jsonsafe.loads(response.content)
     except ValueError:
         return None
+
+
+def json_object(response: httpx.Response) -> dict[str, Any] | None:
+    body = json_body(response)
     return body if isinstance(body, dict) else None
 
 

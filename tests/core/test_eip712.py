@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 from eth_abi.abi import encode as abi_encode
@@ -197,3 +199,30 @@ def test_addresses_compare_without_their_checksum_case() -> None:
     address = eip712.address_of(TEST_KEY)
     assert eip712.same_address(address, address.lower())
     assert not eip712.same_address(address, "0x" + "00" * 20)
+
+
+def in_a_fresh_interpreter(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_importing_the_module_keeps_the_interpreters_recursion_limit() -> None:
+    # py_ecc (imported by eth-account) raises it to 100,000 for itself; kept, a deeply nested
+    # JSON text anywhere in the process overflows the C stack instead of raising RecursionError.
+    done = in_a_fresh_interpreter(
+        "import sys; sys.setrecursionlimit(1234); import conformance.core.eip712; "
+        "print(sys.getrecursionlimit())"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1234"
+
+
+def test_after_the_import_a_deep_json_text_raises_recursion_error_not_a_crash() -> None:
+    done = in_a_fresh_interpreter(
+        "import json, conformance.core.eip712\n"
+        "try:\n    json.loads('[' * 70_000)\n"
+        "except RecursionError:\n    print('RecursionError')"
+    )
+    assert done.returncode == 0, f"returncode {done.returncode}"
+    assert done.stdout.strip() == "RecursionError"

@@ -34,3 +34,62 @@ def test_known_secret_strings_are_redacted_anywhere() -> None:
     assert redact_text("key sk_test_alpha_0123 in text", ["sk_test_alpha_0123"]) == (
         f"key {REDACTED} in text"
     )
+
+
+# -- bodies are redacted in place: every other byte is what was on the wire ----------------------
+def test_a_body_keeps_duplicate_keys_and_number_spellings() -> None:
+    body = '{"a":1,"a":2,"n":1e999,"secret":"whsec_c2VjcmV0"}'
+    assert redact_text(body) == '{"a":1,"a":2,"n":1e999,"secret":"[redacted]"}'
+
+
+def test_a_body_keeps_its_layout() -> None:
+    body = '{\n  "id" : "we_1",\n\t"secret"  :   "s3cr3t-value" ,\n  "n": 1.50\n}\n'
+    assert redact_text(body) == (
+        '{\n  "id" : "we_1",\n\t"secret"  :   "[redacted]" ,\n  "n": 1.50\n}\n'
+    )
+
+
+def test_a_secret_value_of_any_type_is_replaced_whole() -> None:
+    body = '{"secret": {"k": [1, {"x": "y"}]}, "signature": 12345, "private_key": null, "z": 0}'
+    assert redact_text(body) == (
+        '{"secret": "[redacted]", "signature": "[redacted]", "private_key": "[redacted]", "z": 0}'
+    )
+
+
+def test_secret_values_with_escaped_quotes_go_entirely() -> None:
+    body = r'{"secret": "a\"b\\\"c", "next": "kept"}'
+    assert redact_text(body) == '{"secret": "[redacted]", "next": "kept"}'
+
+
+def test_duplicate_secret_keys_and_arrays_of_secrets_all_go() -> None:
+    body = '{"secret":"one","secret":"two","list":[{"api_secret":"x1"},{"API_SECRET":"x2"}]}'
+    assert redact_text(body) == (
+        '{"secret":"[redacted]","secret":"[redacted]",'
+        '"list":[{"api_secret":"[redacted]"},{"API_SECRET":"[redacted]"}]}'
+    )
+
+
+def test_a_secret_key_spelt_with_escapes_is_still_a_secret_key() -> None:
+    assert redact_text(r'{"secr\u0065t": "hidden-value"}') == r'{"secr\u0065t": "[redacted]"}'
+
+
+def test_words_inside_string_values_are_not_keys() -> None:
+    body = r'{"note": "{\"secret\": 1}", "secret_word": "secret"}'
+    assert redact_text(body) == body
+
+
+def test_a_body_cut_short_loses_the_secret_it_was_cut_in() -> None:
+    assert redact_text('{"id":"we_1","secret":"abcdef') == '{"id":"we_1","secret":"[redacted]"'
+    assert redact_text('{"id":1,"secret":{"a":"bc') == '{"id":1,"secret":"[redacted]"'
+
+
+def test_text_that_is_not_json_is_left_alone_but_for_known_secrets() -> None:
+    text = "<html>secret: plain</html> sk_known_0123"
+    assert redact_text(text, ["sk_known_0123"]) == f"<html>secret: plain</html> {REDACTED}"
+
+
+def test_deeply_nested_or_long_bodies_are_redacted_quickly() -> None:
+    deep = "[" * 200_000 + '{"secret": "x"}' + "]" * 200_000
+    assert redact_text(deep) == "[" * 200_000 + '{"secret": "[redacted]"}' + "]" * 200_000
+    wide = "[" + "0," * 500_000 + '{"secret":"x"}]'
+    assert redact_text(wide).endswith('0,{"secret":"[redacted]"}]')

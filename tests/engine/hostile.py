@@ -2,7 +2,7 @@
 
 Each runs in a daemon thread on a free port and speaks just enough HTTP/1.1 to misbehave on
 purpose: never answer, answer HTML, answer bytes that are not HTTP, close the connection, or
-answer preflight's three probes correctly and garbage afterwards.
+answer preflight's three probes correctly and garbage, a trickle or a flood afterwards.
 """
 
 from __future__ import annotations
@@ -25,6 +25,16 @@ class Behaviour(StrEnum):
     PREFLIGHT_ONLY = "preflight-only"  # preflight's probes answered well, garbage afterwards
     CANNED = "canned"  # the same given response to everything
     PREFLIGHT_THEN_SILENT = "preflight-then-silent"  # preflight answered, then no answers
+    PREFLIGHT_THEN_CANNED = "preflight-then-canned"  # preflight answered, then the given response
+    # preflight answered, then a status line and headers one byte every TRICKLE_INTERVAL_S, forever
+    TRICKLE_HEADERS = "trickle-headers"
+    # preflight answered, then complete headers and a body one byte every TRICKLE_INTERVAL_S
+    TRICKLE_BODY = "trickle-body"
+    HUGE = "huge"  # preflight answered, then a JSON body of HUGE_BYTES, generated as it is sent
+
+
+TRICKLE_INTERVAL_S = 0.2
+HUGE_BYTES = 60 * 1024 * 1024
 
 
 def canned(
@@ -100,7 +110,12 @@ def _serve(
                 page = b"<!doctype html><html><body><h1>Welcome</h1></body></html>"
                 conn.sendall(canned("200 OK", page, "text/html; charset=utf-8"))
                 continue
-            preflight = behaviour in {Behaviour.PREFLIGHT_ONLY, Behaviour.PREFLIGHT_THEN_SILENT}
+            preflight = behaviour in {
+                Behaviour.PREFLIGHT_ONLY,
+                Behaviour.PREFLIGHT_THEN_SILENT,
+                Behaviour.PREFLIGHT_THEN_CANNED,
+                *_STREAMED,
+            }
             answer = _preflight_answer(*request) if preflight else None
             if answer is not None:
                 conn.sendall(answer)
@@ -108,8 +123,41 @@ def _serve(
             if behaviour is Behaviour.PREFLIGHT_THEN_SILENT:
                 stop.wait()
                 return
+            if behaviour is Behaviour.PREFLIGHT_THEN_CANNED:
+                conn.sendall(response)
+                continue
+            if behaviour in _STREAMED:
+                _stream(conn, behaviour, stop)
+                return
             conn.sendall(GARBAGE)
             return
+
+
+_STREAMED = frozenset({Behaviour.TRICKLE_HEADERS, Behaviour.TRICKLE_BODY, Behaviour.HUGE})
+
+
+def _stream(conn: socket.socket, behaviour: Behaviour, stop: threading.Event) -> None:
+    """Send a slow or huge response until it is done, the client hangs up or the server stops."""
+    try:
+        if behaviour is Behaviour.HUGE:  # [0,0,...,0]: valid JSON, HUGE_BYTES long
+            chunk = b"0," * 32768
+            count = (HUGE_BYTES - 3) // len(chunk)
+            length = 1 + count * len(chunk) + 2
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n".encode())
+            conn.sendall(b"Content-Type: application/json\r\n\r\n[")
+            for _ in range(count):
+                conn.sendall(chunk)
+            conn.sendall(b"0]")
+            return
+        if behaviour is Behaviour.TRICKLE_BODY:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            conn.sendall(b"Content-Length: 1000000\r\n\r\n")
+        else:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        while not stop.wait(TRICKLE_INTERVAL_S):
+            conn.sendall(b"0")
+    except OSError:
+        return
 
 
 @contextmanager

@@ -6,6 +6,9 @@ code, never a traceback or a hang.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,7 +16,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
-from tests.engine.hostile import Behaviour, closed_port, hostile_server
+from conformance.core.jsonsafe import JsonTooComplex
+from conformance.core.profile import load_profile
+from conformance.reporting import REPORT_FILES
+from conformance.suite.client import SuiteClient
+from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
+
+# ~70,000 nested arrays: json.loads recursing this deep overflowed the C stack (py_ecc, imported
+# through eth-account, raises the recursion limit to 100,000) and killed the run with SIGSEGV.
+DEEP_JSON = canned("200 OK", b"[" * 70_000)
 
 
 def run(base_url: str, tmp_path: Path, *args: str) -> Result:
@@ -93,3 +104,117 @@ def test_a_server_that_stops_answering_after_preflight(tmp_path: Path) -> None:
     assert "sent no response in time" in result.output
     # three read timeouts, then every other check is reported as not run at once
     assert elapsed < 90
+
+
+def run_in_subprocess(base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``payment-conformance run`` in its own interpreter: a crash kills it, not the tests."""
+    command = [sys.executable, "-c", "from conformance.cli import main; main()"]
+    return subprocess.run(
+        [*command, "run", "--base-url", base_url, "--no-progress", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_server_that_answers_deeply_nested_json_after_preflight(
+    tmp_path: Path, workers: str
+) -> None:
+    reports = tmp_path / "reports"
+    with hostile_server(Behaviour.PREFLIGHT_THEN_CANNED, DEEP_JSON) as base_url:
+        done = run_in_subprocess(
+            base_url, "--quick", "--workers", workers, "--report-dir", str(reports)
+        )
+    output = done.stdout + done.stderr
+    assert done.returncode >= 0, f"killed by signal {-done.returncode}\n{output[-3000:]}"
+    assert done.returncode == 1, output[-3000:]
+    assert "Traceback" not in output
+    assert "verdict: NOT CONFORMANT" in done.stdout
+    for name in REPORT_FILES:
+        assert (reports / name).is_file(), name
+
+
+def test_preflight_refuses_deeply_nested_json_with_a_clear_message(tmp_path: Path) -> None:
+    with hostile_server(Behaviour.CANNED, DEEP_JSON) as base_url:
+        done = run_in_subprocess(base_url, "--report-dir", str(tmp_path / "r"))
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-3000:]
+    assert "Traceback" not in output
+    assert "error: preflight failed (signed request accepted)" in done.stderr
+    assert "nests deeper than 256 levels" in done.stderr
+
+
+def test_the_suite_clients_responses_refuse_deeply_nested_json() -> None:
+    with (
+        hostile_server(Behaviour.CANNED, DEEP_JSON) as base_url,
+        SuiteClient(base_url, load_profile()) as client,
+    ):
+        response = client.get("/v1/payments")
+    with pytest.raises(JsonTooComplex, match="nests deeper than 256 levels"):
+        response.json()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", [Behaviour.TRICKLE_HEADERS, Behaviour.TRICKLE_BODY])
+def test_a_server_that_trickles_after_preflight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: Behaviour
+) -> None:
+    # One byte every 0.2 s never trips a per-read timeout: only the per-request deadline ends
+    # each request (2 s here instead of 30 s, to keep the test short).
+    from conformance.suite import transport
+
+    monkeypatch.setattr(transport, "DEFAULT_LIMITS", transport.Limits(deadline_s=2.0))
+    started = time.monotonic()
+    with hostile_server(behaviour) as base_url:
+        result = run(base_url, tmp_path, "--quick", "--only", "AUTH", "--seed", "1")
+    assert result.exit_code == 1, result.output
+    assert_clean(result)
+    assert "verdict: NOT CONFORMANT" in result.output
+    assert "no complete response within 2 s" in result.output
+    for name in REPORT_FILES:
+        assert (tmp_path / name).is_file(), name
+    assert time.monotonic() - started < 300
+
+
+def run_measuring_memory(base_url: str, tmp_path: Path, *args: object) -> tuple[int, str, int]:
+    """``run`` in its own interpreter: exit code, output and peak RSS in bytes (Linux)."""
+    out = tmp_path / "output.txt"
+    with out.open("w") as sink:
+        command = [sys.executable, "-c", "from conformance.cli import main; main()", "run"]
+        process = subprocess.Popen(
+            [*command, "--base-url", base_url, "--no-progress", "--workers", "1", *map(str, args)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 600
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    if not pid:
+        process.kill()
+        pytest.fail("run did not finish within 600 s")
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, out.read_text(), usage.ru_maxrss * 1024
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in kilobytes on Linux only")
+def test_a_server_that_answers_huge_bodies_after_preflight(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    with hostile_server(Behaviour.HUGE) as base_url:
+        code, output, peak = run_measuring_memory(
+            base_url, tmp_path, "--quick", "--only", "AUTH", "--seed", "1", "--report-dir", reports
+        )
+    assert code == 1, output[-3000:]
+    assert "Traceback" not in output
+    assert "verdict: NOT CONFORMANT" in output
+    for name in REPORT_FILES:
+        assert (reports / name).is_file(), name
+    # Each answer is ~60 MB; only the first 8 MiB of each is read.
+    assert peak < 400 * 1024 * 1024, f"peak RSS {peak / 2**20:.0f} MiB"
+    assert "response cut at 8 MiB" in (reports / "results.json").read_text()

@@ -137,3 +137,24 @@ def test_a_url_that_is_not_http_is_rejected(profile: Profile) -> None:
     step, detail = failed_step(preflight("ftp://example.test", profile))
     assert step == "reachable"
     assert "not an http://" in detail
+
+
+@pytest.mark.parametrize("status", ["200 OK", "401 Unauthorized"])
+def test_a_deeply_nested_body_is_refused_not_parsed(profile: Profile, status: str) -> None:
+    with hostile_server(Behaviour.CANNED, canned(status, b"[" * 70_000)) as base_url:
+        step, detail = failed_step(preflight(base_url, profile))
+    assert step == "signed request accepted"
+    if status == "200 OK":
+        assert "nests deeper than 256 levels" in detail
+
+
+def test_an_unexpected_error_in_a_step_is_a_failed_step_not_a_traceback(
+    profile: Profile, server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(*args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
+
+    monkeypatch.setattr("conformance.engine.preflight._fixtures", explode)
+    step, detail = failed_step(preflight(server_url, profile))
+    assert step == "fixtures present"
+    assert "RecursionError: maximum recursion depth exceeded" in detail

@@ -24,6 +24,8 @@ from typing import Any
 import schemathesis
 from schemathesis import Case, CheckContext, Response
 
+from conformance.core import jsonsafe
+
 JSON_MEDIA_TYPE = "application/json"
 
 
@@ -41,9 +43,22 @@ def _media_type(response: Response) -> str | None:
 
 def _json_body(response: Response) -> tuple[bool, Any]:
     try:
-        return True, json.loads(response.content)
+        return True, jsonsafe.loads(response.content)
     except ValueError:
         return False, None
+
+
+def refused_body(response: Response) -> str | None:
+    """Why the body cannot be parsed safely (too deep, too large), or None when it can be.
+
+    schemathesis' own checks parse the body with ``json.loads``; the runner asks this first and
+    records a response-schema failure instead of letting them recurse into a hostile document.
+    """
+    try:
+        jsonsafe.check(response.content)
+    except jsonsafe.JsonTooComplex as exc:
+        return str(exc)
+    return None
 
 
 @schemathesis.check
@@ -101,7 +116,9 @@ def success_content_type(ctx: CheckContext, response: Response, case: Case[Any])
             f"expected {JSON_MEDIA_TYPE}"
         )
     if not _json_body(response)[0]:
-        raise AssertionError(f"{response.status_code} success body is not valid JSON")
+        refused = refused_body(response)
+        reason = f" ({refused})" if refused else ""
+        raise AssertionError(f"{response.status_code} success body is not valid JSON{reason}")
     return None
 
 

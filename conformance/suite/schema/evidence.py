@@ -19,11 +19,15 @@ from schemathesis.generation.meta import negated_parameters
 
 from conformance.core.redaction import REDACTED, redact_headers, redact_text
 from conformance.core.results import Evidence
+from conformance.suite.evidence_bounds import cap_headers
+from conformance.suite.transport import cut_marker, request_body_cut_at
 
 EVIDENCE_BODY_LIMIT = 16 * 1024
 
 
-def _text(raw: bytes | str | None, secrets: tuple[str, ...]) -> str | None:
+def _text(
+    raw: bytes | str | None, secrets: tuple[str, ...], cut_at: int | None = None
+) -> str | None:
     if raw is None or raw == b"" or raw == "":
         return None
     text = raw if isinstance(raw, str) else raw[:EVIDENCE_BODY_LIMIT].decode("utf-8", "replace")
@@ -31,6 +35,8 @@ def _text(raw: bytes | str | None, secrets: tuple[str, ...]) -> str | None:
     size = len(raw)
     if size > EVIDENCE_BODY_LIMIT:
         redacted += f"\n[... {size - EVIDENCE_BODY_LIMIT} more bytes not shown]"
+    if cut_at is not None:
+        redacted = cut_marker(cut_at) + "\n" + redacted
     return redacted
 
 
@@ -41,7 +47,7 @@ def _headers(headers: dict[str, str], secrets: tuple[str, ...]) -> dict[str, str
             if secret:
                 value = value.replace(secret, REDACTED)
         redacted[name] = value
-    return redacted
+    return cap_headers(redacted)
 
 
 def evidence_from(response: schemathesis.Response, secrets: tuple[str, ...]) -> Evidence:
@@ -51,7 +57,7 @@ def evidence_from(response: schemathesis.Response, secrets: tuple[str, ...]) -> 
         secrets,
         status=response.status_code,
         response_headers=_headers({k: ", ".join(v) for k, v in response.headers.items()}, secrets),
-        response_body=_text(response.content, secrets),
+        response_body=_text(response.content, secrets, request_body_cut_at(response.request)),
     )
 
 

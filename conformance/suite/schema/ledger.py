@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.schema.requirements import requirement_ids
+from conformance.suite.schema.requirements import is_pinned, passable_ids, requirement_ids
 
 FAMILY = "schema"
 
@@ -140,4 +140,24 @@ class CheckLedger:
                     None,
                 )
             )
+        if is_pinned(check):
+            results.extend(self._unreached(check_id, check, operation_id, observation))
         return results
+
+    @staticmethod
+    def _unreached(
+        check_id: str, check: str, operation_id: str, observation: Observation
+    ) -> list[RecordedCheck]:
+        """The candidates of a pinned check that no case was about: not exercised, and why."""
+        seen = observation.passed_ids | observation.failed_ids
+        unreached = tuple(rid for rid in passable_ids(check, operation_id) if rid not in seen)
+        if not unreached:
+            return []
+        reason = (
+            f"none of the {observation.applicable} responses of {operation_id} that {check} "
+            "checked was about the field it names (cases are generated at random: a run "
+            "without --quick, or a larger --max-examples, makes one likely)"
+        )
+        return [
+            RecordedCheck(check_id, unreached, Outcome.NOT_EXERCISED, reason, operation_id, None)
+        ]

@@ -26,6 +26,7 @@ from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
+from conformance.suite.transport import Limits, bounded_session
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 CONNECT_TIMEOUT_S = 5.0
@@ -57,9 +58,12 @@ class SignedRequests(requests.auth.AuthBase):
         return request
 
 
-def signed_session(profile: Profile, credential: Credential | None = None) -> requests.Session:
+def signed_session(
+    profile: Profile, credential: Credential | None = None, limits: Limits | None = None
+) -> requests.Session:
+    """A session that signs every request and bounds every response (``transport.Limits``)."""
     credential = credential or profile.primary
-    session = requests.Session()
+    session = bounded_session(requests.Session(), limits)
     session.auth = SignedRequests(
         Signer(credential.api_key, credential.api_secret, profile.string_to_sign)
     )

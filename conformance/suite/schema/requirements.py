@@ -58,6 +58,19 @@ def requirement_ids(
     return tuple(result)
 
 
+def passable_ids(check: str, operation_id: str) -> tuple[str, ...]:
+    """Ids a response can verify (not only break): those of every status but 5xx."""
+    mapping = schema_rules()["requirements"].get(check)
+    if not isinstance(mapping, dict):
+        return requirement_ids(check, operation_id)
+    keys = [key for key in mapping if not str(key).startswith("5")]
+    found: dict[str, None] = {}
+    for key in keys:
+        found.update(dict.fromkeys(mapping[key]))
+    ops = catalogue()
+    return tuple(rid for rid in found if operation_id in ops[rid].operations)
+
+
 def is_pinned(check: str) -> bool:
     return check in schema_rules().get("pinned_checks", [])
 

@@ -47,6 +47,7 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
+from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
     case_fields,
     case_mode,
@@ -177,6 +178,7 @@ class SchemaPhaseRunner:
         except requests.RequestException as exc:
             self.transport_failure(operation_id, exc)
             return
+        defuse(response)
         self._transport_errors = 0
         self.counts.cases[phase] += 1
         self.validate(case, response, kwargs, recorder)
@@ -208,9 +210,31 @@ class SchemaPhaseRunner:
         transport_kwargs: dict[str, Any],
         recorder: Any = None,
     ) -> None:
+        refused = refused_body(response)
+        if refused is not None:
+            self._refused(case, response, refused)
+            return
         # Every failure reaches the ledger through the hook; the exception adds nothing.
         with contextlib.suppress(AssertionError, FailureGroup):
             case.validate_response(response, transport_kwargs=transport_kwargs, recorder=recorder)
+
+    def _refused(
+        self, case: schemathesis.Case[Any], response: schemathesis.Response, reason: str
+    ) -> None:
+        """A body too deep or too large to parse safely fails the response-schema check here:
+        schemathesis' checks would hand it to ``json.loads``, which recurses once per level."""
+        check = "response_schema_conformance"
+        operation_id = self.operation_id(case)
+        ids = requirement_ids(check, operation_id, response.status_code, case_mode(case))
+        self.ledger.failed(
+            check,
+            operation_id,
+            self._phase,
+            ids or requirement_ids(check, operation_id),
+            f"{response.status_code}: the body is not a JSON document the contract allows: "
+            f"{reason}",
+            evidence_from(response, self.secrets),
+        )
 
     def _after_validate(
         self,
@@ -354,7 +378,7 @@ class SchemaPhaseRunner:
 
             def call(self, case: schemathesis.Case[Any], **kwargs: Any) -> schemathesis.Response:
                 try:
-                    return case.call(**kwargs)
+                    return defuse(case.call(**kwargs))
                 except requests.RequestException as exc:
                     runner.transport_failure(runner.operation_id(case), exc)
                     # A sequence cannot go on without the response its links read.
@@ -398,6 +422,18 @@ class SchemaPhaseRunner:
         finally:
             self._in_stateful = False
             self.counts.seconds += time.monotonic() - started
+
+
+def defuse(response: schemathesis.Response) -> schemathesis.Response:
+    """A response whose body is too deep or large to parse safely reads as JSON ``null``.
+
+    The stateful phase reads links from earlier responses (``response.json()``, cached in
+    ``_deserialized``, a 4.32 internal): they resolve to nothing instead of recursing into the
+    body. ``validate`` judges the body itself (``_refused``).
+    """
+    if refused_body(response) is not None:
+        response._deserialized = None  # type: ignore[assignment]
+    return response
 
 
 def _created(recorder: Any, parent: schemathesis.Case[Any]) -> bool:

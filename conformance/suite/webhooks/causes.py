@@ -25,6 +25,7 @@ from conformance.suite.factories import (
     locate_operation,
     send,
 )
+from conformance.suite.outcomes import json_body
 
 
 @dataclass(frozen=True)
@@ -236,10 +237,7 @@ class Actions:
 
 
 def _json(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
+    return json_body(response)
 
 
 def _id(body: Any, what: str) -> str:

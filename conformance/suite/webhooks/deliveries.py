@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from conformance.core import jsonsafe
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
 from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext, Verdicts
@@ -342,7 +343,7 @@ class DeliveryScenario:
             if owner is None or (endpoint is not None and owner is not endpoint):
                 continue
             try:
-                parsed = json.loads(request.body)
+                parsed = jsonsafe.loads(request.body)
             except ValueError:
                 parsed = None
             found.append(

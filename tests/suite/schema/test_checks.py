@@ -18,8 +18,10 @@ from conformance.suite.schema.checks import (
     error_body_shape,
     error_content_type,
     no_server_error,
+    refused_body,
     success_content_type,
 )
+from conformance.suite.schema.runner import defuse
 
 JSON = "application/json"
 
@@ -158,3 +160,28 @@ def test_the_replay_header_on_a_first_use_of_a_key_fails() -> None:
     assert check(CTX, response(201, {}, key="k2"), CASE) is None
     assert check(CTX, response(201, {}, headers=replayed, key="k2"), CASE) is None
     assert check(CTX, response(200, {}), CASE) is True
+
+
+DEEP = b"[" * 70_000
+
+
+def test_a_deeply_nested_body_fails_the_body_checks_without_being_parsed() -> None:
+    with pytest.raises(AssertionError, match=r"not valid JSON \(JSON text nests deeper than 256"):
+        success_content_type(CTX, response(200, raw=DEEP), CASE)
+    with pytest.raises(AssertionError, match="not a JSON object"):
+        error_body_shape(CTX, response(422, raw=DEEP), CASE)
+    assert ErrorCodeMatchesProfile({"422": ["x"]}).after_response(
+        CTX, response(422, raw=DEEP), CASE
+    )
+
+
+def test_refused_body_names_what_cannot_be_parsed_safely() -> None:
+    assert refused_body(response(200, raw=DEEP)) == "JSON text nests deeper than 256 levels"
+    assert refused_body(response(200, raw=b"[" * 200 + b"]" * 200)) is None
+    assert refused_body(response(200, raw=b"not json")) is None  # the checks say it is not JSON
+
+
+def test_a_defused_response_reads_as_null_for_the_links_of_the_stateful_phase() -> None:
+    deep = defuse(response(201, raw=DEEP))
+    assert deep.json() is None
+    assert defuse(response(201, {"id": "pay_1"})).json() == {"id": "pay_1"}

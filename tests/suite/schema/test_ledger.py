@@ -52,3 +52,21 @@ def test_passes_that_name_no_requirement_do_not_count_as_verifying_one() -> None
 def test_a_check_that_states_nothing_about_an_operation_records_nothing() -> None:
     # missing_required_header is about the Idempotency-Key, which GET operations do not take.
     assert CheckLedger().results("unit", ["missing_required_header"], ["listPayments"]) == []
+
+
+def test_candidates_a_pinned_check_never_reached_are_not_exercised_with_the_reason() -> None:
+    # negative_data_rejection is pinned to the fields a case negates: cases about other fields
+    # say nothing about a quote's amount (SHAPE-033), which must then say why it was not reached.
+    ledger = CheckLedger()
+    ledger.passed("negative_data_rejection", "createPayment", "fuzzing", ["SHAPE-030"])
+    ledger.passed("negative_data_rejection", "createPayment", "coverage", ["SHAPE-030"])
+    passed, unreached = ledger.results("unit", ["negative_data_rejection"], ["createPayment"])
+    assert passed.outcome is Outcome.PASSED and passed.requirement_ids == ("SHAPE-030",)
+    assert unreached.outcome is Outcome.NOT_EXERCISED
+    assert "SHAPE-033" in unreached.requirement_ids
+    assert "SHAPE-030" not in unreached.requirement_ids
+    assert "ERR-006" not in unreached.requirement_ids  # only a 5xx (a failure) names it
+    assert unreached.message.startswith(
+        "none of the 2 responses of createPayment that negative_data_rejection checked "
+        "was about the field it names"
+    )
