@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 
 from conformance.cli._common import fail, split_selectors
+from conformance.core.untrusted import for_terminal
 from conformance.engine.selftest import (
     SelftestError,
     SelftestOptions,
@@ -105,7 +106,7 @@ def selftest(
     try:
         matrix = run_selftest(options, SelftestDisplay(console, live=not no_progress))
     except (SelftestError, FaultCatalogueError) as exc:
-        fail(str(exc))
+        fail(for_terminal(str(exc)))
     finally:
         signal.signal(signal.SIGTERM, previous)
     if report_file is not None:

@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from conformance.core.untrusted import for_terminal
 from conformance.engine.selftest import Matrix, Row, RunSpec, Status
 
 MAX_IDS_SHOWN = 6
@@ -42,7 +43,8 @@ def row_detail(row: Row) -> Text:
     """The ids that failed, those the fault names in ``breaks`` first and highlighted."""
     fault = row.spec.fault
     if row.status in (Status.ERROR, Status.TIMEOUT):
-        return Text(row.outcome.message.replace("\n", " ")[:MAX_MESSAGE_CHARS], style="red")
+        message = for_terminal(row.outcome.message.replace("\n", " "))
+        return Text(message[:MAX_MESSAGE_CHARS], style="red")
     if fault is None:
         if row.status is Status.PASSED:
             requests = row.outcome.requests

@@ -2,17 +2,21 @@
 
 Evidence reaches the reports already redacted by the suite; the reports redact it again
 (defence in depth) with ``conformance.core.redaction`` and with every secret value they can
-learn from the run itself (values of secret headers and secret JSON fields anywhere in the
-evidence, secret-looking options, and the secrets the caller names).
+learn from the run itself. They learn secrets only from what the suite sent (secret headers and
+secret fields of its requests, secret-looking options, the secrets the caller names) and from
+the secret rotate-secret returned: a server controls everything else it answers, and a value
+learnt from there (``{"signature": "Idempotency-Key"}``) would hide those words everywhere.
+Secret fields and headers of responses are still redacted where they stand.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
+from conformance.core import jsonsafe
 from conformance.core.redaction import (
     REDACTED,
     SECRET_FIELDS,
@@ -22,6 +26,7 @@ from conformance.core.redaction import (
     redact_text,
 )
 from conformance.core.results import Evidence, RunResult
+from conformance.core.untrusted import mask_url_passwords, printable
 
 # A learnt secret shorter than this is not replaced everywhere: replacing "1" or "abc" in every
 # text would wreck the report and such values are not secrets anyway.
@@ -40,27 +45,9 @@ _CURL_SECRET_HEADER = re.compile(
     r"(?i)(" + "|".join(re.escape(h) for h in sorted(SECRET_HEADERS)) + r")(\s*:\s*)[^'\"\r\n]*"
 )
 _CURL_USER = re.compile(r"(\s(?:-u|--user)\s+)('[^']*'|\"[^\"]*\"|[^\s]+)")
-_URL_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@?#]*)@")
-
-# Characters shown as escapes: C0 controls except tab, newline, carriage return; DEL and the C1
-# controls; lone surrogates (bytes that were not UTF-8, decoded with surrogateescape); and the
-# non-characters XML 1.0 forbids.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
-        return f"\\x{code - 0xDC00:02x}"
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
-
-
-def printable(text: str) -> tuple[str, bool]:
-    """``text`` with unprintable characters as ``\\xNN`` escapes, and whether any was escaped."""
-    cleaned, count = _UNPRINTABLE.subn(_escape_char, text)
-    return cleaned, count > 0
+# The operation that hands out a webhook secret (spec section 4, operation 3), by URL path; the
+# base URL may carry a path prefix.
+_ROTATE_SECRET_PATH = re.compile(r"/v1/webhook-endpoints/[^/]+/rotate-secret/?")
 
 
 def clip(text: str, limit: int) -> tuple[str, bool]:
@@ -79,7 +66,7 @@ def _secret_pairs(text: str) -> list[tuple[str, Any]]:
         return dict(pairs)
 
     try:
-        json.loads(text, object_pairs_hook=hook)
+        jsonsafe.loads(text, object_pairs_hook=hook)
     except (ValueError, RecursionError):
         return []
     return found
@@ -98,9 +85,22 @@ def _strings(value: Any) -> Iterable[str]:
         yield str(value)
 
 
+def hands_out_a_secret(evidence: Evidence) -> bool:
+    """Whether ``evidence`` is a rotate-secret call, whose answer is a secret the run uses."""
+    path = urlsplit(evidence.url).path
+    return evidence.method.upper() == "POST" and _ROTATE_SECRET_PATH.search(path) is not None
+
+
 def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """Secret values the run itself reveals, longest first (so no partial replacement wins)."""
+    """Secret values the run itself reveals, longest first (so no partial replacement wins).
+
+    Only what the suite sent and what rotate-secret returned: never a value the server put in
+    any other response.
+    """
     secrets: set[str] = {s for s in extra if s}
+    password = urlsplit(run.target.base_url).password  # of a --base-url user:password@host
+    if password:
+        secrets.add(password)
     for key, value in run.options.items():
         if Scrubber.is_secret_option(key):
             secrets.add(value)
@@ -110,9 +110,12 @@ def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
         if evidence is None or id(evidence) in seen:
             continue
         seen.add(id(evidence))
-        for headers in (evidence.request_headers, evidence.response_headers):
-            secrets.update(v for k, v in headers.items() if k.lower() in SECRET_HEADERS)
-        for text in (evidence.url, evidence.request_body, evidence.response_body):
+        headers = evidence.request_headers
+        secrets.update(v for k, v in headers.items() if k.lower() in SECRET_HEADERS)
+        sent = [evidence.url, evidence.request_body]
+        if hands_out_a_secret(evidence):
+            sent.append(evidence.response_body)
+        for text in sent:
             if text:
                 for _, value in _secret_pairs(text):
                     secrets.update(_strings(value))
@@ -153,18 +156,26 @@ class Scrubber:
         return _SECRET_OPTION.fullmatch(name) is not None
 
     def _known(self, text: str) -> str:
-        text = _redact_text_fields(WEBHOOK_SECRET.sub(REDACTED, text))
+        text = _redact_text_fields(WEBHOOK_SECRET.sub(REDACTED, mask_url_passwords(text)))
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
 
     def text(self, text: str) -> str:
-        """A free text (message, reason, option): known secrets out, printable."""
+        """A free text (message, reason, option): known secrets and URL passwords out, printable."""
         return printable(self._known(text))[0]
 
+    @staticmethod
+    def catalogue(text: str) -> str:
+        """Text of the suite's catalogue (requirement, check id, family): made printable only.
+
+        Never redacted: a secret that happened to equal catalogue words must not hide them.
+        """
+        return printable(text)[0]
+
     def url(self, url: str) -> str:
-        return self.text(_URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", url))
+        return self.text(url)
 
     def headers(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
         return tuple((printable(k)[0], self.text(v)) for k, v in redact_headers(headers).items())
@@ -172,14 +183,11 @@ class Scrubber:
     def body(self, body: str) -> tuple[str, bool]:
         """A request or response body, and whether unprintable characters were escaped.
 
-        A JSON body with a secret field (at any depth, duplicate keys included) goes through
-        ``redact_text`` and so becomes compact JSON; any other body keeps its layout, byte for
-        byte, apart from the secret values known to the run.
+        Only secret values change (secret fields at any depth, duplicate keys included, and
+        the secrets known to the run); every other byte is as received: duplicate keys, number
+        spellings such as ``1e999``, layout.
         """
-        body = self._known(body)
-        if _secret_pairs(body):
-            body = redact_text(body, self.secrets)
-        return printable(self._known(body))
+        return printable(self._known(redact_text(body, self.secrets)))
 
     def curl(self, curl: str) -> str:
         curl = _CURL_SECRET_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", curl)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json as jsonlib
 import shlex
 import ssl
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,8 +23,18 @@ import httpx
 
 from conformance.core.profile import Credential, Profile
 from conformance.core.redaction import REDACTED, WEBHOOK_SECRET, redact_headers, redact_text
-from conformance.core.results import Evidence
+from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
+from conformance.core.untrusted import mask_url_passwords
+from conformance.suite.evidence_bounds import cap_headers
+from conformance.suite.transport import (
+    BoundedTransport,
+    Limits,
+    ResponseDeadlineExceeded,
+    body_cut_at,
+    cut_marker,
+    socket_transport,
+)
 
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 15.0
@@ -61,10 +72,19 @@ class ClientStats:
     exchanges: int = 0  # requests attempted, including ones refused without sending
     consecutive_timeouts: int = 0
     last_client: SuiteClient | None = field(default=None, repr=False)
+    # The run's wall-clock budget (``run --max-duration``): past ``deadline`` (epoch seconds)
+    # nothing more is sent; ``budget_refusals`` counts the requests refused for it.
+    deadline: float | None = None
+    budget_s: float = 0.0
+    budget_refusals: int = 0
 
     @property
     def server_gone(self) -> bool:
         return self.consecutive_timeouts >= TIMEOUTS_BEFORE_GIVING_UP
+
+    @property
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
 
 
 class SuiteClient:
@@ -79,7 +99,10 @@ class SuiteClient:
         stats: ClientStats | None = None,
         transport: httpx.BaseTransport | None = None,
         read_timeout_s: float = READ_TIMEOUT_S,
+        limits: Limits | None = None,
     ) -> None:
+        """``transport`` replaces the sockets (tests); ``limits`` the byte cap and deadline of
+        each request (``transport.DEFAULT_LIMITS``)."""
         self.base_url = base_url.rstrip("/")
         self.profile = profile
         self.credential = credential if credential is not None else profile.primary
@@ -96,7 +119,7 @@ class SuiteClient:
                 pool=read_timeout_s,
             ),
             follow_redirects=False,
-            transport=transport,
+            transport=BoundedTransport(transport or socket_transport(_tls_context()), limits),
             verify=_tls_context(),
         )
         self._last_request: httpx.Request | None = None
@@ -161,7 +184,7 @@ class SuiteClient:
             )
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
             raise SuiteTransportError(
-                f"{method} {self.base_url}{path}: invalid URL ({exc})"
+                mask_url_passwords(f"{method} {self.base_url}{path}: invalid URL ({exc})")
             ) from None
         if sign:
             target = request.url.raw_path.decode("ascii")
@@ -201,12 +224,15 @@ class SuiteClient:
         self._last_response = None
         self.stats.last_client = self
         self.stats.exchanges += 1
-        where = f"{request.method} {request.url}"
+        where = f"{request.method} {mask_url_passwords(str(request.url))}"
+        if self.stats.out_of_time:
+            self.stats.budget_refusals += 1
+            raise SuiteTransportError(f"{where}: not sent: {budget_reason(self.stats.budget_s)}")
         if self.stats.server_gone:
             raise SuiteTransportError(
                 f"{where}: not sent: the server stopped answering "
-                f"({self.stats.consecutive_timeouts} requests in a row got no response "
-                f"within {READ_TIMEOUT_S:g} s)"
+                f"({self.stats.consecutive_timeouts} requests in a row got no complete "
+                "response in time)"
             )
         self.requests_sent += 1
         self.stats.requests_sent += 1
@@ -221,6 +247,10 @@ class SuiteClient:
             self._notify(request, None)
             raise SuiteTransportError(f"{where}: {_describe_transport(exc)}") from None
         self.stats.consecutive_timeouts = 0
+        # httpx's stream wrapper and the response refer to each other: such a cycle waits for the
+        # garbage collector, and a test sending many requests keeps every body until it runs.
+        # The body is read: a plain stream of it breaks the cycle.
+        response.stream = httpx.ByteStream(response.content)
         self._last_response = response
         self._notify(request, response)
         return response
@@ -248,6 +278,8 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _describe_timeout(exc: httpx.TimeoutException) -> str:
+    if isinstance(exc, ResponseDeadlineExceeded):
+        return str(exc)
     if isinstance(exc, httpx.ConnectTimeout):
         return f"could not connect within {CONNECT_TIMEOUT_S:g} s (is the host reachable?)"
     if isinstance(exc, httpx.PoolTimeout):
@@ -272,13 +304,15 @@ def _describe_transport(exc: httpx.TransportError) -> str:
     return f"transport error: {type(exc).__name__}: {exc}"
 
 
-def _text(raw: bytes, secrets: tuple[str, ...]) -> str | None:
+def _text(raw: bytes, secrets: tuple[str, ...], cut_at: int | None = None) -> str | None:
     if not raw:
         return None
     cut = raw[:EVIDENCE_BODY_LIMIT]
     text = redact_text(cut.decode("utf-8", errors="replace"), secrets)
     if len(raw) > EVIDENCE_BODY_LIMIT:
         text += f"\n[... {len(raw) - EVIDENCE_BODY_LIMIT} more bytes not shown]"
+    if cut_at is not None:
+        text = cut_marker(cut_at) + "\n" + text
     return text
 
 
@@ -289,7 +323,7 @@ def _redacted_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> dict[
             if secret:
                 value = value.replace(secret, REDACTED)
         redacted[name] = WEBHOOK_SECRET.sub(REDACTED, value)
-    return redacted
+    return cap_headers(redacted)
 
 
 def build_evidence(
@@ -298,7 +332,8 @@ def build_evidence(
     """Redacted evidence of one exchange, with a curl command that repeats the request."""
     request_headers = _redacted_headers(request.headers, secrets)
     request_body = _text(request.content, secrets)
-    curl = ["curl", "-X", request.method, str(request.url)]
+    url = mask_url_passwords(str(request.url))  # a --base-url password is never recorded
+    curl = ["curl", "-X", request.method, url]
     for name, value in request_headers.items():
         if name.lower() in {"host", "content-length", "accept-encoding", "connection"}:
             continue
@@ -307,13 +342,17 @@ def build_evidence(
         curl += ["--data-binary", request_body]
     return Evidence(
         method=request.method,
-        url=str(request.url),
+        url=url,
         request_headers=request_headers,
         request_body=request_body,
         status=response.status_code if response is not None else None,
         response_headers=(
             _redacted_headers(response.headers, secrets) if response is not None else {}
         ),
-        response_body=_text(response.content, secrets) if response is not None else None,
+        response_body=(
+            _text(response.content, secrets, body_cut_at(response))
+            if response is not None
+            else None
+        ),
         curl=shlex.join(curl),
     )

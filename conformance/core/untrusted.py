@@ -1,0 +1,63 @@
+"""Show untrusted text harmlessly: unprintable characters escaped, URL passwords masked.
+
+Server bodies, headers and error messages reach the console and the reports. A terminal obeys
+the escape sequences in them (``ESC ] 0 ; title BEL`` renames the window, ``ESC [ 2 J`` clears
+the screen), and a ``--base-url`` such as ``http://user:password@host`` would print its
+password wherever the URL is shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from conformance.core.redaction import REDACTED
+
+# Characters shown as escapes: C0 controls except tab, newline, carriage return; DEL and the C1
+# controls; lone surrogates (bytes that were not UTF-8, decoded with surrogateescape); and the
+# non-characters XML 1.0 forbids.
+_CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+_UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
+# On a terminal a carriage return rewrites the line: a server could overprint a verdict.
+_TERMINAL_UNPRINTABLE = re.compile(f"[\r{_CONTROLS}]")
+# scheme://authority in a text. Linear time on any text: the scheme is bounded and the authority
+# ends at the first "/" (so never runs into the next "://"); its userinfo runs to the last "@",
+# so a password holding a raw "@" is masked whole.
+_URL_AUTHORITY = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://)([^/?#\s'\"<>]*)")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str) -> tuple[str, bool]:
+    """``text`` with unprintable characters as ``\\xNN`` escapes, and whether any was escaped."""
+    cleaned, count = _UNPRINTABLE.subn(_escape_char, text)
+    return cleaned, count > 0
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    scheme, authority = match.groups()
+    userinfo, at, host = authority.rpartition("@")
+    if not at:
+        return match.group()
+    user, colon, _ = userinfo.partition(":")
+    if colon:
+        return f"{scheme}{user}:{REDACTED}@{host}"
+    return f"{scheme}{REDACTED}@{host}"  # a lone user name is often a token
+
+
+def mask_url_passwords(text: str) -> str:
+    """Every ``scheme://user:password@`` in ``text`` as ``scheme://user:[redacted]@``."""
+    if "://" not in text:
+        return text
+    return _URL_AUTHORITY.sub(_mask_userinfo, text)
+
+
+def for_terminal(text: str) -> str:
+    """Untrusted ``text`` ready for the console: no control sequence, no URL password."""
+    return _TERMINAL_UNPRINTABLE.sub(_escape_char, mask_url_passwords(text))
