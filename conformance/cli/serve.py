@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
 from conformance.cli._common import fail, profile_option
-from conformance.core.profile import ProfileError, load_profile
+from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
+
+if TYPE_CHECKING:
+    from conformance.reference.server import ReferenceServer
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Any other than loopback exposes the server (see above).",
+)
 @click.option(
     "--port",
     default=8402,
@@ -37,7 +54,13 @@ from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 def serve(
     host: str, port: int, db_path: Path | None, profile_name: str, faults: tuple[str, ...]
 ) -> None:
-    """Run the reference server until Ctrl-C."""
+    """Run the reference server until Ctrl-C (or SIGTERM).
+
+    A test server for this machine: it accepts the profile's test credentials (the default
+    profile's are published) and POSTs webhooks to any URL a merchant registers, private,
+    loopback and link-local addresses included. Keep it on loopback and never expose it to a
+    network you do not trust.
+    """
     from conformance.reference.server import ReferenceServer, ServerStartError
 
     unknown = sorted(set(faults) - fault_names())
@@ -47,25 +70,75 @@ def serve(
         profile = load_profile(profile_name)
     except ProfileError as exc:
         fail(str(exc))
+    warning = exposure_warning(host, profile)
+    if warning is not None:
+        click.echo(warning, err=True)
     server = ReferenceServer(profile=profile, faults=faults, db_path=db_path, host=host, port=port)
+    with stop_requests(server) as stop_requested:
+        try:
+            server.start()
+        except ServerStartError as exc:
+            fail(str(exc))
+        try:
+            click.echo(f"reference server listening on {server.base_url}")
+            click.echo(f"profile: {profile.name} ({profile.source})")
+            keys = ", ".join(f"{c.api_key} ({c.merchant_id})" for c in profile.credentials)
+            click.echo(f"API keys: {keys}; their secrets are in the profile file")
+            click.echo(
+                f"database: {db_path if db_path is not None else 'temporary (lost on exit)'}"
+            )
+            if faults:
+                click.echo(f"faults switched on: {', '.join(faults)}")
+            click.echo("press Ctrl-C to stop")
+            server.serve_forever(until=stop_requested)
+        finally:
+            server.stop()
+    click.echo("stopped")
+
+
+@contextlib.contextmanager
+def stop_requests(server: ReferenceServer) -> Iterator[threading.Event]:
+    """Ctrl-C (SIGINT) and SIGTERM set the event, and the caller stops the server in order:
+    no exception lands in the middle of the shutdown. A second one aborts in-flight requests
+    at once rather than after the grace period."""
+    requested = threading.Event()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if requested.is_set():
+            server.abort()
+        requested.set()
+
+    previous = {signum: signal.signal(signum, handle) for signum in STOP_SIGNALS}
     try:
-        server.start()
-    except ServerStartError as exc:
-        fail(str(exc))
-    try:
-        click.echo(f"reference server listening on {server.base_url}")
-        click.echo(f"profile: {profile.name} ({profile.source})")
-        keys = ", ".join(f"{c.api_key} ({c.merchant_id})" for c in profile.credentials)
-        click.echo(f"API keys: {keys}; their secrets are in the profile file")
-        click.echo(f"database: {db_path if db_path is not None else 'temporary (lost on exit)'}")
-        if faults:
-            click.echo(f"faults switched on: {', '.join(faults)}")
-        click.echo("press Ctrl-C to stop")
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo("stopping")
+        yield requested
     finally:
-        server.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def exposure_warning(host: str, profile: Profile) -> str | None:
+    """One line for a server that listens beyond loopback while it accepts a secret of the
+    default profile: those are published, so anyone who reaches it can use it."""
+    if _is_loopback(host):
+        return None
+    published = {c.api_secret for c in load_profile().credentials}
+    if not any(c.api_secret in published for c in profile.credentials):
+        return None
+    return (
+        f"warning: --host {host} is not a loopback address and the profile's API secrets are"
+        " the published test ones: anyone who reaches this server can use it, and it POSTs"
+        " webhooks to any URL (private addresses included)"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    """A loopback address or ``localhost``; a name is not looked up (treated as exposed)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @click.command()

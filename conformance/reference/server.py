@@ -4,12 +4,16 @@
         httpx.get(srv.base_url + "/v1/payments", headers=...)
 
 The socket is bound before the server starts, so ``base_url`` is known at once; ``start()``
-returns when the server answers; ``stop()`` (idempotent) ends the thread and removes the
-temporary database.
+returns when the server answers. ``stop()`` (idempotent) shuts down in order: uvicorn stops
+accepting, lets in-flight requests finish (``SHUTDOWN_GRACE_SECS``, or until ``abort()``) and
+aborts the rest; its thread ends; the webhook dispatcher's threads are joined; the database is
+closed and the temporary one removed. No thread the server started is left running.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import socket
 import sqlite3
 import threading
@@ -25,11 +29,56 @@ from conformance.reference.app import Runtime, create_app
 from conformance.reference.config import ServerConfig
 from conformance.reference.store import Store
 
-START_TIMEOUT_SECS = 10.0
+START_TIMEOUT_SECS = 60.0  # a ceiling: a healthy machine starts it in milliseconds
+SHUTDOWN_GRACE_SECS = 5.0  # in-flight requests get this long to finish before they are aborted
+# A ceiling on each wait of stop(), for a server that never ends: never reached otherwise.
+STOP_CEILING_SECS = 60.0
+
+log = logging.getLogger(__name__)
 
 
 class ServerStartError(RuntimeError):
     """The server could not start (port in use, bad address, startup failure)."""
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn whose shutdown aborts the connections still open after the grace period (a
+    client that never sends its body would otherwise hold the shutdown forever)."""
+
+    def __init__(self, config: uvicorn.Config, grace_secs: float, abort: threading.Event) -> None:
+        super().__init__(config)
+        self.grace_secs = grace_secs
+        self.abort = abort
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
+        await super().startup(sockets=sockets)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        aborter = asyncio.ensure_future(self._abort_after_grace())
+        try:
+            await super().shutdown(sockets=sockets)
+        finally:
+            aborter.cancel()
+
+    async def _abort_after_grace(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.grace_secs
+        while loop.time() < deadline and not self.abort.is_set():
+            await asyncio.sleep(0.05)
+        # The application sees a disconnect and returns; uvicorn then ends.
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.abort()
+
+    def worker_threads(self) -> list[threading.Thread]:
+        """The threads that ran this server's synchronous work (anyio's thread pool, one per
+        event loop): told to stop when the loop ends, joined by ``ReferenceServer.stop``."""
+        if self.loop is None:
+            return []
+        return [t for t in threading.enumerate() if getattr(t, "loop", None) is self.loop]
 
 
 class ReferenceServer:
@@ -40,15 +89,22 @@ class ReferenceServer:
         db_path: str | Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        shutdown_grace_secs: float = SHUTDOWN_GRACE_SECS,
     ) -> None:
         self.profile = profile if profile is not None else load_profile()
         self.faults = frozenset(faults)
         self.db_path = Path(db_path) if db_path is not None else None
         self.host = host
         self.port = port
+        self.shutdown_grace_secs = shutdown_grace_secs
         ServerConfig(self.profile, self.faults)  # rejects unknown faults before binding
-        self._server: uvicorn.Server | None = None
+        self._server: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
+        # Set when the server's thread has ended. Waiting on this rather than on
+        # ``Thread.join``: in Python 3.11 a signal that interrupts ``join`` marks the thread
+        # finished while it still runs (the store was then closed under a running uvicorn).
+        self._done: threading.Event | None = None
+        self._abort = threading.Event()
         self._socket: socket.socket | None = None
         self._runtime: Runtime | None = None
         self._lock = threading.Lock()
@@ -77,75 +133,101 @@ class ReferenceServer:
         with self._lock:
             if self._thread is not None:
                 return self
-            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-            sock = socket.socket(family, socket.SOCK_STREAM)
             try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                # Accepted connections inherit it: without it, a response written in two parts
-                # (head, body) waits for the client's delayed ACK, some 40 ms per request.
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.bind((self.host, self.port))
-                sock.listen(128)
-            except OSError as exc:
-                sock.close()
-                raise ServerStartError(
-                    f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
-                ) from None
-            self._socket = sock
-            self.port = sock.getsockname()[1]
-            config = ServerConfig(self.profile, self.faults, self.base_url, self.db_path)
-            try:
-                app = create_app(config)
-            except (sqlite3.Error, OSError) as exc:
-                self._close_socket()
-                raise ServerStartError(f"cannot open the database {self.db_path}: {exc}") from None
-            except BaseException:
-                self._close_socket()
+                return self._start()
+            except BaseException:  # Ctrl-C or SIGTERM while starting included
+                self._shutdown()
                 raise
-            self._runtime = app.state.runtime
-            uv_config = uvicorn.Config(
-                app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30
-            )
-            server = uvicorn.Server(uv_config)
-            thread = threading.Thread(
-                target=server.run, kwargs={"sockets": [sock]}, name="reference-server", daemon=True
-            )
-            self._server, self._thread = server, thread
-            thread.start()
-            deadline = time.monotonic() + START_TIMEOUT_SECS
-            while not server.started:
-                if not thread.is_alive() or time.monotonic() > deadline:
-                    self._shutdown()
-                    raise ServerStartError("the reference server did not start")
-                time.sleep(0.002)
-            return self
+
+    def _start(self) -> ReferenceServer:  # under self._lock
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # Accepted connections inherit it: without it, a response written in two parts
+            # (head, body) waits for the client's delayed ACK, some 40 ms per request.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(128)
+        except OSError as exc:
+            sock.close()
+            raise ServerStartError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
+        self._socket = sock
+        self.port = sock.getsockname()[1]
+        config = ServerConfig(self.profile, self.faults, self.base_url, self.db_path)
+        try:
+            app = create_app(config)
+        except (sqlite3.Error, OSError) as exc:
+            self._close_socket()
+            raise ServerStartError(f"cannot open the database {self.db_path}: {exc}") from None
+        self._runtime = app.state.runtime
+        uv_config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30
+        )
+        self._abort.clear()
+        server = _Uvicorn(uv_config, self.shutdown_grace_secs, self._abort)
+        done = threading.Event()
+        thread = threading.Thread(
+            target=_serve, args=(server, sock, done), name="reference-server", daemon=True
+        )
+        self._server, self._thread, self._done = server, thread, done
+        thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SECS
+        while not server.started:
+            if done.is_set() or time.monotonic() > deadline:
+                raise ServerStartError("the reference server did not start")
+            time.sleep(0.002)
+        return self
 
     def stop(self) -> None:
+        """Shut down in order (see the module's docstring); returns when all is done."""
         with self._lock:
             self._shutdown()
 
+    def abort(self) -> None:
+        """Abort in-flight requests now rather than after the grace period (a second Ctrl-C);
+        safe from a signal handler or another thread, while ``stop()`` runs or before."""
+        self._abort.set()
+
     def _shutdown(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = None
-        self._thread = None
-        self._close_socket()
+        server, thread, done = self._server, self._thread, self._done
+        interrupted = False
+        if server is not None and done is not None:
+            # uvicorn stops accepting, then finishes or aborts in-flight requests and ends
+            server.should_exit = True
+            try:
+                finished = done.wait(STOP_CEILING_SECS)
+            except KeyboardInterrupt:  # a second Ctrl-C: abort now, clean up, then re-raise
+                interrupted, finished = True, False
+            if not finished:
+                server.force_exit = True
+                self._abort.set()
+                if not done.wait(STOP_CEILING_SECS):
+                    log.warning("the reference server did not stop; closing its database")
+        if thread is not None:
+            thread.join(STOP_CEILING_SECS)
+        self._server = self._thread = self._done = None
+        self._close_socket()  # uvicorn closed it already, unless it never started
         if self._runtime is not None:
-            self._runtime.close()
+            self._runtime.close()  # the background workers (joined), then the database
             self._runtime = None
+        if interrupted:
+            raise KeyboardInterrupt
 
     def _close_socket(self) -> None:
         if self._socket is not None:
             self._socket.close()
             self._socket = None
 
-    def serve_forever(self) -> None:
-        """Block until the server thread ends (Ctrl-C in the caller stops it)."""
-        thread = self._thread
-        while thread is not None and thread.is_alive():
-            thread.join(timeout=0.5)
+    def serve_forever(self, until: threading.Event | None = None) -> None:
+        """Block until the server's thread ends or ``until`` is set (Ctrl-C in the caller
+        interrupts it too); ``stop()`` shuts down."""
+        done = self._done
+        while done is not None and not done.wait(0.1):
+            if until is not None and until.is_set():
+                return
 
     def __enter__(self) -> ReferenceServer:
         return self.start()
@@ -157,3 +239,13 @@ class ReferenceServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _serve(server: _Uvicorn, sock: socket.socket, done: threading.Event) -> None:
+    """The server's thread: uvicorn until it ends, then its worker threads."""
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for worker in server.worker_threads():
+            worker.join(STOP_CEILING_SECS)
+        done.set()

@@ -349,7 +349,15 @@ def _reject_constant(name: str) -> Any:
 
 
 MAX_JSON_DEPTH = 100
-_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A string token ends at its closing quote or, unterminated, at the end of the body: each byte is
+# read once. (Requiring the closing quote made every later ``\"`` of an unterminated string
+# start a new scan to the end: quadratic, seconds for a 48 KB body.) Possessive quantifiers: no
+# backtracking either.
+_JSON_TOKENS = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[\[\]{}]', re.DOTALL)
+# json.loads pairs \ud83d\ude00 into one character but keeps a lone \ud800 as a surrogate,
+# which is not Unicode text: sqlite3 and UTF-8 encoding refuse it (a 500 deep in a handler).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -380,9 +388,34 @@ def parse_json(raw: bytes) -> Any:
             [_detail("body", f"nests arrays and objects deeper than {MAX_JSON_DEPTH} levels")]
         )
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise RequestInvalid([_detail("body", "is not valid JSON")]) from None
+    if _SURROGATE_ESCAPE.search(raw):
+        where = _lone_surrogate(document, "")
+        if where is not None:
+            message = "contains a lone UTF-16 surrogate escape (\\ud800-\\udfff): not Unicode text"
+            raise RequestInvalid([_detail(where or "body", message)])
+    return document
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """Where the first string (or object key) holding a lone surrogate is, or None."""
+    if isinstance(value, str):
+        return where if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                return where  # the key itself is not echoed: it cannot be encoded
+            found = _lone_surrogate(item, _join(where, key))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def normalise_integers(value: Any) -> Any:

@@ -7,6 +7,12 @@ endpoint secret after ``whsec_``. A 2xx answer marks the delivery ``succeeded``;
 (an error status, a refused connection, a timeout) is retried after a short backoff until the
 attempt budget is spent, then it is ``failed``. The secret and url are read at send time, so a
 rotation applies to every later attempt.
+
+A receiver is the merchant's code, so it may be hostile: only the status line of its answer is
+read (never more than ``MAX_ANSWER_BYTES``) before the connection is closed, one deadline bounds
+the whole attempt (connecting, TLS, sending, the status line), and one merchant's deliveries hold
+at most ``MAX_PER_MERCHANT`` of the ``max_concurrent`` slots, so its slow receivers cannot
+starve the other merchants.
 """
 
 from __future__ import annotations
@@ -17,12 +23,18 @@ import hashlib
 import hmac
 import json
 import logging
+import re
+import socket
 import sqlite3
+import ssl
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import cache
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -33,6 +45,8 @@ SECRET_PREFIX = "whsec_"
 SIGNATURE_VERSION = "v1"
 BACKOFF_SECS = (0.2, 0.5, 1.0, 2.0)
 CLAIM_BATCH = 32  # deliveries read per round
+MAX_PER_MERCHANT = 4  # deliveries of one merchant in flight at once
+MAX_ANSWER_BYTES = 4096  # read of a receiver's answer, at most: room for its status line
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +112,93 @@ def _faulty_sign(faults: frozenset[str], secret: str, message_id: str, ts: int, 
     return sign(secret, message_id, ts, body)
 
 
+# ------------------------------------------------------------------------- one attempt
+_STATUS_LINE = re.compile(rb"HTTP/1\.[01] ([0-9]{3})(?:[ \t][^\r\n]*)?\r?\n")
+_END_OF_HEAD = re.compile(rb"\r?\n\r?\n")
+_UNSAFE_IN_HEAD = re.compile(r"[^\x21-\x7e]")  # a request line or Host: visible ASCII only
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """One context for every HTTPS attempt (building one loads the CA bundle: ~0.1 s)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self._at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds left for the next socket operation; TimeoutError once there are none."""
+        left = self._at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the delivery attempt ran out of time")
+        return left
+
+
+def post_for_status(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
+    """POST ``body`` to ``url`` (HTTP/1.1, ``Connection: close``) and return the answer's status.
+
+    Only the status line is read, then the connection is closed: the rest of the answer, however
+    large, is never read. ``timeout`` bounds the whole attempt, so a receiver that trickles its
+    answer a byte at a time cannot hold it longer. Redirects are not followed (a 3xx is not a
+    success). Raises OSError, ValueError or TimeoutError when no status comes back.
+    """
+    deadline = _Deadline(timeout)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("not an http(s) URL")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.netloc.rpartition("@")[2]
+    if _UNSAFE_IN_HEAD.search(target + host):
+        raise ValueError("the URL has characters a request line cannot carry")
+    head = [f"POST {target} HTTP/1.1", f"Host: {host}", f"Content-Length: {len(body)}"]
+    head.append("Connection: close")
+    if parts.username is not None:  # credentials in the URL: Basic, as HTTP clients do
+        userinfo = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        head.append("Authorization: Basic " + base64.b64encode(userinfo.encode()).decode())
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    sock = socket.create_connection((parts.hostname, port), timeout=deadline.left())
+    try:
+        if parts.scheme == "https":
+            sock.settimeout(deadline.left())  # the handshake as a whole
+            sock = _tls().wrap_socket(sock, server_hostname=parts.hostname)
+        sock.settimeout(deadline.left())  # sendall as a whole
+        sock.sendall(request)
+        return _read_status(sock, deadline)
+    finally:
+        sock.close()
+
+
+def _read_status(sock: socket.socket, deadline: _Deadline) -> int:
+    """The status of the final answer (interim 1xx answers skipped), from its first bytes."""
+    data = b""
+    read = 0
+    while True:
+        line = _STATUS_LINE.match(data)
+        if line is not None:
+            status = int(line.group(1))
+            if not 100 <= status < 200:
+                return status
+            end = _END_OF_HEAD.search(data, line.end() - 2)
+            if end is not None:
+                data = data[end.end() :]  # an interim answer: the final one follows
+                continue
+        elif len(data) >= 16 and not data.startswith(b"HTTP/"):
+            raise ValueError("the answer does not start with an HTTP status line")
+        room = MAX_ANSWER_BYTES - read
+        if room <= 0:
+            raise ValueError(f"no status line in the first {MAX_ANSWER_BYTES} bytes")
+        sock.settimeout(deadline.left())
+        chunk = sock.recv(room)
+        if not chunk:
+            raise ConnectionError("the receiver closed the connection without a status")
+        read += len(chunk)
+        data += chunk
+
+
 @dataclass(frozen=True)
 class DueDelivery:
     id: str
@@ -124,46 +225,48 @@ class WebhookDispatcher:
         *,
         faults: frozenset[str] = frozenset(),
         poll_interval: float = 0.1,
-        timeout: float = 2.0,
+        timeout: float = 5.0,
         max_concurrent: int = 16,
+        max_per_merchant: int = MAX_PER_MERCHANT,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._transaction = transaction
         self._faults = faults
         self._poll_interval = poll_interval
-        self._timeout = timeout
+        self._timeout = timeout  # for a whole attempt: connect, send, status line
         self._clock = clock
         self._slots = threading.BoundedSemaphore(max_concurrent)
+        self._per_merchant = max_per_merchant
+        self._busy: Counter[str] = Counter()  # deliveries in flight per merchant
         self._in_flight: set[str] = set()
         self._secrets: dict[tuple[str, str], str] = {}  # fault webhook-signs-with-cached-secret
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
-        # One client for every try: a client per request costs ~0.1 s (its TLS context), which
-        # under a full suite run queues deliveries for tens of seconds.
-        self._http = self._client()
-
-    def _client(self) -> httpx.Client:
-        return httpx.Client(timeout=self._timeout, follow_redirects=False, trust_env=False)
+        self._workers: set[threading.Thread] = set()  # deliveries in flight, one thread each
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is not None:
             return
-        if self._http.is_closed:
-            self._http = self._client()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="webhook-dispatch", daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float = 2.0) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop claiming and wait for the deliveries in flight (each ends within its attempt's
+        deadline; ``timeout`` is only a ceiling)."""
         self._stop.set()
         self._wake.set()
+        deadline = time.monotonic() + timeout
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
-        self._http.close()
+        with self._lock:
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
 
     def wake(self) -> None:
         """Look for due deliveries now rather than at the next poll."""
@@ -174,11 +277,22 @@ class WebhookDispatcher:
             claimed = 0
             try:
                 for due in self._claim_due():
+                    if not self._take_merchant_turn(due):
+                        continue  # its merchant has enough in flight: a later round sends it
                     claimed += 1
                     self._slots.acquire()
+                    if self._stop.is_set():
+                        self._slots.release()
+                        self._end_merchant_turn(due)
+                        return
                     worker = threading.Thread(
-                        target=self._deliver_and_release, args=(due,), daemon=True
+                        target=self._deliver_and_release,
+                        args=(due,),
+                        name="webhook-delivery",
+                        daemon=True,
                     )
+                    with self._lock:
+                        self._workers.add(worker)
                     worker.start()
             except Exception:
                 if self._stop.is_set():  # the store is closing under us: the server stops
@@ -203,14 +317,20 @@ class WebhookDispatcher:
             due = "(d.status = 'pending' OR d.attempts < d.attempt_budget)"
         with self._transaction() as conn:
             rows = conn.execute(
-                "SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
-                " d.endpoint_id FROM webhook_deliveries d"
+                "SELECT id, generation, url, secret, payload, merchant_id, endpoint_id FROM"
+                " (SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
+                " d.endpoint_id, d.next_attempt_us, d.created_us,"
+                " ROW_NUMBER() OVER (PARTITION BY d.merchant_id, d.endpoint_id"
+                " ORDER BY d.next_attempt_us, d.created_us) AS endpoint_turn"
+                " FROM webhook_deliveries d"
                 " JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id"
-                f" AND e.id = d.endpoint_id WHERE {due} AND d.next_attempt_us <= ?"
-                # Round robin over endpoints: a backlog of one endpoint (a dead receiver)
-                # does not hold back the deliveries of the others.
-                " ORDER BY ROW_NUMBER() OVER (PARTITION BY d.merchant_id, d.endpoint_id"
-                " ORDER BY d.next_attempt_us, d.created_us), d.next_attempt_us, d.created_us"
+                f" AND e.id = d.endpoint_id WHERE {due} AND d.next_attempt_us <= ?)"
+                # Round robin over merchants, then over a merchant's endpoints: a backlog of one
+                # endpoint (a dead receiver), or of one merchant's many endpoints, does not hold
+                # back the deliveries of the others.
+                " ORDER BY ROW_NUMBER() OVER (PARTITION BY merchant_id"
+                " ORDER BY endpoint_turn, next_attempt_us, created_us),"
+                " endpoint_turn, next_attempt_us, created_us"
                 f" LIMIT {CLAIM_BATCH}",
                 (now_us,),
             ).fetchall()
@@ -234,11 +354,34 @@ class WebhookDispatcher:
         with self._lock:
             return self._secrets.setdefault(endpoint, secret)
 
+    def _take_merchant_turn(self, delivery: DueDelivery) -> bool:
+        """Count ``delivery`` as in flight for its merchant, unless the merchant is at its cap
+        (then the claim is dropped)."""
+        with self._lock:
+            merchant = delivery.endpoint[0]
+            if self._busy[merchant] >= self._per_merchant:
+                self._in_flight.discard(delivery.id)
+                return False
+            self._busy[merchant] += 1
+            return True
+
+    def _end_merchant_turn(self, delivery: DueDelivery) -> None:
+        with self._lock:
+            self._in_flight.discard(delivery.id)
+            merchant = delivery.endpoint[0]
+            self._busy[merchant] -= 1
+            if self._busy[merchant] <= 0:
+                del self._busy[merchant]
+        self._wake.set()  # a delivery its merchant's cap held back may go now
+
     def _deliver_and_release(self, delivery: DueDelivery) -> None:
         try:
             self._deliver(delivery)
         finally:
             self._slots.release()
+            self._end_merchant_turn(delivery)
+            with self._lock:
+                self._workers.discard(threading.current_thread())
 
     def _deliver(self, delivery: DueDelivery) -> None:
         try:
@@ -283,11 +426,10 @@ class WebhookDispatcher:
             ),
         }
         try:
-            response = self._http.post(delivery.url, content=body, headers=headers)
+            return post_for_status(delivery.url, body, headers, self._timeout)
         except Exception as exc:  # whatever stops the request, the attempt failed
             log.info("webhook delivery %s: no response (%s)", delivery.id, type(exc).__name__)
             return None
-        return response.status_code
 
     def _record(self, delivery: DueDelivery, status: int | None) -> None:
         succeeded = status is not None and 200 <= status < 300

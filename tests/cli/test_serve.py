@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import re
 import signal
-import subprocess
-import sys
-import time
+import socket
+from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from conformance.cli import main
+from conformance.cli.serve import exposure_warning
+from conformance.core.profile import load_profile
 from conformance.reference.faults import catalogue
+from tests.cli.processes import CommandProcess, leftovers
 
 
 def test_faults_lists_every_fault_with_category_and_requirements() -> None:
@@ -40,34 +43,101 @@ def test_serve_rejects_an_unknown_fault_with_exit_2() -> None:
     assert "Traceback" not in result.output
 
 
-def test_serve_prints_url_and_key_ids_but_no_secret_and_stops_on_ctrl_c() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "conformance", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+def listening_url(proc: CommandProcess) -> str:
+    line = proc.wait_for_line(lambda line: "listening on" in line)
+    url = re.search(r"http://127\.0\.0\.1:[0-9]+", line)
+    assert url is not None, line
+    proc.wait_for_line(lambda line: "Ctrl-C" in line)
+    return url.group()
+
+
+def test_serve_prints_url_and_key_ids_but_no_secret_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    with CommandProcess(["serve", "--port", "0"], tmpdir=tmp_path) as proc:
+        url = listening_url(proc)
+        assert "mk_test_alpha" in proc.stdout and "mk_test_beta" in proc.stdout
+        assert "sk_test" not in proc.stdout
+        assert httpx.get(url + "/v1/payments").status_code == 401
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait() == 0, proc.describe()
+        assert proc.stdout.splitlines()[-1] == "stopped"
+        assert proc.stderr == ""
+
+
+def stalled_request(url: str) -> socket.socket:
+    """A request whose body never comes: in flight until the server aborts it."""
+    host, port = url.removeprefix("http://").split(":")
+    conn = socket.create_connection((host, int(port)))
+    conn.sendall(
+        b"POST /v1/payments HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"content-length: 100\r\n\r\n{"
     )
-    try:
-        assert process.stdout is not None
-        lines = []
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            lines.append(line)
-            if "Ctrl-C" in line:
-                break
-        output = "".join(lines)
-        url = re.search(r"http://127\.0\.0\.1:[0-9]+", output)
-        assert url is not None, output
-        assert "mk_test_alpha" in output and "mk_test_beta" in output
-        assert "sk_test" not in output
-        assert httpx.get(url.group() + "/v1/payments").status_code == 401
-        process.send_signal(signal.SIGINT)
-        rest, _ = process.communicate(timeout=15)
-        assert process.returncode == 0
-        assert "Traceback" not in rest
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    return conn
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_shuts_down_in_order_and_leaves_no_temporary_file(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """With a request in flight and a keep-alive connection open: uvicorn stops first, then the
+    database closes; no traceback, and the temporary database is gone, on SIGTERM as on
+    Ctrl-C."""
+    with CommandProcess(["serve", "--port", "0"], tmpdir=tmp_path) as proc:
+        url = listening_url(proc)
+        assert leftovers(tmp_path) != []  # the temporary database is there
+        with httpx.Client() as keep_alive, stalled_request(url):
+            assert keep_alive.get(url + "/v1/payments").status_code == 401
+            proc.send_signal(signum)
+            assert proc.wait() == 0, proc.describe()
+        assert proc.stdout.splitlines()[-1] == "stopped"
+        assert proc.stderr == ""
+        assert leftovers(tmp_path) == []
+
+
+def test_serve_help_says_what_the_server_is_for_and_never_to_expose_it() -> None:
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "POSTs webhooks to any URL a merchant registers" in text
+    assert "private" in text and "loopback" in text
+    assert "never expose it" in text
+
+
+def started(proc: CommandProcess) -> None:
+    proc.wait_for_line(lambda line: "Ctrl-C" in line)
+
+
+def test_serve_warns_once_when_it_listens_beyond_loopback_with_the_published_secrets(
+    tmp_path: Path,
+) -> None:
+    with CommandProcess(["serve", "--host", "0.0.0.0", "--port", "0"], tmpdir=tmp_path) as proc:
+        started(proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait() == 0, proc.describe()  # stderr is complete once the command ended
+    (warning,) = proc.stderr.splitlines()
+    assert warning.startswith("warning: ")
+    assert "0.0.0.0" in warning and "published test" in warning
+    assert "sk_test" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_serve_does_not_warn_on_a_loopback_address(tmp_path: Path, host: str) -> None:
+    with CommandProcess(["serve", "--host", host, "--port", "0"], tmpdir=tmp_path) as proc:
+        started(proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait() == 0, proc.describe()
+    assert "warning" not in proc.stderr, proc.describe()
+
+
+def test_the_exposure_warning_needs_both_a_wide_address_and_the_published_secrets() -> None:
+    published = load_profile()
+    data = {**published.data}
+    data["credentials"] = [
+        {**c, "api_secret": f"sk_private_{n}"} for n, c in enumerate(published.data["credentials"])
+    ]
+    private = dataclasses.replace(published, data=data)
+    assert exposure_warning("0.0.0.0", published) is not None
+    assert exposure_warning("::", published) is not None
+    assert exposure_warning("192.168.1.20", published) is not None
+    assert exposure_warning("0.0.0.0", private) is None
+    for loopback in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert exposure_warning(loopback, published) is None

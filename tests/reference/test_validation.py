@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,8 @@ from conformance.reference.validation import (
     operation_validators,
     parse_json,
 )
+from tests.reference.factories import payment_body, payout_body, subscription_body
+from tests.reference.signed_client import SignedClient
 
 DECIMAL = r"^(0|[1-9][0-9]*)(\.[0-9]+)?$"
 
@@ -150,3 +154,143 @@ def test_json_depth_guard() -> None:
 def test_parse_json_rejects_non_json(raw: bytes) -> None:
     with pytest.raises(RequestInvalid):
         parse_json(raw)
+
+
+# ------------------------------------------------------------- hostile bodies (issue 8)
+def _unterminated_escapes(size: int) -> bytes:
+    """``size`` bytes: a string that never ends, full of ``\\"``, then brackets enough to pass
+    the depth guard's bracket count. A scanner that restarts at every quote is quadratic."""
+    head = b'{"merchant_order_no": "'
+    return head + b'\\"' * ((size - len(head) - 202) // 2) + b"[{" * 101
+
+
+def _fastest_scan(raw: bytes) -> float:
+    """The fastest of a few runs of the depth guard (a busy machine only makes runs slower)."""
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        json_depth_exceeds(raw)
+        best = min(best, time.perf_counter() - started)
+        if best > 1.0:
+            break
+    return best
+
+
+def test_json_depth_guard_is_linear_on_unterminated_escaped_strings() -> None:
+    # Each body is 4 times the last: a linear scan takes ~4 times as long, a quadratic one ~16
+    # times. The bound compares the machine with itself; the slack absorbs timer noise on the
+    # tiny bodies, and the first quadratic step (16 KiB) already takes seconds.
+    sizes = [4 * 1024, 16 * 1024, 64 * 1024, 256 * 1024, 1024 * 1024]
+    previous = _fastest_scan(_unterminated_escapes(sizes[0]))
+    for size in sizes[1:]:
+        took = _fastest_scan(_unterminated_escapes(size))
+        assert took < 10 * previous + 0.005, f"{size} bytes: {took:.4f}s after {previous:.4f}s"
+        previous = took
+
+
+@pytest.mark.parametrize("size", [48 * 1024, 1024 * 1024 - 1024], ids=["48KiB", "1MiB"])
+def test_unterminated_escaped_strings_are_answered_400(alpha: SignedClient, size: int) -> None:
+    response = alpha.post("/v1/payments", content=_unterminated_escapes(size))
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "validation_error"
+
+
+LONE = "\ud800"  # json.dumps writes it as the escape \ud800: valid JSON, not Unicode text
+
+
+# Every place a merchant's string reaches the store, at least one per resource kind: field
+# values, object keys and array items.
+LONE_SURROGATE_CASES: list[tuple[str, str, str, Any]] = [
+    ("payment order number", "POST", "/v1/payments", payment_body(merchant_order_no=LONE)),
+    ("payment memo", "POST", "/v1/payments", payment_body(memo="memo " + LONE)),
+    ("payment user id", "POST", "/v1/payments", payment_body(user_id="u" + LONE)),
+    (
+        "payment quote key",
+        "POST",
+        "/v1/payments",
+        payment_body(quotes={LONE: {"amount": "1", "chain_ids": ["base"]}}),
+    ),
+    (
+        "payment quote chain",
+        "POST",
+        "/v1/payments",
+        payment_body(quotes={"usdc": {"amount": "1", "chain_ids": [LONE]}}),
+    ),
+    (
+        "webhook url",
+        "PUT",
+        "/v1/webhook-endpoints/ep_lone",
+        {"url": "https://example.com/" + LONE, "event_types": ["payment.created"]},
+    ),
+    (
+        "webhook event type",
+        "PUT",
+        "/v1/webhook-endpoints/ep_lone",
+        {"url": "https://example.com/hooks", "event_types": [LONE]},
+    ),
+    ("subscription chain", "POST", "/v1/subscriptions", subscription_body(chain_id=LONE)),
+    ("payout address", "POST", "/v1/payout-schedules", payout_body(withdraw_address_id=LONE)),
+    (
+        "split merchant",
+        "PUT",
+        "/v1/split-template",
+        {"shares": [{"merchant_id": "m_" + LONE, "bps": 100}]},
+    ),
+    (
+        "x402 resource",
+        "POST",
+        "/v1/x402/requirements",
+        {"currency_id": "usdc", "chain_id": "base", "amount": "0.05", "resource": LONE},
+    ),
+    (
+        "x402 usage evidence key",
+        "POST",
+        "/v1/x402/pay_unknown/usage",
+        {"actual_amount": "0.01", "usage_id": "u1", "evidence": {LONE: "x"}},
+    ),
+    (
+        "x402 settle payment id",
+        "POST",
+        "/v1/x402/settle",
+        {"payment_id": LONE, "payment_payload": {}, "payment_requirements": {}},
+    ),
+    (
+        "test helper deposit",
+        "POST",
+        "/v1/test-helpers/payments/pay_unknown/deposit",
+        {"currency_id": "usdc", "chain_id": LONE, "amount": "1"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "target", "body"),
+    [case[1:] for case in LONE_SURROGATE_CASES],
+    ids=[case[0] for case in LONE_SURROGATE_CASES],
+)
+def test_a_lone_surrogate_is_a_validation_error(
+    alpha: SignedClient, method: str, target: str, body: Any
+) -> None:
+    raw = json.dumps(body).encode()
+    assert b"\\ud800" in raw
+    response = alpha.request(method, target, content=raw)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["code"] == "validation_error"
+    assert any("surrogate" in d["message"] for d in error["details"]), error
+
+
+def test_a_surrogate_pair_is_one_character_and_accepted(alpha: SignedClient) -> None:
+    order = "order-\ud83d\ude00"  # json.dumps writes the pair as two escapes
+    raw = json.dumps(payment_body(merchant_order_no=order)).encode()
+    assert b"\\ud83d\\ude00" in raw
+    response = alpha.post("/v1/payments", content=raw)
+    assert response.status_code == 201, response.text
+    assert response.json()["merchant_order_no"] == "order-😀"
+
+
+def test_parse_json_refuses_lone_surrogates_anywhere() -> None:
+    for raw in (b'"\\udfff"', b'{"\\ud800": 1}', b'[["a", "b\\uDC00c"]]'):
+        with pytest.raises(RequestInvalid, match="surrogate"):
+            parse_json(raw)
+    assert parse_json(b'["\\\\ud800"]') == ["\\ud800"]  # an escaped backslash, not an escape

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ from conformance.reference import events, webhook_dispatch, webhooks
 from conformance.reference.store import Store
 from conformance.reference.timestamps import iso
 from conformance.reference.webhook_dispatch import WebhookDispatcher, sign, verify
-from tests.reference.webhook_receiver import WebhookReceiver
+from tests.reference.webhook_receiver import HostileReceiver, WebhookReceiver
 
 # The published example of the Standard Webhooks specification.
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -220,3 +221,74 @@ def test_stop_returns_promptly(store: Store) -> None:
     started = time.monotonic()
     dispatcher.stop()
     assert time.monotonic() - started < 1.0
+
+
+# ------------------------------------------------------------------ hostile receivers (issue 8)
+def add_merchant_endpoint(conn: sqlite3.Connection, merchant: str, endpoint: str, url: str) -> None:
+    conn.execute(
+        "INSERT INTO webhook_endpoints (merchant_id, id, url, event_types, active, secret,"
+        " created_at, created_us, updated_at) VALUES (?, ?, ?, '[\"payment.created\"]', 1, ?,"
+        " '', 0, '')",
+        (merchant, endpoint, url, webhooks.new_secret()),
+    )
+
+
+def attempt_rows(store: Store) -> list[tuple[str, int, int | None]]:
+    with store.transaction() as conn:
+        rows = conn.execute(
+            "SELECT status, attempts, last_response_status FROM webhook_deliveries"
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def test_a_huge_answer_is_not_read_beyond_its_status_line(store: Store) -> None:
+    huge = 64 * 1024 * 1024
+    with HostileReceiver("huge", huge_bytes=huge) as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url(), ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        assert WebhookDispatcher(store.transaction).run_once() == 1
+        # The dispatcher hung up after the status line: the receiver's sends fail soon after,
+        # once the little the kernel buffers is full. Reading the body would take all 64 MiB.
+        receiver.wait_for(lambda r: r.ended == 1)
+    assert attempt_rows(store) == [("succeeded", 1, 200)]
+    assert receiver.sent < 8 * 1024 * 1024, receiver.sent
+
+
+def test_a_trickled_status_line_fails_the_attempt_at_its_deadline(store: Store) -> None:
+    # One byte every 0.1 s: no single read waits long, so only a deadline for the whole attempt
+    # (connect, send, status line) ends it.
+    with HostileReceiver("trickle", interval=0.1) as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url(), ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction, timeout=0.5)
+        attempt = threading.Thread(target=dispatcher.run_once, daemon=True)
+        attempt.start()
+        attempt.join(timeout=30)  # 60 times the deadline: only a missing deadline gets here
+        assert not attempt.is_alive(), "the attempt outlived its deadline"
+        receiver.wait_for(lambda r: r.ended == 1)
+    assert attempt_rows(store) == [("pending", 1, None)]  # a failed attempt, retried later
+
+
+def test_one_merchants_trickling_receivers_do_not_starve_another_merchant(store: Store) -> None:
+    # Merchant A has more trickling endpoints than the dispatcher has slots (16) and than one
+    # claim reads (32), all due before merchant B's single delivery to a healthy receiver.
+    with HostileReceiver("trickle", interval=1.0) as trickle, WebhookReceiver() as healthy:
+        with store.transaction() as conn:
+            for n in range(40):
+                add_merchant_endpoint(conn, "m_alpha", f"ep_{n}", trickle.url(f"/a/{n}"))
+                events.emit(conn, "m_alpha", "payment.created", {"n": n}, NOW)
+            add_merchant_endpoint(conn, "m_beta", "ep_b", healthy.url)
+        dispatcher = WebhookDispatcher(store.transaction, timeout=120.0)
+        dispatcher.start()
+        try:
+            trickle.wait_for(lambda r: r.connections >= 1)
+            with store.transaction() as conn:
+                events.emit(conn, "m_beta", "payment.created", {"merchant": "beta"}, NOW)
+            (received,) = healthy.wait_for(lambda got: len(got) == 1, timeout=20.0)
+            assert json.loads(received.body)["data"] == {"merchant": "beta"}
+            assert trickle.max_open <= webhook_dispatch.MAX_PER_MERCHANT
+        finally:
+            trickle.__exit__(None, None, None)  # ends A's attempts, so stop() need not wait
+            dispatcher.stop()

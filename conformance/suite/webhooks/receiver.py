@@ -179,7 +179,8 @@ class WebhookReceiver:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
+        self._server.shutdown()  # returns once serve_forever has left its loop
+        self._thread.join()
         self._server.server_close()
 
     def __enter__(self) -> WebhookReceiver:

@@ -1,0 +1,118 @@
+"""A ``payment-conformance`` command in a child process, for tests that signal it.
+
+The tests wait on what the command prints, never on the clock: each wait has a ceiling
+(``CEILING_SECS``) that a healthy machine never reaches, however busy it is.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+CEILING_SECS = 300.0
+
+
+class CommandProcess:
+    """``with CommandProcess(["serve", "--port", "0"]) as proc:`` runs the command; leaving the
+    block kills it if it still runs."""
+
+    def __init__(
+        self, args: list[str], *, tmpdir: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        if tmpdir is not None:
+            environment["TMPDIR"] = str(tmpdir)
+        self._lines: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self._changed = threading.Condition()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "conformance", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment,
+        )
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._readers = [
+            threading.Thread(target=self._read, args=(name, stream), daemon=True)
+            for name, stream in (("stdout", self._process.stdout), ("stderr", self._process.stderr))
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, name: str, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self._lines[name].append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._lines[name].append("")  # end of stream
+            self._changed.notify_all()
+
+    @property
+    def stdout(self) -> str:
+        with self._changed:
+            return "".join(self._lines["stdout"])
+
+    @property
+    def stderr(self) -> str:
+        with self._changed:
+            return "".join(self._lines["stderr"])
+
+    def wait_for_line(self, wanted: Callable[[str], bool], stream: str = "stdout") -> str:
+        """The first line of ``stream`` for which ``wanted`` holds; AssertionError if the stream
+        ends (or the ceiling passes) without one."""
+        with self._changed:
+            seen = 0
+            while True:
+                lines = self._lines[stream]
+                for line in lines[seen:]:
+                    if wanted(line):
+                        return line
+                    if line == "":
+                        raise AssertionError(f"not printed:\n{self.describe()}")
+                seen = len(lines)
+                if not self._changed.wait(CEILING_SECS):
+                    raise AssertionError(f"not printed in {CEILING_SECS} s:\n{self.describe()}")
+
+    def send_signal(self, signum: signal.Signals) -> None:
+        self._process.send_signal(signum)
+
+    def wait(self) -> int:
+        """The exit status once the command has ended and its output is read."""
+        code = self._process.wait(CEILING_SECS)
+        for reader in self._readers:
+            reader.join(CEILING_SECS)
+        return code
+
+    def describe(self) -> str:
+        return f"--- stdout\n{self.stdout}--- stderr\n{self.stderr}"
+
+    def __enter__(self) -> CommandProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        for reader in self._readers:  # the pipes end with the process (and its children)
+            reader.join(CEILING_SECS)
+        for stream in (self._process.stdout, self._process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def leftovers(directory: Path) -> list[str]:
+    """What is left in ``directory`` (relative paths), for a readable assertion."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
