@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from conformance import __version__
+from conformance.cli._common import ConformanceGroup
 from conformance.cli.contract import contract, profile
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
@@ -15,7 +16,7 @@ from conformance.cli.selftest import selftest
 from conformance.cli.serve import faults, serve
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ConformanceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="payment-conformance")
 def main() -> None:
     """Contract-conformance suite and validator for the Payment Service API."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+import contextlib
+import functools
+from collections.abc import Iterator
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -13,6 +16,48 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` on standard error and exit with the could-not-run code."""
     click.echo(f"error: {message}", err=True)
     raise SystemExit(USAGE_ERROR)
+
+
+def _show_usage_error(error: click.UsageError, file: IO[Any] | None = None) -> None:
+    """Click's usage errors in our form: ``error: <message>`` and a hint, nothing else."""
+    click.echo(f"error: {error.format_message()}", err=True)
+    if error.ctx is not None:
+        click.echo(f"see '{error.ctx.command_path} --help'", err=True)
+
+
+@contextlib.contextmanager
+def _our_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # a group called bare shows its help, as click does
+    except click.UsageError as error:
+        # click prints the error it catches with its ``show``; the instance's own wins
+        setattr(error, "show", functools.partial(_show_usage_error, error))  # noqa: B010
+        raise
+
+
+class ConformanceGroup(click.Group):
+    """The ``payment-conformance`` group: every usage error below it prints as ``fail`` does.
+
+    Options of the group and of every subcommand are parsed within ``make_context`` and
+    ``invoke`` of this group, so wrapping those two catches every usage error; exit code 2
+    (``USAGE_ERROR``) is click's own for them.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        with _our_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _our_usage_errors():
+            return super().invoke(ctx)
 
 
 def split_selectors(values: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,7 +1,9 @@
 """``run``: run the conformance suite against a server (or the embedded reference server).
 
 Exit codes: 0 every exercised requirement passed; 1 at least one failed; 2 the run could not
-happen or tested nothing (bad options, preflight failure, nothing selected).
+happen, tested nothing or did not finish (bad options, preflight failure, nothing selected; the
+time budget ran out, a test process crashed, Ctrl-C or SIGTERM: then the reports are written
+with what ran and say why the run stopped).
 """
 
 from __future__ import annotations
@@ -15,14 +17,20 @@ import click
 from rich.console import Console
 
 from conformance.cli._common import fail, profile_option, split_selectors
+from conformance.cli._signals import sigterm_as_interrupt
 from conformance.core.results import Verdict
+from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
-from conformance.engine.runner import RunError, RunOptions, execute
+from conformance.engine.runner import Run, RunError, RunOptions, execute
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.
 DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+# The whole run's wall-clock budget. A full run against the embedded server takes about a
+# minute and a slow real server a few; half an hour leaves room for that while still ending a
+# run against a server that answers every request just before each timeout.
+DEFAULT_MAX_DURATION_S = 1800
 
 
 def default_report_dir() -> Path:
@@ -35,12 +43,14 @@ def default_report_dir() -> Path:
 @click.option(
     "--api-key",
     envvar=API_KEY_ENV,
-    help=f"Replaces the profile's first API key [{API_KEY_ENV}].",
+    help=f"Replaces the API key of the profile's first credential; its secret stays the "
+    f"profile's unless --api-secret is given too [env {API_KEY_ENV}].",
 )
 @click.option(
     "--api-secret",
     envvar=API_SECRET_ENV,
-    help=f"Replaces the profile's first API secret [env {API_SECRET_ENV}]; never printed.",
+    help=f"Replaces the API secret of the profile's first credential; its key stays the "
+    f"profile's unless --api-key is given too [env {API_SECRET_ENV}]; never printed.",
 )
 @click.option(
     "--seed",
@@ -72,6 +82,17 @@ def default_report_dir() -> Path:
 )
 @click.option("--quick", is_flag=True, help="A short run covering every operation and family.")
 @click.option(
+    "--max-duration",
+    "max_duration",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_MAX_DURATION_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Wall-clock budget of the whole run. When it runs out no further check starts or "
+    "request is sent, checks not run are reported not exercised, the reports are written "
+    "and the exit code is 2.",
+)
+@click.option(
     "--fault",
     metavar="NAME",
     help="Switch on a reference-server fault (embedded server only; list: `faults`).",
@@ -101,6 +122,7 @@ def run(
     report_dir: Path | None,
     workers: int,
     quick: bool,
+    max_duration: float,
     fault: str | None,
     webhook_url: str | None,
     webhook_bind: str | None,
@@ -128,12 +150,14 @@ def run(
         api_secret=api_secret or None,
         webhook_url=webhook_url,
         webhook_bind=webhook_bind,
+        max_duration_s=max_duration,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:
-        finished = execute(options, ConsoleDisplay(console, live=not no_progress))
+        with sigterm_as_interrupt():  # SIGTERM cleans up as Ctrl-C does
+            finished = execute(options, ConsoleDisplay(console, live=not no_progress))
     except RunError as exc:
-        fail(str(exc))
+        fail(for_terminal(str(exc)))  # may quote the server: escaped, URL password masked
         return
     except KeyboardInterrupt:
         fail("interrupted")
@@ -141,7 +165,14 @@ def run(
     result = finished.result
     render_summary(console, result, finished.report_paths)
     if finished.report_error is not None:
-        fail(finished.report_error)
+        fail(for_terminal(finished.report_error))
+    if result.incomplete_reason is not None:
+        where = f"; the reports show what ran until then: {report_dir_of(finished)}"
+        click.echo(
+            f"error: the run did not finish: {for_terminal(result.incomplete_reason)}{where}",
+            err=True,
+        )
+        raise SystemExit(result.exit_code)
     if result.verdict is Verdict.NOT_TESTED:
         click.echo(
             "error: nothing was tested: no selected requirement was exercised "
@@ -149,3 +180,7 @@ def run(
             err=True,
         )
     raise SystemExit(result.exit_code)
+
+
+def report_dir_of(finished: Run) -> str:
+    return f"{finished.report_paths[0].parent}/" if finished.report_paths else "(none written)"

@@ -5,6 +5,11 @@ preflight, every pytest-xdist worker and the report see one server), runs prefli
 pytest on the ``conformance.suite`` package in this process with its own output captured
 and the caller's pytest configuration shut out, collects
 the CheckResults the plugin attaches to each test report, and folds them per requirement.
+
+A run that cannot finish (its time budget ran out, a test process crashed, Ctrl-C or SIGTERM
+during the tests) still gives a result and reports with what ran until then, marked
+incomplete (``RunResult.incomplete_reason``, exit code 2). ``stop_signals`` is the one place
+where the run handles signals.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import contextlib
 import io
 import os
 import random
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -28,10 +36,24 @@ from rich.console import Console
 from conformance import __version__
 from conformance.core.catalogue import Requirement
 from conformance.core.profile import Profile, ProfileError, load_profile
-from conformance.core.results import CheckResult, Outcome, RunResult, Target, fold
+from conformance.core.results import (
+    CheckResult,
+    Outcome,
+    RunResult,
+    Target,
+    budget_reason,
+    fold,
+)
+from conformance.core.untrusted import mask_url_passwords
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
-from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV, SUITE_DIR, UNMARKED_MESSAGE
+from conformance.suite.plugin import (
+    API_KEY_ENV,
+    API_SECRET_ENV,
+    SUITE_DIR,
+    UNMARKED_MESSAGE,
+    with_credential,
+)
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
@@ -40,6 +62,12 @@ from conformance.suite.recording import (
 )
 
 OUTPUT_TAIL_CHARS = 3000
+# Past the budget no new check starts and no request is sent; a check still running this long
+# after it (waiting for a slow response) is stopped where it is.
+HARD_STOP_GRACE_S = 10.0
+INTERRUPTED_REASON = "the run was interrupted (Ctrl-C)"
+TERMINATED_REASON = "the run was stopped by SIGTERM"
+NOT_REACHED_CHECK = "run: not reached"
 
 
 class RunError(Exception):
@@ -64,6 +92,7 @@ class RunOptions:
     preflight: bool = True
     webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
     webhook_bind: str | None = None  # HOST:PORT the webhook receiver listens on
+    max_duration_s: float | None = None  # the run's wall-clock budget (None: none)
 
 
 @dataclass(frozen=True)
@@ -78,7 +107,9 @@ class Run:
 
 
 def run_suite(options: RunOptions) -> RunResult:
-    """Run the suite as ``options`` say; raises ``RunError`` when it cannot run."""
+    """Run the suite as ``options`` say; raises ``RunError`` when it cannot run.
+
+    A run that started but could not finish returns a result with ``incomplete_reason``."""
     display: Display = ConsoleDisplay(_console()) if options.progress else NullDisplay()
     return execute(options, display).result
 
@@ -90,6 +121,9 @@ def _console() -> Console:
 def execute(options: RunOptions, display: Display) -> Run:
     """``run_suite`` with a caller-provided display; returns the reports written too."""
     _check_options(options)
+    if options.report_dir is not None:
+        check_report_dir(options.report_dir)
+    deadline = None if options.max_duration_s is None else time.time() + options.max_duration_s
     profile = _profile(options)
     catalogue = _catalogue()
     selected = _select(catalogue, options.only, options.skip)
@@ -108,10 +142,14 @@ def execute(options: RunOptions, display: Display) -> Run:
                 raise RunError(checked.message)
         collector = ResultCollector(display)
         try:
-            _run_pytest(options, target, seed, collector)
+            incomplete = _run_pytest(options, target, seed, collector, deadline)
         finally:
             display.close()
     duration = time.perf_counter() - clock
+    if incomplete is not None:
+        not_reached = _not_reached(selected, collector.checks, incomplete)
+        if not_reached is not None:
+            collector.checks.append(not_reached)
     requirements = fold(list(selected), collector.checks)
     result = RunResult(
         suite_version=__version__,
@@ -126,6 +164,7 @@ def execute(options: RunOptions, display: Display) -> Run:
         requirements=requirements,
         checks=tuple(collector.checks),
         options=_recorded_options(options, profile),
+        incomplete_reason=incomplete,
     )
     paths: tuple[Path, ...] = ()
     report_error = None
@@ -164,11 +203,29 @@ def _check_options(options: RunOptions) -> None:
         raise RunError(f"--max-examples must be at least 1, not {options.max_examples}")
     if options.seed is not None and options.seed < 0:
         raise RunError(f"--seed must not be negative, not {options.seed}")
+    if options.max_duration_s is not None and not options.max_duration_s > 0:
+        raise RunError(f"--max-duration must be positive, not {options.max_duration_s:g}")
     _check_webhook_options(options)
-    if (options.api_key is None) != (options.api_secret is None):
-        raise RunError(
-            f"give both --api-key and --api-secret (or {API_KEY_ENV} and {API_SECRET_ENV})"
-        )
+
+
+def check_report_dir(directory: Path) -> None:
+    """Raise ``RunError`` when the reports could not be written to ``directory``.
+
+    Checked before the run, so a bad ``--report-dir`` costs no run (and sends no request);
+    nothing is created yet.
+    """
+    where = f"cannot write the reports to {directory}"
+    if directory.exists():
+        if not directory.is_dir():
+            raise RunError(f"{where}: it is a file, not a directory")
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise RunError(f"{where}: the directory is not writable")
+        return
+    ancestor = next((p for p in directory.absolute().parents if p.exists()), Path("/"))
+    if not ancestor.is_dir():
+        raise RunError(f"{where}: it cannot be created, {ancestor} is a file")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise RunError(f"{where}: it cannot be created, {ancestor} is not writable")
 
 
 def _check_webhook_options(options: RunOptions) -> None:
@@ -192,11 +249,7 @@ def _profile(options: RunOptions) -> Profile:
         profile = load_profile(options.profile)
     except ProfileError as exc:
         raise RunError(f"--profile: {exc}") from None
-    if options.api_key is not None and options.api_secret is not None:
-        data = {**profile.data, "credentials": [dict(c) for c in profile.data["credentials"]]}
-        data["credentials"][0].update(api_key=options.api_key, api_secret=options.api_secret)
-        profile = replace(profile, data=data)
-    return profile
+    return with_credential(profile, options.api_key, options.api_secret)
 
 
 def _catalogue() -> Any:
@@ -252,7 +305,7 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         "workers": str(options.workers),
     }
     if options.base_url:
-        recorded["base_url"] = options.base_url
+        recorded["base_url"] = mask_url_passwords(options.base_url)
     if options.embedded_fault:
         recorded["fault"] = options.embedded_fault
     if options.only:
@@ -267,11 +320,15 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["webhook_bind"] = options.webhook_bind
     if options.api_key is not None:
         recorded["api_key"] = options.api_key
+    if options.max_duration_s is not None:
+        recorded["max_duration_s"] = f"{options.max_duration_s:g}"
     return recorded
 
 
 # -- running pytest --------------------------------------------------------------------------
-def pytest_args(options: RunOptions, target: Target, seed: int, config_file: Path) -> list[str]:
+def pytest_args(
+    options: RunOptions, target: Target, seed: int, config_file: Path, deadline: float | None = None
+) -> list[str]:
     args = [
         # The package's directory rather than ``--pyargs conformance.suite``: with a path
         # pytest anchors conftest discovery there instead of at the caller's working directory.
@@ -280,6 +337,10 @@ def pytest_args(options: RunOptions, target: Target, seed: int, config_file: Pat
         str(config_file),
         "--rootdir",
         str(config_file.parent),
+        # pytest's temporary directories (its workers' too) in the run's scratch directory,
+        # which goes however the run ends
+        "--basetemp",
+        str(config_file.parent / "basetemp"),
         # conftest.py files of the suite package only, none of the caller's project
         "--confcutdir",
         str(SUITE_DIR),
@@ -316,6 +377,9 @@ def pytest_args(options: RunOptions, target: Target, seed: int, config_file: Pat
         args += ["--webhook-url", options.webhook_url]
     if options.webhook_bind is not None:
         args += ["--webhook-bind", options.webhook_bind]
+    if deadline is not None and options.max_duration_s is not None:
+        args += ["--conformance-deadline", repr(deadline)]
+        args += ["--conformance-budget", f"{options.max_duration_s:g}"]
     return args
 
 
@@ -325,8 +389,9 @@ def _credentials_env(options: RunOptions) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in (API_KEY_ENV, API_SECRET_ENV)}
     for name in saved:
         os.environ.pop(name, None)
-    if options.api_key is not None and options.api_secret is not None:
+    if options.api_key is not None:
         os.environ[API_KEY_ENV] = options.api_key
+    if options.api_secret is not None:
         os.environ[API_SECRET_ENV] = options.api_secret
     try:
         yield
@@ -338,30 +403,122 @@ def _credentials_env(options: RunOptions) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _run_pytest(options: RunOptions, target: Target, seed: int, collector: ResultCollector) -> None:
+@contextlib.contextmanager
+def _workers_tmpdir(scratch: Path) -> Iterator[None]:
+    """The temporary files of the xdist workers (processes started now) go to the run's
+    scratch directory, so an interrupted run leaves none behind."""
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(scratch)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved
+
+
+def _run_pytest(
+    options: RunOptions,
+    target: Target,
+    seed: int,
+    collector: ResultCollector,
+    deadline: float | None = None,
+) -> str | None:
+    """Run pytest; return why the run did not finish (``None``: it did)."""
     output = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="payment-conformance-") as scratch:
-        config_file = Path(scratch) / "pytest.ini"
-        config_file.write_text("[pytest]\n", encoding="utf-8")
-        args = pytest_args(options, target, seed, config_file)
-        with (
-            _credentials_env(options),
-            contextlib.redirect_stdout(output),
-            contextlib.redirect_stderr(output),
-        ):
-            code = pytest.main(args, plugins=[collector])
-    _check_exit(int(code), collector, output.getvalue())
+    stop = StopSignals(options.max_duration_s)
+    collector.stop = stop
+    hard_stop_at = None
+    if deadline is not None and options.max_duration_s is not None:
+        hard_stop_at = deadline + min(HARD_STOP_GRACE_S, max(1.0, options.max_duration_s / 10))
+    code: int = pytest.ExitCode.INTERRUPTED
+    try:
+        with tempfile.TemporaryDirectory(prefix="payment-conformance-") as scratch:
+            config_file = Path(scratch) / "pytest.ini"
+            config_file.write_text("[pytest]\n", encoding="utf-8")
+            args = pytest_args(options, target, seed, config_file, deadline)
+            with (
+                stop_signals(stop, hard_stop_at),
+                _credentials_env(options),
+                _workers_tmpdir(Path(scratch)),
+                contextlib.redirect_stdout(output),
+                contextlib.redirect_stderr(output),
+            ):
+                code = pytest.main(args, plugins=[collector])
+    except KeyboardInterrupt:
+        # pytest turns an interruption of its session into ExitCode.INTERRUPTED; one that
+        # lands just before or after the session gets here
+        code = pytest.ExitCode.INTERRUPTED
+    reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
+    if reason is None and options.max_duration_s is not None:
+        spent = budget_reason(options.max_duration_s)
+        if stop.reason or any(c.reason_not_exercised == spent for c in collector.checks):
+            reason = spent  # checks were skipped for the budget, or its hard stop fired
+    return reason
 
 
-def _check_exit(code: int, collector: ResultCollector, output: str) -> None:
+class _Stop(KeyboardInterrupt):
+    """Stops the run where it is, as Ctrl-C does: SIGTERM, or the budget's hard stop."""
+
+
+@dataclass
+class StopSignals:
+    """What ``stop_signals`` saw: why the run was stopped early (``None``: it was not)."""
+
+    budget_s: float | None = None
+    reason: str | None = None
+    taken: bool = False  # pytest has seen the interruption and is ending its session
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.taken:
+            return  # let pytest's session end (and clean up) in peace
+        if self.reason is None:
+            if signum == signal.SIGTERM:
+                self.reason = TERMINATED_REASON
+            else:
+                self.reason = budget_reason(self.budget_s or 0)
+        raise _Stop
+
+
+@contextlib.contextmanager
+def stop_signals(stop: StopSignals, hard_stop_at: float | None = None) -> Iterator[StopSignals]:
+    """The run's signal handling while the tests run: the one place it is done.
+
+    SIGTERM stops the run as Ctrl-C (SIGINT, left to Python) does: pytest sees a
+    KeyboardInterrupt and ends its session, so the results so far are kept and every ``with``
+    on the way out (temporary directories, the embedded server) cleans up. At ``hard_stop_at``
+    (epoch seconds) a SIGALRM does the same to a check that outlived the time budget. Signals
+    are handled in the main thread only; elsewhere this does nothing (the budget still stops
+    new checks and requests, see ``conformance.suite.plugin``). Previous handlers are restored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous_term = signal.signal(signal.SIGTERM, stop.handle)
+    alarm = hard_stop_at is not None and hasattr(signal, "setitimer")
+    previous_alarm: Any = None
+    if alarm and hard_stop_at is not None:
+        previous_alarm = signal.signal(signal.SIGALRM, stop.handle)
+        # repeated each second: code that swallows exceptions (a gc callback, a bare
+        # ``except``) may swallow one stop, not all of them
+        signal.setitimer(signal.ITIMER_REAL, max(hard_stop_at - time.time(), 0.001), 1.0)
+    try:
+        yield stop
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous_alarm)
+        signal.signal(signal.SIGTERM, previous_term)
+
+
+def _check_exit(
+    code: int, collector: ResultCollector, output: str, stop_reason: str | None = None
+) -> str | None:
+    """Why the run did not finish (``None``: it did); ``RunError`` when it did not run."""
     if collector.collection_errors:
         raise RunError(
             "the suite could not be loaded:\n" + _tail("\n".join(collector.collection_errors))
-        )
-    if collector.crashed:
-        raise RunError(
-            "a test process crashed, so the results are incomplete: "
-            + "; ".join(collector.crashed[:5])
         )
     unmarked = sorted({c.check_id for c in collector.checks if UNMARKED_MESSAGE in c.message})
     if unmarked:
@@ -369,13 +526,38 @@ def _check_exit(code: int, collector: ResultCollector, output: str) -> None:
             "the suite is broken: these checks name no requirement "
             f"(@pytest.mark.requirement): {', '.join(unmarked[:10])}"
         )
+    if code == pytest.ExitCode.INTERRUPTED:
+        return stop_reason or INTERRUPTED_REASON
+    if collector.crashed:
+        return "a test process crashed: " + "; ".join(collector.crashed[:5])
     if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        return
+        return None
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         raise RunError("no check of the suite covers the selected requirements")
-    if code == pytest.ExitCode.INTERRUPTED:
-        raise RunError("the run was interrupted")
+    if collector.checks:
+        return (
+            f"the suite stopped with an internal error (pytest exit code {code}): "
+            + _tail(output)[-500:]
+        )
     raise RunError(f"the suite could not run (pytest exit code {code}):\n{_tail(output)}")
+
+
+def _not_reached(
+    selected: Sequence[Requirement], checks: Sequence[CheckResult], reason: str
+) -> CheckResult | None:
+    """One not-exercised check naming the selected requirements no check reached."""
+    reached = {rid for check in checks for rid in check.requirement_ids}
+    missing = tuple(r.id for r in selected if r.id not in reached)
+    if not missing:
+        return None
+    return CheckResult(
+        NOT_REACHED_CHECK,
+        "run",
+        missing,
+        Outcome.NOT_EXERCISED,
+        message=f"not run: {reason}",
+        reason_not_exercised=reason,
+    )
 
 
 def _tail(text: str) -> str:
@@ -398,6 +580,7 @@ class ResultCollector:
         self.requests_sent = 0
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
+        self.stop: StopSignals | None = None
         self._announced = False
 
     def _announce(self, nodeids: Sequence[str]) -> None:
@@ -417,6 +600,10 @@ class ResultCollector:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self._announce(ids)
+
+    def pytest_keyboard_interrupt(self) -> None:
+        if self.stop is not None:
+            self.stop.taken = True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

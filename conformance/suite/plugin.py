@@ -27,7 +27,7 @@ import pytest
 
 from conformance import __version__
 from conformance.core.profile import Profile, ProfileError, load_profile
-from conformance.core.results import CheckResult, Evidence, Outcome, Target
+from conformance.core.results import CheckResult, Evidence, Outcome, Target, budget_reason
 from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
 from conformance.suite.recording import (
     CHECK_PROPERTY,
@@ -81,7 +81,7 @@ class _SessionState:
                 profile = load_profile(self.profile_arg)
             except ProfileError as exc:
                 raise pytest.UsageError(f"--profile: {exc}") from None
-            self.profile = _with_credential(profile, self.api_key, self.api_secret)
+            self.profile = with_credential(profile, self.api_key, self.api_secret)
         return self.profile
 
     @property
@@ -96,6 +96,7 @@ class _SessionState:
 class _ItemState:
     requests_at_start: int
     exchanges_at_start: int
+    budget_refusals_at_start: int = 0
     operation_id: str | None = None
     recorder: CheckRecorder | None = None
     reports: dict[str, pytest.TestReport] = field(default_factory=dict)
@@ -151,6 +152,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--embedded-fault", help="Switch on one reference-server fault (embedded server only)."
     )
     group.addoption("--embedded-url", help=argparse.SUPPRESS)
+    # ``run --max-duration``: the run's end (epoch seconds) and its budget (for the messages)
+    group.addoption("--conformance-deadline", type=float, help=argparse.SUPPRESS)
+    group.addoption("--conformance-budget", type=float, default=0.0, help=argparse.SUPPRESS)
     group.addoption(
         "--webhook-url",
         help="The url at which the server reaches the suite's webhook receiver "
@@ -252,6 +256,9 @@ def pytest_configure(config: pytest.Config) -> None:
         api_key=api_key,
         api_secret=api_secret,
     )
+    stats = config.stash[_STATE].stats
+    stats.deadline = config.getoption("--conformance-deadline")
+    stats.budget_s = config.getoption("--conformance-budget")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -267,16 +274,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.restore = None
 
 
-def _with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
+def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
+    """``profile`` with its first credential's key and/or secret replaced (``None``: kept)."""
     if api_key is None and api_secret is None:
         return profile
-    if api_key is None or api_secret is None:
-        raise pytest.UsageError(
-            f"give both --api-key and --api-secret (or {API_KEY_ENV} and {API_SECRET_ENV})"
-        )
     data = copy.deepcopy(profile.data)
-    data["credentials"][0]["api_key"] = api_key
-    data["credentials"][0]["api_secret"] = api_secret
+    if api_key is not None:
+        data["credentials"][0]["api_key"] = api_key
+    if api_secret is not None:
+        data["credentials"][0]["api_secret"] = api_secret
     return replace(profile, data=data)
 
 
@@ -546,7 +552,7 @@ def _item_state(item: pytest.Item) -> _ItemState:
     existing = item.stash.get(_ITEM, None)
     if existing is None:
         stats = item.config.stash[_STATE].stats
-        existing = _ItemState(stats.requests_sent, stats.exchanges)
+        existing = _ItemState(stats.requests_sent, stats.exchanges, stats.budget_refusals)
         item.stash[_ITEM] = existing
     return existing
 
@@ -573,6 +579,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(UNMARKED_MESSAGE, pytrace=False)
     _item_state(item).operation_id = _parametrized_operation(item)
     stats = item.config.stash[_STATE].stats
+    if stats.out_of_time:
+        pytest.skip(budget_reason(stats.budget_s))
     if stats.server_gone:
         # Every further check would wait for its own timeouts: bound the run instead.
         pytest.skip(
@@ -666,6 +674,27 @@ def _test_outcome(item_state: _ItemState) -> tuple[Outcome, str]:
     return Outcome.PASSED, ""
 
 
+def _spare_budget_cut(
+    outcome: Outcome,
+    message: str,
+    recorded: list[CheckResult],
+    item_state: _ItemState,
+    state: _SessionState,
+) -> tuple[Outcome, str, list[CheckResult]]:
+    """The run's time budget ran out during this check and its clients refused to send: what
+    that cut short is not exercised, not failed; a failure found before stays one."""
+    reason = budget_reason(state.stats.budget_s)
+    recorded = [
+        replace(c, outcome=Outcome.NOT_EXERCISED, evidence=None, reason_not_exercised=reason)
+        if c.outcome is Outcome.FAILED and reason in c.message
+        else c
+        for c in recorded
+    ]
+    if outcome is Outcome.FAILED and not item_state.synthesized_failure:
+        return Outcome.NOT_EXERCISED, reason, recorded
+    return outcome, message, recorded
+
+
 def _check_id(item: pytest.Item) -> str:
     return item.nodeid.rsplit("/", 1)[-1]
 
@@ -677,6 +706,10 @@ def _final_properties(
     outcome, message = _test_outcome(item_state)
     message = clean_message(message, state.secrets)
     recorded = item_state.recorder.checks if item_state.recorder is not None else []
+    if state.stats.budget_refusals > item_state.budget_refusals_at_start:
+        outcome, message, recorded = _spare_budget_cut(
+            outcome, message, recorded, item_state, state
+        )
     checks = list(recorded)
     real_failure = outcome is Outcome.FAILED and not item_state.synthesized_failure
     if not recorded or real_failure or outcome is Outcome.NOT_EXERCISED:

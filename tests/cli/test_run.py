@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from conformance.cli import main
 from conformance.core.profile import load_profile
+from tests.engine.hostile import Behaviour, closed_port, hostile_server
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -31,7 +38,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
         ),
         (("--fault", "no-such-fault"), "unknown fault"),
         (("--base-url", "localhost:8000"), "must start with http"),
-        (("--api-key", "mk_only_a_key"), "give both --api-key and --api-secret"),
+        (("--max-duration", "0"), "--max-duration"),
     ],
 )
 def test_options_that_cannot_run_exit_2_with_a_message(args: tuple[str, ...], message: str) -> None:
@@ -57,7 +64,10 @@ def test_a_small_clean_run_exits_0_and_writes_reports(
     assert "· profile default · seed 5" in lines[0]
     assert lines[1].startswith("target: embedded reference server at http://127.0.0.1:")
     assert "preflight ✓ reachable ✓ signed request accepted ✓ fixtures present" in result.output
-    assert "verdict: CONFORMANT (1 requirements passed, 0 failed, 0 not exercised)" in result.output
+    assert (
+        "verdict: CONFORMANT, 1 of 1 requirements exercised (1 passed, 0 failed, 0 not exercised;"
+        in result.output
+    )
     assert f"reports: {out}/" in result.output
     results = json.loads((out / "results.json").read_text())
     assert "AUTH-001" in json.dumps(results)
@@ -113,14 +123,127 @@ def test_the_default_report_directory_is_a_utc_timestamp() -> None:
     assert path.name.endswith("Z") and path.name[4] == "-" and "T" in path.name
 
 
-@pytest.mark.slow
-def test_reports_that_cannot_be_written_still_show_the_verdict_and_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("under", ["", "out", "out/deeper"])
+def test_a_report_dir_that_cannot_be_written_is_refused_before_any_request(
+    tmp_path: Path, under: str
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
+    report_dir = blocker / under if under else blocker
+    started = time.monotonic()
+    # a closed port: had the run started, preflight would have failed to connect
     result = run(
-        *("--only", "AUTH-001", "--quick", "--workers", "1", "--report-dir", str(blocker / "out"))
+        *("--base-url", f"http://127.0.0.1:{closed_port()}", "--report-dir", str(report_dir))
     )
     assert result.exit_code == 2, result.output
-    assert "verdict: CONFORMANT" in result.output
-    assert "error: cannot write the reports" in result.output
+    assert "error: " in result.output and str(blocker) in result.output
+    assert "preflight" not in result.output and "cannot connect" not in result.output
     assert "Traceback" not in result.output
+    assert time.monotonic() - started < 20
+
+
+# -- credentials -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--api-secret", "sk_only_a_secret"), {}),
+        (("--api-key", "mk_only_a_key"), {}),
+        ((), {"PAYMENT_CONFORMANCE_API_SECRET": "sk_only_a_secret"}),
+        ((), {"PAYMENT_CONFORMANCE_API_KEY": "mk_only_a_key"}),
+    ],
+)
+def test_a_key_or_a_secret_alone_is_accepted(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    # accepted: the run goes on to preflight (which finds nothing listening)
+    url = f"http://127.0.0.1:{closed_port()}"
+    result = run(*args, "--base-url", url, "--report-dir", str(tmp_path), env=env)
+    assert result.exit_code == 2, result.output
+    assert "give both" not in result.output
+    assert "preflight ✗ reachable" in result.output
+    assert "sk_only_a_secret" not in result.output
+
+
+@pytest.mark.slow
+def test_an_api_secret_alone_replaces_the_first_credentials_secret(tmp_path: Path) -> None:
+    # the embedded server takes the same profile: with the secret replaced on both sides the
+    # run passes, which it could not if the suite still signed with the profile's secret
+    result = run(
+        *("--only", "AUTH-001", "--quick", "--workers", "1", "--report-dir", str(tmp_path)),
+        env={"PAYMENT_CONFORMANCE_API_SECRET": "sk_test_replaced_secret_0123456789"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "sk_test_replaced_secret_0123456789" not in result.output
+
+
+# -- runs that do not finish -----------------------------------------------------------------
+@pytest.mark.slow
+def test_a_run_that_outlasts_max_duration_writes_its_reports_and_exits_2(tmp_path: Path) -> None:
+    started = time.monotonic()
+    with hostile_server(Behaviour.PREFLIGHT_THEN_SILENT) as base_url:
+        result = run(
+            *("--base-url", base_url, "--only", "AUTH", "--quick", "--seed", "1"),
+            *("--workers", "1", "--max-duration", "3", "--report-dir", str(tmp_path)),
+        )
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    # three read timeouts (45 s and more) without the budget
+    assert elapsed < 40, elapsed
+    assert "verdict: INCOMPLETE" in result.output
+    assert (
+        "error: the run did not finish: the run's time budget (3 s) ran out; "
+        f"the reports show what ran until then: {tmp_path}/"
+    ) in result.output
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["incomplete_reason"] == "the run's time budget (3 s) ran out"
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "reason"),
+    [
+        (signal.SIGINT, "the run was interrupted (Ctrl-C)"),
+        (signal.SIGTERM, "the run was stopped by SIGTERM"),
+    ],
+)
+def test_a_run_stopped_by_a_signal_writes_partial_reports_and_exits_2(
+    tmp_path: Path, signum: signal.Signals, reason: str
+) -> None:
+    reports = tmp_path / "reports"
+    with hostile_server(Behaviour.PREFLIGHT_THEN_SILENT) as base_url:
+        process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "conformance", "run", "--no-progress"),
+                *("--base-url", base_url, "--only", "AUTH", "--quick", "--workers", "1"),
+                *("--report-dir", str(reports)),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            assert process.stdout is not None
+            lines = []
+            for line in process.stdout:  # the server never answers: the run waits in a check
+                lines.append(line)
+                if line.startswith("running "):
+                    break
+            assert lines and lines[-1].startswith("running "), "".join(lines)
+            process.send_signal(signum)
+            rest, _ = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    output = "".join(lines) + rest
+    assert process.returncode == 2, output
+    assert "Traceback" not in output
+    assert re.search(
+        f"error: the run did not finish: {re.escape(reason)}; "
+        f"the reports show what ran until then: {re.escape(str(reports))}/",
+        output,
+    ), output
+    document = json.loads((reports / "results.json").read_text())
+    assert document["incomplete_reason"] == reason and document["exit_code"] == 2
