@@ -24,7 +24,24 @@ class Verdict(StrEnum):
     CONFORMANT = "CONFORMANT"
     NOT_CONFORMANT = "NOT CONFORMANT"
     NOT_TESTED = "NOT TESTED"
+    INCOMPLETE = "INCOMPLETE"  # the run stopped early (time budget, crash, interruption)
 
+
+def budget_reason(seconds: float) -> str:
+    """Why checks were not run once the run's wall-clock budget (``run --max-duration``) ran out."""
+    return f"the run's time budget ({seconds:g} s) ran out"
+
+
+REPLAY_NOTE = (
+    "a replay command runs only that requirement's checks with the same seed and options: "
+    "the examples, coverage and fuzzing cases are the same, but call sequences (the stateful "
+    "phase, scenario checks) follow the server's answers, which depend on what else ran, so a "
+    "replay can find fewer or other failures than the run"
+)
+"""What every report says next to the replay commands. The seed alone draws each operation's
+examples, coverage and fuzzing cases, so ``--only`` leaves them as they were (measured:
+``tests/engine/test_replay.py``); a stateful sequence reads the server's answers, and those
+change with the tests running beside it, even between two runs of the same command."""
 
 STEPS_HEADING = "Steps that reproduce it:"
 """Starts the numbered step list a failure of a call sequence carries below its message."""
@@ -72,6 +89,7 @@ class RequirementResult:
     requirement: Requirement
     outcome: Outcome
     checks: tuple[CheckResult, ...] = ()
+    reason_not_exercised: str | None = None  # set by ``fold`` exactly when not exercised
 
     @property
     def failures(self) -> tuple[CheckResult, ...]:
@@ -99,6 +117,9 @@ class RunResult:
     requirements: tuple[RequirementResult, ...]
     checks: tuple[CheckResult, ...]
     options: dict[str, str] = field(default_factory=dict)
+    # Why the run stopped before every selected check ran (None: it finished). What ran until
+    # then is kept; the exit code is 2 whatever was found.
+    incomplete_reason: str | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -106,25 +127,65 @@ class RunResult:
     @property
     def verdict(self) -> Verdict:
         if self.count(Outcome.FAILED):
-            return Verdict.NOT_CONFORMANT
+            return Verdict.NOT_CONFORMANT  # a failure found is one, finished or not
+        if self.incomplete_reason is not None:
+            return Verdict.INCOMPLETE
         if not self.count(Outcome.PASSED):
             return Verdict.NOT_TESTED
         return Verdict.CONFORMANT
 
     @property
     def exit_code(self) -> int:
-        """0: every exercised requirement passed; 1: one failed; 2: nothing was tested."""
-        return {Verdict.CONFORMANT: 0, Verdict.NOT_CONFORMANT: 1, Verdict.NOT_TESTED: 2}[
-            self.verdict
-        ]
+        """0: every exercised requirement passed; 1: one failed; 2: nothing was tested or the
+        run did not finish."""
+        if self.incomplete_reason is not None:
+            return 2
+        codes = {Verdict.CONFORMANT: 0, Verdict.NOT_CONFORMANT: 1}
+        return codes.get(self.verdict, 2)
+
+    @property
+    def exercised(self) -> int:
+        """Requirements a check passed or failed (the rest were selected but not exercised)."""
+        return self.count(Outcome.PASSED) + self.count(Outcome.FAILED)
+
+    @property
+    def verdict_summary(self) -> str:
+        """The verdict with how much it rests on: "CONFORMANT, 166 of 329 requirements
+        exercised"."""
+        return summarise_verdict(self.verdict.value, self.exercised, len(self.requirements))
 
     def replay_command(self, requirement_id: str, *, base_url: str | None = None) -> str:
         """The ``payment-conformance run`` command repeating this requirement's checks.
 
-        Same target, profile, seed and ``--quick`` as this run, so it sends the same cases.
+        Same target, profile, seed and the options that shape the generated cases, so its checks
+        get the same per-operation cases (``REPLAY_NOTE`` says what may still differ).
         ``base_url`` replaces the target's URL in the command (a report passes it scrubbed).
         """
-        words = ["payment-conformance", "run"]
+        words = ["payment-conformance", "run", *self._target_words(base_url)]
+        words += ["--only", requirement_id, "--seed", str(self.seed)]
+        if self.options.get("quick") == "true":
+            words.append("--quick")
+        return shlex.join(words + self._case_words())
+
+    def rerun_command(self, *, base_url: str | None = None) -> str:
+        """The ``payment-conformance run`` command repeating this whole run: same target,
+        profile, selection, seed and options (credentials come from the environment). Call
+        sequences still follow the server's answers (``REPLAY_NOTE``)."""
+        words = ["payment-conformance", "run", *self._target_words(base_url)]
+        for option in ("only", "skip"):
+            for selector in filter(None, self.options.get(option, "").split(",")):
+                words += [f"--{option}", selector]
+        words += ["--seed", str(self.seed)]
+        if "workers" in self.options:
+            words += ["--workers", self.options["workers"]]
+        if self.options.get("quick") == "true":
+            words.append("--quick")
+        if "max_duration_s" in self.options:
+            words += ["--max-duration", self.options["max_duration_s"]]
+        return shlex.join(words + self._case_words())
+
+    def _target_words(self, base_url: str | None) -> list[str]:
+        words = []
         if not self.target.embedded:
             words += ["--base-url", base_url or self.target.base_url]
         elif self.target.fault:
@@ -132,10 +193,23 @@ class RunResult:
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]
-        words += ["--only", requirement_id, "--seed", str(self.seed)]
-        if self.options.get("quick") == "true":
-            words.append("--quick")
-        return shlex.join(words)
+        return words
+
+    def _case_words(self) -> list[str]:
+        """Options that change the generated cases or how the server reaches the suite."""
+        words = []
+        for option, flag in (
+            ("max_examples", "--max-examples"),
+            ("webhook_url", "--webhook-url"),
+            ("webhook_bind", "--webhook-bind"),
+        ):
+            if option in self.options:
+                words += [flag, self.options[option]]
+        return words
+
+
+def summarise_verdict(verdict: str, exercised: int, selected: int) -> str:
+    return f"{verdict}, {exercised:,} of {selected:,} requirements exercised"
 
 
 def fold(
@@ -158,5 +232,22 @@ def fold(
         else:
             outcome = Outcome.NOT_EXERCISED
         mine.sort(key=lambda c: c.outcome is not Outcome.FAILED)
-        folded.append(RequirementResult(req, outcome, tuple(mine)))
+        reason = _reason_not_exercised(mine) if outcome is Outcome.NOT_EXERCISED else None
+        folded.append(RequirementResult(req, outcome, tuple(mine), reason))
     return tuple(folded)
+
+
+NO_CHECK_REASON = (
+    "no check of the selected families covers it (no test of this run names it, "
+    "or the tests that name it recorded results for other requirements only)"
+)
+
+
+def _reason_not_exercised(checks: list[CheckResult]) -> str:
+    """Why a requirement was not exercised: its checks' own reasons, or why it had none."""
+    if not checks:
+        return NO_CHECK_REASON
+    reasons = dict.fromkeys(c.reason_not_exercised for c in checks if c.reason_not_exercised)
+    if reasons:
+        return "; ".join(r for r in reasons if r)
+    return f"its {len(checks)} check(s) ran but none reached it"

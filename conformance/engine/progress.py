@@ -22,7 +22,8 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
-from conformance.core.results import Outcome, RunResult, Target, split_steps
+from conformance.core.results import REPLAY_NOTE, Outcome, RunResult, Target, split_steps
+from conformance.core.untrusted import for_terminal, mask_url_passwords
 from conformance.engine.preflight import PreflightReport
 
 REFRESH_INTERVAL_S = 0.1
@@ -86,10 +87,11 @@ class _Phase:
 
 
 def describe_target(target: Target) -> str:
+    """The target line, with the password of a ``--base-url`` masked."""
     if target.embedded:
         fault = f" with fault {target.fault}" if target.fault else ""
-        return f"target: embedded reference server at {target.base_url}{fault}"
-    return f"target: {target.base_url}"
+        return for_terminal(f"target: embedded reference server at {target.base_url}{fault}")
+    return for_terminal(f"target: {target.base_url}")
 
 
 @dataclass
@@ -108,14 +110,15 @@ class ConsoleDisplay:
         self.console.file = self.console.file
 
     def header(self, header: RunHeader) -> None:
-        self.console.print(escape(header.line()), highlight=False, soft_wrap=True)
+        self.console.print(escape(for_terminal(header.line())), highlight=False, soft_wrap=True)
 
     def target(self, target: Target) -> None:
         self.console.print(escape(describe_target(target)), highlight=False, soft_wrap=True)
 
     def preflight(self, report: PreflightReport) -> None:
         parts = [f"{'✓' if s.ok else '✗'} {s.name}" for s in report.steps]
-        self.console.print("preflight " + " ".join(parts), highlight=False, soft_wrap=True)
+        line = for_terminal("preflight " + " ".join(parts))
+        self.console.print(escape(line), highlight=False, soft_wrap=True)
 
     def collected(self, phases: dict[str, int]) -> None:
         self._phases = {key: _Phase(key, total) for key, total in phases.items()}
@@ -131,7 +134,7 @@ class ConsoleDisplay:
             self._live.start()
         else:
             self.console.print(
-                f"running {total} checks in {len(phases)} phases", highlight=False, soft_wrap=True
+                f"running {total} tests in {len(phases)} phases", highlight=False, soft_wrap=True
             )
 
     def test_done(self, phase: str, family: str, failed: bool, requests: int) -> None:
@@ -168,9 +171,9 @@ class ConsoleDisplay:
         for entry in self._phases.values():
             failed = Text(f"{entry.failed} failed", style="red") if entry.failed else Text("")
             grid.add_row(
-                Text(entry.label),
+                Text(for_terminal(entry.label)),
                 ProgressBar(total=max(entry.total, 1), completed=entry.done, width=20),
-                Text(f"{entry.done}/{entry.total} checks"),
+                Text(f"{entry.done}/{entry.total} tests"),
                 Text(f"{entry.requests:,} requests", justify="right"),
                 failed,
             )
@@ -179,9 +182,8 @@ class ConsoleDisplay:
 
 def _plain_line(entry: _Phase) -> str:
     failed = f", {entry.failed} failed" if entry.failed else ""
-    return (
-        f"{entry.label:<16} {entry.done}/{entry.total} checks, {entry.requests:,} requests{failed}"
-    )
+    label = for_terminal(entry.label)
+    return f"{label:<16} {entry.done}/{entry.total} tests, {entry.requests:,} requests{failed}"
 
 
 # -- the end of a run ------------------------------------------------------------------------
@@ -197,11 +199,17 @@ def section_rows(run: RunResult) -> list[tuple[str, int, int, int]]:
 
 
 def verdict_line(run: RunResult) -> str:
+    """The verdict with the requirements it rests on; "tests" (above) are pytest tests, each
+    recording one or more check results (the reports count the latter)."""
     return (
-        f"verdict: {run.verdict.value} ({run.count(Outcome.PASSED)} requirements passed, "
-        f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised) "
-        f"in {run.duration_s:.0f} s"
+        f"verdict: {run.verdict_summary} ({run.count(Outcome.PASSED)} passed, "
+        f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
+        f"{check_results(len(run.checks))}) in {run.duration_s:.0f} s"
     )
+
+
+def check_results(count: int) -> str:
+    return f"{count:,} check result{'' if count == 1 else 's'} recorded"
 
 
 def layer_advice(requirement: Requirement) -> str:
@@ -227,11 +235,16 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
     failures = [r for r in run.requirements if r.outcome is Outcome.FAILED]
     if failures:
         console.print()
-        console.print(f"failed requirements ({len(failures)}):", highlight=False, soft_wrap=True)
+        console.print(
+            f"failed requirements ({len(failures)}; {REPLAY_NOTE}):",
+            highlight=False,
+            soft_wrap=True,
+        )
         for result in failures[:MAX_FAILURES_LISTED]:
             requirement = result.requirement
             first = result.failures[0] if result.failures else None
-            head, steps = split_steps(first.message) if first else ("", [])
+            # the message quotes the server: shown escaped, never obeyed by the terminal
+            head, steps = split_steps(for_terminal(first.message)) if first else ("", [])
             message = head.splitlines()[0] if head else ""
             shown = steps[:MAX_STEP_LINES]
             if len(steps) > len(shown):
@@ -240,23 +253,35 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
                 Group(
                     Text.assemble(
                         ("✗ ", "red"),
-                        (requirement.id, "bold"),
+                        (for_terminal(requirement.id), "bold"),
                         f" [{layer_advice(requirement)}] ",
                         message[:300],
                     ),
                     *(Text(f"    {line}") for line in shown),
-                    Text(f"    replay: {run.replay_command(requirement.id)}", style="dim"),
+                    Text(
+                        f"    replay: {for_terminal(replay_command(run, requirement.id))}",
+                        style="dim",
+                    ),
                 ),
                 soft_wrap=True,
             )
         if len(failures) > MAX_FAILURES_LISTED:
             more = len(failures) - MAX_FAILURES_LISTED
             console.print(f"... and {more} more (see the reports)", soft_wrap=True)
+        rerun = run.rerun_command(base_url=mask_url_passwords(run.target.base_url))
+        console.print(
+            Text(f"repeat the whole run: {for_terminal(rerun)}", style="dim"), soft_wrap=True
+        )
         console.print()
     style = {"CONFORMANT": "green", "NOT CONFORMANT": "red"}.get(run.verdict.value, "yellow")
     console.print(Text(verdict_line(run), style=f"bold {style}"), soft_wrap=True)
     if report_paths:
         console.print(escape(reports_line(report_paths)), highlight=False, soft_wrap=True)
+
+
+def replay_command(run: RunResult, requirement_id: str) -> str:
+    """``run.replay_command`` with the password of the base URL masked."""
+    return run.replay_command(requirement_id, base_url=mask_url_passwords(run.target.base_url))
 
 
 def reports_line(paths: Iterable[Path]) -> str:

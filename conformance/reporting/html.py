@@ -8,12 +8,23 @@ script, no external asset, and a Content-Security-Policy that would block them a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import cache
 
 import jinja2
 
 from conformance.core.resources import package_data
-from conformance.reporting.view import Body, ClippedBody, RunView, clip_body
+from conformance.core.results import REPLAY_NOTE
+from conformance.reporting.check_titles import check_title
+from conformance.reporting.view import (
+    Body,
+    CheckView,
+    ClippedBody,
+    EvidenceView,
+    RequirementView,
+    RunView,
+    clip_body,
+)
 
 FILENAME = "report.html"
 TEMPLATE = "report.html.j2"
@@ -33,6 +44,44 @@ def _number(value: int) -> str:
     return f"{value:,}"
 
 
+@dataclass
+class EvidencePlaces:
+    """Where each exchange of the failures section is shown: once, where it first appears.
+
+    One check often covers two requirements (a status and the body's shape), and two checks
+    can fail on the same exchange; the later places link to the first instead of repeating it.
+    """
+
+    anchors: dict[tuple[str, int], str] = field(default_factory=dict)
+    earlier: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, view: RunView, max_evidence: int) -> EvidencePlaces:
+        places = cls()
+        first: dict[EvidenceView, tuple[str, str]] = {}
+        for requirement in view.failed:
+            for check in requirement.failures[:max_evidence]:
+                if check.evidence is None:
+                    continue
+                key = (requirement.id, check.index)
+                if check.evidence in first:
+                    places.earlier[key] = first[check.evidence]
+                else:
+                    anchor = f"ev-{requirement.anchor}-{check.index}"
+                    places.anchors[key] = anchor
+                    first[check.evidence] = (anchor, requirement.id)
+        return places
+
+    def anchor(self, requirement: RequirementView, check: CheckView) -> str:
+        return self.anchors.get((requirement.id, check.index), "")
+
+    def shown_before(
+        self, requirement: RequirementView, check: CheckView
+    ) -> tuple[str, str] | None:
+        """(anchor, requirement id) of the place showing this exchange, if it is elsewhere."""
+        return self.earlier.get((requirement.id, check.index))
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -46,9 +95,15 @@ def environment() -> jinja2.Environment:
     env.filters["clip"] = _clip
     env.filters["slug"] = _slug
     env.filters["number"] = _number
+    env.filters["check_title"] = check_title
     return env
 
 
 def render(view: RunView) -> str:
     template = environment().get_template(TEMPLATE)
-    return template.render(view=view, max_evidence=MAX_EVIDENCE)
+    return template.render(
+        view=view,
+        max_evidence=MAX_EVIDENCE,
+        places=EvidencePlaces.of(view, MAX_EVIDENCE),
+        replay_note=REPLAY_NOTE,
+    )

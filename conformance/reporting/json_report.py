@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from conformance.core.resources import package_data
+from conformance.core.results import REPLAY_NOTE
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -21,7 +22,7 @@ from conformance.reporting.view import (
     clip_body,
 )
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: verdict_summary, requirements_exercised, rerun, replay_note
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
 SCHEMA_FILENAME = "results.schema.json"
@@ -112,12 +113,17 @@ def document(view: RunView) -> dict[str, Any]:
         "requests_sent": view.requests_sent,
         "options": dict(view.options),
         "verdict": view.verdict,
+        "verdict_summary": view.verdict_summary,
+        "requirements_exercised": view.exercised,
         "exit_code": view.exit_code,
+        "incomplete_reason": view.incomplete_reason,
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),
             "layers": {name: counts.as_dict() for name, counts in view.layers},
         },
+        "rerun": view.rerun,
+        "replay_note": REPLAY_NOTE,
         "sections": [_section(s) for s in view.sections],
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],

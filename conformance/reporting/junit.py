@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from conformance.core.results import Outcome
+from conformance.core.results import REPLAY_NOTE, Outcome
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -61,6 +61,7 @@ def _failure_text(requirement: RequirementView, failures: tuple[CheckView, ...])
         f"{requirement.id} [{requirement.badge} {requirement.level}] {requirement.text}",
         f"layer: {requirement.badge}: {requirement.advice}",
         f"replay: {requirement.replay}",
+        f"({REPLAY_NOTE})",
     ]
     for number, check in enumerate(failures, start=1):
         where = f" on {check.operation_id}" if check.operation_id else ""
@@ -109,6 +110,12 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("target", view.target),
         ("requests_sent", str(view.requests_sent)),
         ("verdict", view.verdict),
+        *([("incomplete_reason", view.incomplete_reason)] if view.incomplete_reason else []),
+        ("verdict_summary", view.verdict_summary),
+        ("requirements_exercised", str(view.exercised)),
+        ("requirements_selected", str(view.counts.total)),
+        ("check_results_recorded", str(view.check_counts.total)),
+        ("rerun", view.rerun),
     ]
     values += [(f"option.{k}", v) for k, v in view.options]
     for name, value in values:
@@ -137,7 +144,8 @@ def _testsuite(parent: ET.Element, view: RunView, section: SectionView, number: 
 
 
 def render(view: RunView) -> str:
-    root = ET.Element("testsuites", {"name": f"payment-conformance {view.suite_version}"})
+    name = f"payment-conformance {view.suite_version}: {view.verdict_summary}"
+    root = ET.Element("testsuites", {"name": name})
     counts = view.counts
     _counts(root, counts.total, counts.failed, counts.not_exercised, view.duration_s)
     root.set("timestamp", view.started_at)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.core.results import split_steps
+from conformance.core.results import REPLAY_NOTE, split_steps
 from conformance.reporting.view import RequirementView, RunView
 
 FILENAME = "summary.md"
@@ -18,7 +18,7 @@ TEXT_LIMIT = 160
 MESSAGE_LIMIT = 240
 MAX_STEP_LINES = 30  # of a failure's step list (report.html and results.json carry it whole)
 
-VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠️"}
+VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠️", "INCOMPLETE": "⚠️"}
 
 # Inline Markdown only: the escaped texts never start a line, so "#", "-", "1." are inert.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -59,16 +59,25 @@ def _failure(requirement: RequirementView) -> str:
 
 def render(view: RunView) -> str:
     counts = view.counts
+    results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {VERDICT_MARK.get(view.verdict, '')} {view.verdict}",
+        f"## payment-conformance: {VERDICT_MARK.get(view.verdict, '')} {view.verdict_summary}",
         "",
-        f"**{view.verdict}**: {counts.passed} requirements passed, {counts.failed} failed, "
-        f"{counts.not_exercised} not exercised ({view.check_counts.total:,} checks, "
-        f"{view.requests_sent:,} requests in {view.duration})",
+        f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
+        f"{counts.not_exercised} not exercised ({results:,} check result"
+        f"{'' if results == 1 else 's'} recorded, {view.requests_sent:,} requests "
+        f"in {view.duration})",
         "",
         f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
         "",
+        f"repeat this run: {code(view.rerun)}",
+        "",
+        *(
+            [f"**The run did not finish**: {escape(view.incomplete_reason)}.", ""]
+            if view.incomplete_reason
+            else []
+        ),
         "| section | passed | failed | not exercised |",
         "|---|--:|--:|--:|",
     ]
@@ -83,7 +92,13 @@ def render(view: RunView) -> str:
     )
     failed = view.failed
     if failed:
-        lines += ["", f"### Failed requirements ({len(failed)})", ""]
+        lines += [
+            "",
+            f"### Failed requirements ({len(failed)})",
+            "",
+            f"_{escape(REPLAY_NOTE)}_",
+            "",
+        ]
         lines += [_failure(r) for r in failed[:MAX_FAILURES]]
         if len(failed) > MAX_FAILURES:
             lines.append(

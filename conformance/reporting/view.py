@@ -14,7 +14,16 @@ from typing import Any, Protocol
 
 from conformance.core.catalogue import Layer, Section
 from conformance.core.redaction import REDACTED
-from conformance.core.results import CheckResult, Evidence, Outcome, RequirementResult, RunResult
+from conformance.core.results import (
+    NO_CHECK_REASON,
+    CheckResult,
+    Evidence,
+    Outcome,
+    RequirementResult,
+    RunResult,
+    summarise_verdict,
+)
+from conformance.core.untrusted import mask_url_passwords
 from conformance.reporting.scrub import Scrubber, clip, learn_secrets
 
 LAYER_BADGE = {Layer.CONTRACT: "spec", Layer.PROFILE: "profile"}
@@ -23,7 +32,6 @@ LAYER_ADVICE = {
     Layer.PROFILE: "a choice of the profile: fix the server, or the profile if it declares the "
     "wrong choice",
 }
-NO_CHECK_REASON = "no check of this run covered it"
 
 
 class HasSections(Protocol):
@@ -188,6 +196,17 @@ class RunView:
     sections: tuple[SectionView, ...]
     checks: tuple[CheckView, ...]
     reports_dir: str
+    incomplete_reason: str | None = None  # why the run stopped early (None: it finished)
+    rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
+
+    @property
+    def exercised(self) -> int:
+        return self.counts.passed + self.counts.failed
+
+    @property
+    def verdict_summary(self) -> str:
+        """The verdict as every format shows it: CONFORMANT, 166 of 329 requirements exercised."""
+        return summarise_verdict(self.verdict, self.exercised, self.counts.total)
 
     @property
     def counts(self) -> Counts:
@@ -307,9 +326,9 @@ class _Builder:
         s = self.scrub
         view = CheckView(
             index=len(self.checks),
-            check_id=s.text(check.check_id),
-            family=s.text(check.family),
-            requirement_ids=tuple(s.text(r) for r in check.requirement_ids),
+            check_id=s.catalogue(check.check_id),
+            family=s.catalogue(check.family),
+            requirement_ids=tuple(s.catalogue(r) for r in check.requirement_ids),
             outcome=check.outcome,
             message=s.text(check.message),
             operation_id=None if check.operation_id is None else s.text(check.operation_id),
@@ -332,20 +351,27 @@ class _Builder:
             reasons = dict.fromkeys(
                 c.reason_not_exercised for c in checks if c.reason_not_exercised
             )
-            reason = "; ".join(r for r in reasons if r) or NO_CHECK_REASON
+            reason = (
+                "; ".join(r for r in reasons if r)
+                or (result.reason_not_exercised and self.scrub.text(result.reason_not_exercised))
+                or NO_CHECK_REASON
+            )
         return RequirementView(
-            id=self.scrub.text(req.id),
+            id=self.scrub.catalogue(req.id),
             anchor=_anchor(req.id),
             section=req.section,
             layer=req.layer,
-            level=self.scrub.text(req.level),
-            text=self.scrub.text(req.text),
+            level=self.scrub.catalogue(req.level),
+            text=self.scrub.catalogue(req.text),
             operations=req.operations,
             outcome=result.outcome,
             checks=checks,
             reason_not_exercised=reason,
-            replay=self.scrub.text(
-                self.run.replay_command(req.id, base_url=self.scrub.url(self.run.target.base_url))
+            # catalogue text (the id) and options: URL password masked, never redacted
+            replay=self.scrub.catalogue(
+                self.run.replay_command(
+                    req.id, base_url=mask_url_passwords(self.run.target.base_url)
+                )
             ),
         )
 
@@ -396,4 +422,10 @@ def build_view(
         sections=sections,
         checks=tuple(builder.checks),
         reports_dir=scrubber.text(reports_dir),
+        incomplete_reason=(
+            None if run.incomplete_reason is None else scrubber.text(run.incomplete_reason)
+        ),
+        rerun=scrubber.catalogue(
+            run.rerun_command(base_url=mask_url_passwords(run.target.base_url))
+        ),
     )

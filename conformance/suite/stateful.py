@@ -146,6 +146,10 @@ class _Tally:
     steps: str = ""
 
 
+NOT_REACHED = "no generated call sequence reached it"
+"""Why an id of ``Verdicts.finish`` was not exercised, when the caller names no better reason."""
+
+
 class Verdicts:
     """Per requirement id: how many checks held, and the first that did not."""
 
@@ -229,7 +233,7 @@ class Verdicts:
         self,
         name: str,
         requirement_ids: Sequence[str],
-        not_reached: str | Mapping[str, str] = "no generated call sequence reached it",
+        not_reached: str | Mapping[str, str] = NOT_REACHED,
         operation_id: str | None = None,
     ) -> None:
         """One CheckResult per id of ``requirement_ids`` (and per other id a check named),
@@ -269,7 +273,7 @@ class Verdicts:
                 )
             else:
                 reason = (
-                    not_reached.get(requirement_id, "not reached")
+                    not_reached.get(requirement_id, NOT_REACHED)
                     if isinstance(not_reached, Mapping)
                     else not_reached
                 )

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import shlex
 
-from conformance.core.results import STEPS_HEADING, RunResult, Target, split_steps
+from conformance.core.catalogue import Requirement, load_catalogue
+from conformance.core.results import (
+    NO_CHECK_REASON,
+    STEPS_HEADING,
+    CheckResult,
+    Outcome,
+    RunResult,
+    Target,
+    fold,
+    split_steps,
+)
 
 
 def run(target: Target, options: dict[str, str] | None = None) -> RunResult:
@@ -84,3 +94,40 @@ def test_split_steps_separates_a_message_from_its_step_list() -> None:
         [STEPS_HEADING, "  1. create", "     POST /v1/x -> 201"],
     )
     assert split_steps("expected 409, got 200") == ("expected 409, got 200", [])
+
+
+# -- fold: every not-exercised requirement says why ----------------------------------------
+def _requirements(*ids: str) -> list[Requirement]:
+    return list(load_catalogue().select(ids, ()))
+
+
+def test_a_requirement_no_check_names_says_no_selected_check_covers_it() -> None:
+    (result,) = fold(_requirements("AUTH-002"), [])
+    assert result.outcome is Outcome.NOT_EXERCISED
+    assert result.reason_not_exercised == NO_CHECK_REASON
+    assert "no check of the selected families covers it" in NO_CHECK_REASON
+
+
+def test_a_requirement_whose_checks_did_not_reach_it_gives_their_reasons() -> None:
+    skipped = [
+        CheckResult("a", "x", ("AUTH-002",), Outcome.NOT_EXERCISED, reason_not_exercised="r1"),
+        CheckResult("b", "x", ("AUTH-002",), Outcome.NOT_EXERCISED, reason_not_exercised="r2"),
+        CheckResult("c", "x", ("AUTH-002",), Outcome.NOT_EXERCISED, reason_not_exercised="r1"),
+    ]
+    (result,) = fold(_requirements("AUTH-002"), skipped)
+    assert result.reason_not_exercised == "r1; r2"
+
+
+def test_checks_without_a_reason_still_leave_a_reason() -> None:
+    silent = CheckResult("a", "x", ("AUTH-002",), Outcome.NOT_EXERCISED)
+    (result,) = fold(_requirements("AUTH-002"), [silent])
+    assert result.reason_not_exercised == "its 1 check(s) ran but none reached it"
+
+
+def test_an_exercised_requirement_has_no_reason_not_exercised() -> None:
+    checks = [
+        CheckResult("a", "x", ("AUTH-002",), Outcome.PASSED),
+        CheckResult("b", "x", ("AUTH-002",), Outcome.NOT_EXERCISED, reason_not_exercised="r"),
+    ]
+    (result,) = fold(_requirements("AUTH-002"), checks)
+    assert result.outcome is Outcome.PASSED and result.reason_not_exercised is None

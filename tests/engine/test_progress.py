@@ -10,6 +10,7 @@ from rich.console import Console
 
 from conformance.core.catalogue import Layer, Requirement, Section
 from conformance.core.results import (
+    REPLAY_NOTE,
     STEPS_HEADING,
     CheckResult,
     Outcome,
@@ -55,7 +56,7 @@ def make_run(target: Target, options: dict[str, str] | None = None) -> RunResult
         requests_sent=10,
         requirements=results,
         checks=(failed,),
-        options=options or {"profile": "default", "quick": "false"},
+        options=options or {"profile": "default", "quick": "false", "workers": "1"},
     )
 
 
@@ -89,9 +90,9 @@ def test_without_a_terminal_each_phase_is_one_line_when_done() -> None:
     display.test_done("schema", "schema", False, 40)
     display.close()
     lines = out.getvalue().splitlines()
-    assert lines[0] == "running 3 checks in 2 phases"
-    assert lines[1].split() == ["auth", "2/2", "checks,", "8", "requests,", "1", "failed"]
-    assert lines[2].split() == ["schema", "1/1", "checks,", "40", "requests"]
+    assert lines[0] == "running 3 tests in 2 phases"
+    assert lines[1].split() == ["auth", "2/2", "tests,", "8", "requests,", "1", "failed"]
+    assert lines[2].split() == ["schema", "1/1", "tests,", "40", "requests"]
 
 
 def test_on_a_terminal_the_phases_are_drawn_live() -> None:
@@ -104,7 +105,7 @@ def test_on_a_terminal_the_phases_are_drawn_live() -> None:
     display.close()
     text = out.getvalue()
     assert "auth headers" in text
-    assert "2/2 checks" in text and "8 requests" in text
+    assert "2/2 tests" in text and "8 requests" in text
 
 
 def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
@@ -114,7 +115,8 @@ def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
         ("profile 2 Idempotency", 0, 1, 0),
     ]
     assert verdict_line(run) == (
-        "verdict: NOT CONFORMANT (1 requirements passed, 1 failed, 1 not exercised) in 12 s"
+        "verdict: NOT CONFORMANT, 2 of 3 requirements exercised "
+        "(1 passed, 1 failed, 1 not exercised; 1 check result recorded) in 12 s"
     )
     console, out = plain_console()
     paths = [tmp_path / "report.html", tmp_path / "junit.xml", tmp_path / "manifest.json"]
@@ -124,6 +126,11 @@ def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
     assert (
         "replay: payment-conformance run --base-url https://sandbox.example.test "
         "--only IDEM-004 --seed 42"
+    ) in text
+    assert REPLAY_NOTE in text
+    assert (
+        "repeat the whole run: payment-conformance run --base-url https://sandbox.example.test "
+        "--seed 42 --workers 1"
     ) in text
     assert f"reports: {tmp_path}/ (report.html, junit.xml)" in text
 

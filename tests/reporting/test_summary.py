@@ -11,16 +11,20 @@ from tests.reporting.runs import FAILED, check, make_run
 
 def test_a_failing_run_leads_with_its_verdict(failing_view: RunView) -> None:
     lines = summary.render(failing_view).splitlines()
-    assert lines[0] == "## payment-conformance: ❌ NOT CONFORMANT"
+    assert lines[0] == "## payment-conformance: ❌ NOT CONFORMANT, 6 of 7 requirements exercised"
     assert lines[2].startswith(
-        "**NOT CONFORMANT**: 3 requirements passed, 3 failed, 1 not exercised (8 checks, "
-        "1,912 requests in 74.2 s"
+        "**NOT CONFORMANT, 6 of 7 requirements exercised**: 3 passed, 3 failed, 1 not exercised "
+        "(8 check results recorded, 1,912 requests in 74.2 s"
     )
 
 
 def test_passing_and_untested_runs_say_so(passing_view: RunView, untested_view: RunView) -> None:
-    assert summary.render(passing_view).startswith("## payment-conformance: ✅ CONFORMANT\n")
-    assert summary.render(untested_view).startswith("## payment-conformance: ⚠️ NOT TESTED\n")
+    assert summary.render(passing_view).startswith(
+        "## payment-conformance: ✅ CONFORMANT, 6 of 7 requirements exercised\n"
+    )
+    assert summary.render(untested_view).startswith(
+        "## payment-conformance: ⚠️ NOT TESTED, 0 of 7 requirements exercised\n"
+    )
 
 
 def test_the_section_table_has_one_row_per_section_and_a_total(failing_view: RunView) -> None:

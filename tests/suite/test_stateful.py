@@ -24,6 +24,7 @@ from conformance.suite.client import SuiteClient
 from conformance.suite.factories import Factories
 from conformance.suite.recording import CheckRecorder
 from conformance.suite.stateful import (
+    NOT_REACHED,
     ConformanceFailure,
     ConformanceMachine,
     MachineContext,
@@ -221,3 +222,12 @@ def test_each_failure_of_an_exception_group_fails_its_own_ids() -> None:
         ("PAY-002",): (Outcome.FAILED, "second"),
         ("PAY-003",): (Outcome.NOT_EXERCISED, "no generated call sequence reached it"),
     }
+
+
+def test_an_id_a_reason_map_leaves_out_still_gets_a_specific_reason() -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+    verdicts.finish("seq", ["SUB-002", "SUB-005"], not_reached={"SUB-005": "needs helpers"})
+    reasons = {c.requirement_ids[0]: c.reason_not_exercised for c in recorder.checks}
+    assert reasons == {"SUB-002": NOT_REACHED, "SUB-005": "needs helpers"}
+    assert NOT_REACHED == "no generated call sequence reached it"

@@ -171,7 +171,9 @@ def test_a_payment_expires_by_itself(
             )
 
         run_guarded(verdicts, look)
-    verdicts.finish("expiry by time", EXPIRY_IDS, reason or "not reached")
+    verdicts.finish(
+        "expiry by time", EXPIRY_IDS, reason or "the payment's expiry was never looked at"
+    )
     handover = handover_file(getattr(pytestconfig, "workerinput", None))
     if handover is not None:
         handover.unlink(missing_ok=True)
