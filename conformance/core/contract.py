@@ -42,7 +42,7 @@ IDEMPOTENCY_CASES: tuple[ErrorCase, ...] = (
     ("idempotency", "in_use"),
 )
 
-# The error cases specific to one operation (default-profile.md sections 3 and 5). Cases shared
+# The error cases specific to one operation (docs/profile.md sections 3 and 5). Cases shared
 # by a class of operations (authentication, validation, idempotency, unknown path id, state
 # transitions) are added by rule in ``error_cases``. The statuses and codes come from the profile.
 OPERATION_ERROR_CASES: Mapping[str, tuple[ErrorCase, ...]] = {

@@ -49,9 +49,20 @@ def test_the_operations_are_exactly_the_twenty_of_the_specification() -> None:
     assert len({op_id for _, _, op_id in found}) == 20
 
 
-def test_every_path_lives_under_v1_and_no_server_is_invented() -> None:
+def test_every_path_lives_under_v1() -> None:
     assert all(path.startswith("/v1/") for path in DOC["paths"])
-    assert "servers" not in DOC
+
+
+def test_the_one_server_is_the_base_url_the_paths_are_relative_to() -> None:
+    # The specification: "All paths are relative to {base_url}". A server variable says exactly
+    # that, without inventing a host; the default is only where `serve` listens by default.
+    assert len(DOC.get("servers", [])) == 1
+    (server,) = DOC["servers"]
+    assert server["url"] == "{base_url}"
+    assert set(server["variables"]) == {"base_url"}
+    variable = server["variables"]["base_url"]
+    assert variable["default"].startswith(("http://", "https://"))
+    assert "enum" not in variable and variable["description"].strip()
 
 
 @pytest.mark.parametrize("operation_id", OPERATION_IDS)

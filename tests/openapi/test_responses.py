@@ -1,7 +1,7 @@
 """Responses a conformant default-profile server sends satisfy the document and the effective
 contract; responses that break a stated rule do not.
 
-One realistic success body per operation, written from default-profile.md with the fixtures
+One realistic success body per operation, written from docs/profile.md with the fixtures
 (usdc/eth, base/ethereum, wa_alpha_base, m_gamma). A check that rejected one of them would be a
 false positive against a conformant server.
 """

@@ -1,0 +1,145 @@
+"""The documentation a user reads exists and covers what it must.
+
+Every repository path that the README, the shipped profile and the requirement catalogue cite
+exists; every link and anchor into ``docs/profile.md`` resolves; ``docs/profile.md`` documents
+every table and key a profile may have, under the section numbers the catalogue uses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE_DOC = ROOT / "docs" / "profile.md"
+DEFAULT_PROFILE = ROOT / "conformance" / "profiles" / "default.toml"
+PROFILE_SCHEMA = ROOT / "conformance" / "profiles" / "profile.schema.json"
+CATALOGUE = ROOT / "conformance" / "requirements.yaml"
+README = ROOT / "README.md"
+CITING = [README, DEFAULT_PROFILE, CATALOGUE, PROFILE_DOC]
+
+# A relative path with at least one "/" (not part of a URL or a {placeholder}).
+PATH_TOKEN = re.compile(r"(?<![\w./:@{-])(?:[\w-]+/)+[\w.-]*")
+FILE_SUFFIX = re.compile(r"\.(?:md|toml|ya?ml|json|py|html|xml|txt)$")
+DOC_ANCHOR = re.compile(r"docs/profile\.md#([\w-]+)")
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6}) +(.+?) *$", re.MULTILINE)
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.lower())
+    return text.replace(" ", "-")
+
+
+def _headings() -> list[tuple[int, str]]:
+    return [(len(m[1]), m[2]) for m in HEADING.finditer(PROFILE_DOC.read_text(encoding="utf-8"))]
+
+
+def _cited_paths(path: Path) -> set[str]:
+    """Paths a file cites as repository paths: a file name with a known suffix, or a path whose
+    first directory is one of the repository's (``conformance/suite/``)."""
+    top_level = {p.name for p in ROOT.iterdir()}
+    cited = set()
+    for token in PATH_TOKEN.findall(path.read_text(encoding="utf-8")):
+        token = token.rstrip(".")
+        if FILE_SUFFIX.search(token) or token.split("/", 1)[0] in top_level:
+            cited.add(token)
+    return cited
+
+
+@pytest.mark.parametrize("citing", CITING, ids=lambda p: p.name)
+def test_every_repository_path_cited_exists(citing: Path) -> None:
+    cited = _cited_paths(citing)
+    assert cited, f"{citing.name} cites no path: the pattern no longer matches anything"
+    missing = sorted(p for p in cited if not (ROOT / p).exists())
+    assert not missing, f"{citing.relative_to(ROOT)} cites paths not in the repository: {missing}"
+
+
+def test_the_readme_links_the_profile_documentation() -> None:
+    assert "](docs/profile.md)" in README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("citing", [README, PROFILE_DOC], ids=lambda p: p.name)
+def test_every_relative_markdown_link_resolves(citing: Path) -> None:
+    anchors = {_slug(text) for _, text in _headings()}
+    for target in MD_LINK.findall(citing.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue  # an absolute URL
+        path, _, anchor = target.partition("#")
+        resolved = (citing.parent / path).resolve() if path else citing
+        assert resolved.exists(), f"{citing.name} links to {target}, which does not exist"
+        if anchor and resolved == PROFILE_DOC:
+            assert anchor in anchors, f"{citing.name} links to #{anchor}, no such heading"
+
+
+@pytest.mark.parametrize("citing", [README, DEFAULT_PROFILE, CATALOGUE], ids=lambda p: p.name)
+def test_every_anchor_cited_into_the_profile_doc_is_a_heading(citing: Path) -> None:
+    anchors = {_slug(text) for _, text in _headings()}
+    for anchor in DOC_ANCHOR.findall(citing.read_text(encoding="utf-8")):
+        assert anchor in anchors, f"{citing.name} cites docs/profile.md#{anchor}: no such heading"
+
+
+def _table_headings() -> dict[str, str]:
+    """``[auth]`` / ``[[credentials]]`` headings of docs/profile.md, by table name."""
+    found = {}
+    for _, text in _headings():
+        match = re.fullmatch(r"(?:The )?`\[{1,2}([\w.]+)\]{1,2}`(?: table)?", text)
+        if match:
+            found[match[1]] = text
+    return found
+
+
+def _profile_tables() -> list[str]:
+    data = tomllib.loads(DEFAULT_PROFILE.read_text(encoding="utf-8"))
+    return list(data)
+
+
+@pytest.mark.parametrize("table", _profile_tables())
+def test_every_table_of_the_default_profile_has_its_own_heading(table: str) -> None:
+    assert table in _table_headings(), f"docs/profile.md has no heading for [{table}]"
+
+
+def _section_text(heading: str) -> str:
+    """The text under ``heading`` up to the next heading of the same or a higher level."""
+    text = PROFILE_DOC.read_text(encoding="utf-8")
+    matches = list(HEADING.finditer(text))
+    for i, match in enumerate(matches):
+        if match[2] == heading:
+            level = len(match[1])
+            end = next((m.start() for m in matches[i + 1 :] if len(m[1]) <= level), len(text))
+            return text[match.end() : end]
+    raise AssertionError(f"no heading {heading!r}")
+
+
+def _schema_keys() -> list[tuple[str, str]]:
+    schema: dict[str, Any] = json.loads(PROFILE_SCHEMA.read_text(encoding="utf-8"))
+    keys = []
+    for table, node in schema["properties"].items():
+        node = node.get("items", node)  # [[credentials]] is an array of tables
+        for key, child in node.get("properties", {}).items():
+            keys.append((table, key))
+            keys += [
+                (table, sub) for sub in child.get("properties", {}) if key == "payment_payload"
+            ]
+    return keys
+
+
+@pytest.mark.parametrize(("table", "key"), _schema_keys())
+def test_every_key_a_profile_may_have_is_documented_under_its_table(table: str, key: str) -> None:
+    section = _section_text(_table_headings()[table])
+    # `key` itself, or `key.<name>` for a table of named entries (fixtures.currencies.usdc)
+    assert re.search(rf"`{key}[`.]", section), f"docs/profile.md does not document {table}.{key}"
+
+
+def test_the_catalogues_profile_sections_are_the_numbered_sections_of_the_doc() -> None:
+    sections = yaml.safe_load(CATALOGUE.read_text(encoding="utf-8"))["sections"]
+    wanted = [f"{s['number']}. {s['title']}" for s in sections if s["document"] == "profile"]
+    numbered = [text for level, text in _headings() if level == 2 and re.match(r"\d+\. ", text)]
+    assert numbered == wanted
