@@ -115,6 +115,7 @@ _STATE = pytest.StashKey[_SessionState]()
 _ITEM = pytest.StashKey[_ItemState]()
 _IN_SUITE = pytest.StashKey[dict[Path, bool]]()
 _UNMARKED = pytest.StashKey[bool]()
+_RECORDER = pytest.StashKey[Any]()  # a har.PartRecorder under --record-dir
 UNMARKED_MESSAGE = (
     "conformance checks must name the requirements they verify with "
     "@pytest.mark.requirement('ID', ...)"
@@ -166,6 +167,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Where the webhook receiver listens (default: 127.0.0.1, the port of "
         "--webhook-url or a free one).",
     )
+    # ``run --record``: each process appends its exchanges to a part file there (suite.har)
+    group.addoption("--record-dir", help=argparse.SUPPRESS)
     parser.addini(
         "conformance_suite_dirs",
         type="paths",
@@ -259,6 +262,15 @@ def pytest_configure(config: pytest.Config) -> None:
     stats = config.stash[_STATE].stats
     stats.deadline = config.getoption("--conformance-deadline")
     stats.budget_s = config.getoption("--conformance-budget")
+    record_dir = config.getoption("--record-dir")
+    if record_dir is not None:
+        from conformance.suite.har import PartRecorder
+
+        state = config.stash[_STATE]
+        worker = getattr(config, "workerinput", {}).get("workerid", "pytest")
+        config.stash[_RECORDER] = PartRecorder(
+            Path(record_dir), str(worker), lambda: state.secrets
+        ).start()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -268,6 +280,9 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    recorder = config.stash.get(_RECORDER, None)
+    if recorder is not None:
+        recorder.stop()
     state = config.stash.get(_STATE, None)
     if state is not None and state.restore is not None:
         state.restore()

@@ -39,6 +39,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from conformance.core import jsonsafe
+from conformance.suite import wiretap
 
 if TYPE_CHECKING:
     from urllib3._base_connection import BaseHTTPConnection
@@ -254,19 +255,32 @@ class BoundedTransport(httpx.BaseTransport):
         limits = self.limits or DEFAULT_LIMITS
         deadline = Deadline(limits.deadline_s)
         token = _DEADLINE.set(deadline)
+        tap = wiretap.Tap.start() if wiretap.listening() else None
         try:
             original = self.inner.handle_request(request)
+            if tap is not None:
+                tap.headers_received()
             try:
                 body, cut = read_capped(original.iter_bytes(), limits.max_body_bytes, deadline)
             finally:
                 original.close()  # a body not read to its end: the connection is dropped
         except (httpx.TimeoutException, TimeoutError) as exc:
+            error: Exception = exc
             if deadline.binding or deadline.expired:
-                raise ResponseDeadlineExceeded(deadline.message, request=request) from None
-            raise exc
+                error = ResponseDeadlineExceeded(deadline.message, request=request)
+            if tap is not None:
+                tap.httpx_exchange(request, None, b"", None, error)
+            raise error from None
+        except Exception as exc:
+            if tap is not None:
+                tap.httpx_exchange(request, None, b"", None, exc)
+            raise
         finally:
             _DEADLINE.reset(token)
-        return make_response(original, body, limits.max_body_bytes if cut else None, request)
+        cut_at = limits.max_body_bytes if cut else None
+        if tap is not None:
+            tap.httpx_exchange(request, original, body, cut_at, None)
+        return make_response(original, body, cut_at, request)
 
     def close(self) -> None:
         self.inner.close()
@@ -413,6 +427,7 @@ class BoundedAdapter(HTTPAdapter):
     ) -> requests.Response:
         limits = self.limits or DEFAULT_LIMITS
         alarm = _Alarm(Deadline(limits.deadline_s))
+        tap = wiretap.Tap.start() if wiretap.listening() else None
         with _WATCHDOG.armed(alarm):
             response: requests.Response | None = None
             try:
@@ -424,24 +439,32 @@ class BoundedAdapter(HTTPAdapter):
                     cert=cert,
                     proxies=proxies,
                 )
+                if tap is not None:
+                    tap.headers_received()
                 body, cut = read_capped(
                     response.iter_content(CHUNK_BYTES), limits.max_body_bytes, alarm.deadline
                 )
             except (requests.RequestException, TimeoutError) as exc:
                 if response is not None:
                     response.close()
+                error: Exception = exc
                 if alarm.fired or alarm.deadline.expired:
-                    raise RequestsDeadlineExceeded(
-                        alarm.deadline.message, request=request
-                    ) from None
-                raise exc
+                    error = RequestsDeadlineExceeded(alarm.deadline.message, request=request)
+                if tap is not None:
+                    tap.requests_exchange(request, None, b"", None, error)
+                raise error from None
             if alarm.fired:
                 # A socket shut down mid-headers reads as their end: what came is not a response.
                 response.close()
-                raise RequestsDeadlineExceeded(alarm.deadline.message, request=request)
+                fired = RequestsDeadlineExceeded(alarm.deadline.message, request=request)
+                if tap is not None:
+                    tap.requests_exchange(request, None, b"", None, fired)
+                raise fired
         response.close()  # back to the pool; dropped when the rest of the body was not read
         if cut:
             _CUT[request] = limits.max_body_bytes
+        if tap is not None:
+            tap.requests_exchange(request, response, body, limits.max_body_bytes if cut else None)
         response._content = body
         response._content_consumed = True
         return response

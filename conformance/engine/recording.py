@@ -1,0 +1,138 @@
+"""``run --record FILE.har``: the suite's own traffic as one HAR 1.2 file, secrets masked.
+
+Every process of the run appends its exchanges to a part file (``conformance.suite.har``): the
+engine for preflight, pytest (in this process or in each pytest-xdist worker, ``--record-dir``)
+for the checks. At the end the parts are merged, ordered by start time, into the HAR file.
+
+The merge streams: it keeps an index of (start time, part, offset) per entry, not the entries,
+and copies each entry's line into the output, so memory stays small whatever the bodies. The
+output is written to a temporary file next to the target and renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.suite.har import CREATOR, PART_SUFFIX, PartRecorder
+
+# Each part line starts with '{"startedDateTime": "' and a timestamp of fixed length.
+_KEY_PREFIX = b'{"startedDateTime": "'
+_KEY_LENGTH = len("2026-01-01T00:00:00.000000Z")
+
+
+class RecordingError(Exception):
+    """The HAR file cannot be written: the message says where and why."""
+
+
+def check_record_path(path: Path) -> None:
+    """Raise ``RecordingError`` when ``path`` could not be written; checked before the run."""
+    where = f"cannot record the traffic to {path}"
+    if path.is_dir():
+        raise RecordingError(f"{where}: it is a directory")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise RecordingError(f"{where}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RecordingError(f"{where}: the directory {parent} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise RecordingError(f"{where}: the file is not writable")
+
+
+@dataclass(frozen=True)
+class Merged:
+    path: Path
+    entries: int
+    dropped: int  # unfinished lines (a process stopped mid-write)
+
+
+def _index(parts: Iterable[Path]) -> tuple[list[tuple[bytes, int, int, int]], int]:
+    """(start time, part number, offset, length) of every whole entry, and how many lines were
+    left unfinished."""
+    index: list[tuple[bytes, int, int, int]] = []
+    dropped = 0
+    for number, part in enumerate(parts):
+        offset = 0
+        with part.open("rb") as lines:
+            for line in lines:
+                whole = line.endswith(b"\n") and line.startswith(_KEY_PREFIX)
+                if whole:
+                    key = line[len(_KEY_PREFIX) : len(_KEY_PREFIX) + _KEY_LENGTH]
+                    index.append((key, number, offset, len(line)))
+                else:
+                    dropped += 1
+                offset += len(line)
+    index.sort()
+    return index, dropped
+
+
+def merge_parts(directory: Path, target: Path) -> Merged:
+    """Merge the part files of ``directory`` into the HAR file ``target`` (replaced whole)."""
+    parts = sorted(directory.glob(f"*{PART_SUFFIX}"))
+    index, dropped = _index(parts)
+    head = json.dumps({"version": "1.2", "creator": CREATOR, "pages": []})
+    target = target.absolute()
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(os.fdopen(handle, "wb"))
+            sources = [stack.enter_context(part.open("rb")) for part in parts]
+            out.write(b'{"log": ' + head[:-1].encode() + b', "entries": [')
+            for position, (_, number, offset, length) in enumerate(index):
+                source = sources[number]
+                source.seek(offset)
+                out.write(b"\n" if position == 0 else b",\n")
+                out.write(source.read(length).rstrip(b"\n"))
+            out.write(b"\n]}}\n")
+        os.replace(temporary, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(temporary)
+        raise RecordingError(f"cannot write the recording {target}: {exc}") from None
+    return Merged(target, len(index), dropped)
+
+
+@dataclass
+class Recording:
+    """The part files of one run (``directory``; ``None``: not recording) and, once merged,
+    the HAR file written or why it could not be."""
+
+    directory: Path | None
+    merged: Merged | None = None
+    error: str | None = None
+
+    @contextlib.contextmanager
+    def here(self, name: str, secrets: Iterable[str]) -> Iterator[None]:
+        """Record this process's exchanges while the block runs (preflight)."""
+        if self.directory is None:
+            yield
+            return
+        known = tuple(secrets)
+        recorder = PartRecorder(self.directory, name, lambda: known).start()
+        try:
+            yield
+        finally:
+            recorder.stop()
+
+
+@contextlib.contextmanager
+def recording(target: Path | None) -> Iterator[Recording]:
+    """The run's recording into ``target`` (``None``: none); on the way out, however the run
+    ends, its parts are merged into ``target`` (a failure to: in ``Recording.error``)."""
+    if target is None:
+        yield Recording(None)
+        return
+    with tempfile.TemporaryDirectory(prefix="payment-conformance-record-") as scratch:
+        run = Recording(Path(scratch))
+        try:
+            yield run
+        finally:
+            try:
+                run.merged = merge_parts(Path(scratch), target)
+            except RecordingError as exc:
+                run.error = str(exc)
