@@ -1,0 +1,785 @@
+"""Checks of one recorded exchange against the effective contract and the profile.
+
+``ExchangeValidator(profile)`` builds the effective contract once, a path matcher over its
+operations (and the profile's test helpers) and, lazily, one compiled JSON Schema validator per
+schema it meets (a response for one status, a request body, a parameter); ``validate(exchange)``
+then judges one exchange:
+
+- the response: its status is documented for the operation (2xx: the profile's success status),
+  its body matches the schema documented for that status, a success is JSON served as
+  ``application/json``, an error has the error shape (``code``, ``message``);
+- the request: a body or parameter that breaks the contract, an authentication header missing or
+  malformed, an Idempotency-Key missing or invalid. A client may send such a request; the server
+  must refuse it, so these are judged by what the server answered (accepted: a failure; refused
+  with the profile's status: a pass).
+
+Requirement ids are the ones the suite's checks of the same rule name (``suite/schema/rules.yaml``
+through ``suite.schema.requirements``, ``suite.outcomes`` for the error shape). Schemas have the
+contract's semantics: ECMA-262 ``pattern`` and the contract's formats, as the suite checks
+responses (``suite.responses.schemas``).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from jsonschema import ValidationError
+
+from conformance.core import contract as contract_module
+from conformance.core import jsonsafe
+from conformance.core.contract import ContractError, effective_contract
+from conformance.core.patterns import ecma_search
+from conformance.core.profile import Profile
+from conformance.core.redaction import REDACTED, WEBHOOK_SECRET, redact_headers, redact_text
+from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.untrusted import mask_url_passwords
+from conformance.suite.evidence_bounds import cap_headers
+from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
+from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
+from conformance.suite.responses.schemas import (
+    Problem,
+    _format_checker,
+    _problem,
+    _Validator,
+)
+from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
+from conformance.validator.exchange import Exchange
+from conformance.validator.fastschema import Check, compile_schema
+
+FAMILY = "validate"
+EVIDENCE_BODY_LIMIT = 64 * 1024
+AUTH_HEADERS = ("X-Api-Key", "X-Timestamp", "X-Nonce", "X-Signature")
+IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
+# Spec 5 (each header is required) and profile 1 (a request without one, or with one malformed,
+# is answered with the profile's auth error), as the auth family names them.
+AUTH_HEADER_IDS = {
+    "X-Api-Key": "AUTH-001",
+    "X-Signature": "AUTH-002",
+    "X-Timestamp": "AUTH-003",
+    "X-Nonce": "AUTH-004",
+}
+AUTH_MISSING, AUTH_TIMESTAMP, AUTH_NONCE = "AUTH-006", "AUTH-007", "AUTH-008"
+SIGNATURE_FORMATS = {"hmac-sha256-hex": r"^[0-9a-f]{64}$"}
+TIMESTAMP_FORMATS = {"unix-seconds": r"^[0-9]+$"}
+# Spec 4 / profile 2: a required key missing (IDEM-001, IDEM-005), a key out of bounds
+# (LIMIT-001, IDEM-006), a key that must not be required (IDEM-002/018 on settle, IDEM-003 GET).
+IDEM_MISSING_IDS = ("IDEM-001", "IDEM-005")
+IDEM_INVALID_IDS = ("LIMIT-001", "IDEM-006")
+IDEM_NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")
+SUCCESS_MEDIA = "OPS-008"
+NO_SERVER_ERROR = "ERR-006"
+TOO_LARGE = "STATUS-018"
+UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
+# JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
+_KEYWORD_TAGS = {
+    "type": "incorrect_type",
+    "required": "object_missing_required_property",
+    "pattern": "invalid_pattern",
+    "maxLength": "string_above_max_length",
+    "minLength": "string_below_min_length",
+    "maximum": "value_above_maximum",
+    "minimum": "value_below_minimum",
+    "enum": "invalid_enum_value",
+    "uniqueItems": "non_unique_items",
+}
+_PARAM = re.compile(r"^\{([^}]+)\}$")
+_INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
+# A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
+_ANY_4XX = 499
+_NOT_JSON: Any = object()  # a body that is not JSON (or too deep or large to parse safely)
+
+
+# ----------------------------------------------------------------------------- evidence
+def _text(raw: bytes, secrets: tuple[str, ...]) -> str | None:
+    if not raw:
+        return None
+    text = redact_text(raw[:EVIDENCE_BODY_LIMIT].decode("utf-8", errors="replace"), secrets)
+    if len(raw) > EVIDENCE_BODY_LIMIT:
+        text += f"\n[... {len(raw) - EVIDENCE_BODY_LIMIT} more bytes not shown]"
+    return text
+
+
+def _headers(pairs: Iterable[tuple[str, str]], secrets: tuple[str, ...]) -> dict[str, str]:
+    redacted = redact_headers(dict(pairs))
+    for name, value in redacted.items():
+        for secret in secrets:
+            if secret and secret in value:
+                value = value.replace(secret, REDACTED)
+        if "whsec_" in value:
+            value = WEBHOOK_SECRET.sub(REDACTED, value)
+        redacted[name] = value
+    return cap_headers(redacted)
+
+
+def exchange_evidence(exchange: Exchange, secrets: tuple[str, ...] = ()) -> Evidence:
+    """The exchange as report evidence, redacted like the suite's (``client.build_evidence``):
+    no signature, API secret (``secrets``) or webhook secret, bodies cut at 64 KiB."""
+    request_headers = _headers(exchange.request_headers, secrets)
+    request_body = _text(exchange.request_body, secrets)
+    url = mask_url_passwords(exchange.url)
+    curl = ["curl", "-X", exchange.method, url]
+    for name, value in request_headers.items():
+        if name.lower() not in {"host", "content-length", "accept-encoding", "connection"}:
+            curl += ["-H", f"{name}: {value}"]
+    if request_body is not None:
+        curl += ["--data-binary", request_body]
+    return Evidence(
+        method=exchange.method,
+        url=url,
+        request_headers=request_headers,
+        request_body=request_body,
+        status=exchange.status,
+        response_headers=(
+            _headers(exchange.response_headers, secrets) if exchange.status is not None else {}
+        ),
+        response_body=_text(exchange.response_body, secrets) if exchange.status else None,
+        curl=shlex.join(curl),
+    )
+
+
+# ------------------------------------------------------------------------ the contract
+def _inline(doc: Mapping[str, Any], node: Any, memo: dict[str, Any], stack: tuple[str, ...]) -> Any:
+    """``node`` with every local ``$ref`` replaced by its target: a self-contained schema, so a
+    validator never resolves a reference while it validates. Shared targets are built once."""
+    if isinstance(node, list):
+        return [_inline(doc, item, memo, stack) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        if ref in stack:
+            raise ContractError(f"recursive $ref {ref!r}: cannot inline")
+        if ref not in memo:
+            memo[ref] = _inline(
+                doc, contract_module.resolve(doc, {"$ref": ref}), memo, (*stack, ref)
+            )
+        siblings = {k: _inline(doc, v, memo, stack) for k, v in node.items() if k != "$ref"}
+        return {"allOf": [memo[ref]], **siblings} if siblings else memo[ref]
+    return {key: _inline(doc, value, memo, stack) for key, value in node.items()}
+
+
+@dataclass(frozen=True)
+class _Parameter:
+    name: str
+    required: bool
+    integer: bool
+    schema: Any
+
+
+@dataclass
+class _Operation:
+    """What the checks need of one operation, read once from the effective contract."""
+
+    operation_id: str
+    method: str
+    template: str
+    helper: bool  # a profile test helper: not in the contract, only its request headers count
+    success_status: int
+    response_schemas: dict[int, Any]  # documented status -> inlined schema (None: no JSON body)
+    body_schema: Any = None
+    body_required: bool = False
+    path_params: dict[str, _Parameter] = field(default_factory=dict)
+    query_params: dict[str, _Parameter] = field(default_factory=dict)
+    accepts_key: bool = False
+    requires_key: bool = False
+    validators: dict[Any, _Compiled] = field(default_factory=dict)  # compiled lazily, by key
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.template}"
+
+
+def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[str, _Parameter]:
+    param = contract_module.resolve(doc, raw)
+    schema = _inline(doc, param.get("schema", {}), memo, ())
+    integer = isinstance(schema, Mapping) and schema.get("type") == "integer"
+    return param["in"], _Parameter(param["name"], bool(param.get("required")), integer, schema)
+
+
+def _read_operation(
+    doc: Mapping[str, Any], method: str, template: str, op: Mapping[str, Any], profile: Profile
+) -> _Operation:
+    memo: dict[str, Any] = {}
+    responses: dict[int, Any] = {}
+    for status, response in (op.get("responses") or {}).items():
+        if not str(status).isdigit():
+            continue
+        media = (contract_module.resolve(doc, response).get("content") or {}).get(
+            "application/json"
+        )
+        schema = media.get("schema") if isinstance(media, Mapping) else None
+        responses[int(status)] = None if schema is None else _inline(doc, schema, memo, ())
+    operation = _Operation(
+        operation_id=op["operationId"],
+        method=method,
+        template=template,
+        helper=False,
+        success_status=profile.success_status(op["operationId"]),
+        response_schemas=responses,
+    )
+    for raw in op.get("parameters", []):
+        where, param = _parameter(doc, raw, memo)
+        if where == "path":
+            operation.path_params[param.name] = param
+        elif where == "query":
+            operation.query_params[param.name] = param
+        elif where == "header" and param.name == IDEMPOTENCY_HEADER:
+            operation.accepts_key = True
+            operation.requires_key = profile.idempotency_required(method, op["operationId"])
+    if "requestBody" in op:
+        body = contract_module.resolve(doc, op["requestBody"])
+        media = (body.get("content") or {}).get("application/json") or {}
+        operation.body_schema = _inline(doc, media.get("schema", {}), memo, ())
+        operation.body_required = bool(body.get("required"))
+    return operation
+
+
+# The profile's test helpers (profile section 6): signed like every request, an Idempotency-Key
+# accepted but not required; their bodies are not part of the contract.
+_HELPERS = (
+    ("POST", "/v1/test-helpers/payments/{id}/deposit", "testDepositPayment"),
+    ("POST", "/v1/test-helpers/payments/{id}/expire", "testExpirePayment"),
+)
+
+
+def _helper(method: str, template: str, operation_id: str, profile: Profile) -> _Operation:
+    return _Operation(
+        operation_id=operation_id,
+        method=method,
+        template=template,
+        helper=True,
+        success_status=profile.success_status(operation_id),
+        response_schemas={},
+        accepts_key=True,
+    )
+
+
+class _PathMatcher:
+    """Operations by path below ``/v1``: literal paths by dict, templates by segment count."""
+
+    def __init__(self, operations: Iterable[_Operation]) -> None:
+        self.literal: dict[str, dict[str, _Operation]] = {}
+        self.templates: dict[int, list[tuple[tuple[str | None, ...], dict[str, _Operation]]]] = {}
+        by_template: dict[str, dict[str, _Operation]] = {}
+        for op in operations:
+            by_template.setdefault(op.template, {})[op.method] = op
+        for template, methods in by_template.items():
+            segments = template.strip("/").split("/")
+            if not any(_PARAM.match(s) for s in segments):
+                self.literal[template] = methods
+                continue
+            shape = tuple(None if _PARAM.match(s) else s for s in segments)
+            self.templates.setdefault(len(segments), []).append((shape, methods))
+        self._names = {
+            template: [m.group(1) for s in template.split("/") if (m := _PARAM.match(s))]
+            for template in by_template
+        }
+
+    def match(self, path: str) -> tuple[dict[str, _Operation], dict[str, str]] | None:
+        """The operations of the path's template by method, and the decoded path parameters."""
+        methods = self.literal.get(path)
+        if methods is not None:
+            return methods, {}
+        segments = path.strip("/").split("/")
+        for shape, methods in self.templates.get(len(segments), ()):
+            if all(s is None or s == seg for s, seg in zip(shape, segments, strict=True)):
+                template = next(iter(methods.values())).template
+                values = [unquote(seg) for s, seg in zip(shape, segments, strict=True) if s is None]
+                return methods, dict(zip(self._names[template], values, strict=True))
+        return None
+
+
+def api_path(path: str) -> str | None:
+    """The part of a URL path from ``/v1`` on (the base URL may add a prefix before it), or None
+    when the path has no ``/v1`` segment."""
+    if path.startswith("/v1/") or path == "/v1":
+        return path
+    at = path.find("/v1/")
+    if at < 0:
+        return path[-3:] if path.endswith("/v1") else None
+    return path[at:]
+
+
+# ----------------------------------------------------------------------------- checking
+@dataclass(frozen=True)
+class _Finding:
+    check: str  # "response_schema", "status", ...
+    ids: tuple[str, ...]
+    outcome: Outcome
+    message: str
+
+
+def _media(value: str | None) -> str:
+    return (value or "").split(";", 1)[0].strip().lower()
+
+
+def _first_values(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers by lower-case name, the first value of each (as ``Exchange.header`` reads)."""
+    found: dict[str, str] = {}
+    for name, value in pairs:
+        found.setdefault(name.lower(), value)
+    return found
+
+
+def _header_ok(value: str | None) -> bool:
+    return value is not None and value != ""
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A schema's jsonschema validator (the errors) and its fast yes/no check (``fastschema``)."""
+
+    validator: Any
+    valid: Check | None
+
+
+def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
+    if compiled.valid is not None and compiled.valid(instance):
+        return []  # the common case, without building jsonschema's validators
+    errors: list[ValidationError] = sorted(
+        compiled.validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
+    )
+    problems = []
+    for error in errors:
+        if error.instance == REDACTED:
+            continue  # masked by the recorder (a signature, a secret): present, not checkable
+        problem = _problem(error)
+        tag = _KEYWORD_TAGS.get(str(error.validator))
+        if tag is not None:
+            problem = Problem(problem.where, problem.message, problem.fields, problem.tags | {tag})
+        problems.append(problem)
+    return problems
+
+
+def _summary(problems: list[Problem], limit: int = 5) -> str:
+    text = "; ".join(str(p) for p in problems[:limit])
+    return text + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
+
+
+@cache
+def _ids(check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
+    return requirement_ids(check, operation_id, status)
+
+
+@cache
+def _mode_ids(check: str, operation_id: str, mode: str) -> tuple[str, ...]:
+    return requirement_ids(check, operation_id, None, mode)
+
+
+def _pinned(candidates: tuple[str, ...], problems: list[Problem]) -> tuple[str, ...]:
+    """The candidates the problems point at (by field and tag), every candidate when none."""
+    fields = {f for p in problems for f in p.fields}
+    tags = {t for p in problems for t in p.tags}
+    return pin(candidates, fields, tags) or candidates
+
+
+class ExchangeValidator:
+    """Judges recorded exchanges against one profile's effective contract."""
+
+    def __init__(self, profile: Profile, *, pass_evidence: bool = True) -> None:
+        """``pass_evidence=False`` leaves the evidence off passed results (a third of the time
+        of a passing exchange) for callers that keep only failures' evidence."""
+        self.profile = profile
+        self.pass_evidence = pass_evidence
+        doc = effective_contract(profile)
+        self.operations = [
+            _read_operation(doc, method, path, op, profile)
+            for method, path, op in contract_module.iter_operation_objects(doc)
+        ]
+        if profile.test_helpers:
+            self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
+        self._matcher = _PathMatcher(self.operations)
+        self._checker = _format_checker()
+        auth = profile.data["auth"]
+        self._auth_error = profile.error("auth", "error")
+        self._nonce_pattern = str(auth["nonce_pattern"])
+        self._timestamp_pattern = TIMESTAMP_FORMATS.get(str(auth["timestamp_format"]), r"^.+$")
+        self._signature_pattern = SIGNATURE_FORMATS.get(str(auth["scheme"]), r"^.+$")
+        idem = profile.data["idempotency"]
+        self._key_bounds = (int(idem["min_length"]), int(idem["max_length"]))
+        self._max_body = int(profile.data["status"]["max_body_bytes"])
+        self._not_found = profile.error("status", "not_found")
+        self._validation = profile.error("status", "validation")
+        self._idem_missing = profile.error("idempotency", "missing")
+        self._idem_invalid = profile.error("idempotency", "invalid")
+        self._method_not_allowed = profile.data["status"]["method_not_allowed"]
+        self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
+        self._secrets = tuple(c.api_secret for c in profile.credentials)
+
+    # -- identification --------------------------------------------------------------------
+    def _lookup(
+        self, exchange: Exchange
+    ) -> tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]:
+        path = api_path(exchange.path)
+        found = self._matcher.match(path) if path is not None else None
+        if found is None:
+            return None, None, {}
+        methods, params = found
+        return methods.get(exchange.method.upper()), methods, params
+
+    def identify(self, exchange: Exchange) -> str | None:
+        """The operationId the exchange calls, or None when the contract has no such operation."""
+        op, _, _ = self._lookup(exchange)
+        return op.operation_id if op is not None else None
+
+    # -- the whole exchange ----------------------------------------------------------------
+    def validate(self, exchange: Exchange) -> list[CheckResult]:
+        op, methods, params = self._lookup(exchange)
+        if op is None:
+            findings = [self._unknown(exchange, methods)]
+            operation_id = None
+        else:
+            findings = self._findings(exchange, op, params)
+            operation_id = op.operation_id
+        if not findings:
+            return []
+        evidence = None
+        if self.pass_evidence or any(f.outcome is Outcome.FAILED for f in findings):
+            evidence = exchange_evidence(exchange, self._secrets)
+        where = f" {exchange.source}" if exchange.source else ""
+        return [
+            CheckResult(
+                check_id=f"{FAMILY}.{f.check}{where}",
+                family=FAMILY,
+                requirement_ids=f.ids,
+                outcome=f.outcome,
+                message=f.message,
+                operation_id=operation_id,
+                evidence=evidence if f.outcome is Outcome.FAILED or self.pass_evidence else None,
+                reason_not_exercised=f.message if f.outcome is Outcome.NOT_EXERCISED else None,
+            )
+            for f in findings
+        ]
+
+    def _findings(
+        self, exchange: Exchange, op: _Operation, params: dict[str, str]
+    ) -> list[_Finding]:
+        status = exchange.status
+        if status is None:
+            return []  # no response recorded: nothing the server did to judge
+        findings: list[_Finding] = []
+        headers = _first_values(exchange.request_headers)
+        auth_ok = self._auth(headers, status, findings)
+        body: Any = _NOT_JSON
+        if exchange.response_body:
+            try:
+                body = jsonsafe.loads(exchange.response_body)
+            except ValueError:
+                body = _NOT_JSON
+        if status >= 500:
+            findings.append(
+                _Finding(
+                    "status", (NO_SERVER_ERROR,), Outcome.FAILED, f"{op.label} answered {status}"
+                )
+            )
+            return findings
+        if status >= 400:
+            self._error_shape(exchange, body, findings)
+        if not auth_ok:
+            return findings  # refused (or wrongly accepted) for its authentication: judged above
+        self._idempotency(headers, op, status, body, findings)
+        self._request(exchange, op, params, status, body, findings)
+        if not op.helper:
+            self._response(exchange, op, status, body, findings)
+        return findings
+
+    # -- the response ----------------------------------------------------------------------
+    def _validator(self, op: _Operation, key: Any, schema: Any) -> _Compiled:
+        compiled = op.validators.get(key)
+        if compiled is None:
+            compiled = _Compiled(
+                _Validator(schema, format_checker=self._checker),
+                compile_schema(schema, self._checker),
+            )
+            op.validators[key] = compiled
+        return compiled
+
+    def _response(
+        self, exchange: Exchange, op: _Operation, status: int, body: Any, out: list[_Finding]
+    ) -> None:
+        oid = op.operation_id
+        success = 200 <= status < 300
+        if success and status != op.success_status:
+            ids = _ids("status_code_conformance", oid, status)
+            message = f"{op.label} answered {status}; the profile's success status is "
+            out.append(_Finding("status", ids, Outcome.FAILED, message + str(op.success_status)))
+            return
+        if status not in op.response_schemas:
+            if status == 413 and len(exchange.request_body) > self._max_body:
+                return  # the profile's answer to any body above max_body_bytes
+            ids = _ids("status_code_conformance", oid, status) or _mode_ids(
+                "status_code_conformance", oid, "positive"
+            )
+            documented = ", ".join(str(s) for s in sorted(op.response_schemas))
+            message = f"{op.label} answered {status}, not a status it documents ({documented})"
+            out.append(_Finding("status", ids, Outcome.FAILED, message))
+            return
+        if success:
+            ids = _ids("status_code_conformance", oid, status)
+            out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
+            media = _media(exchange.header("content-type", response=True))
+            if media != "application/json" or body is _NOT_JSON:
+                what = f"served as {media or 'no media type'!r}" + (
+                    ", not JSON" if body is _NOT_JSON else ""
+                )
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.FAILED, what))
+                return
+            out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))
+        schema = op.response_schemas[status]
+        if schema is None or body is _NOT_JSON:
+            return  # no documented body, or an error body the error shape check judged
+        candidates = _ids("response_schema_conformance", oid, status)
+        problems = _problems(self._validator(op, status, schema), body)
+        if problems:
+            message = f"the {status} body breaks its schema: {_summary(problems)}"
+            ids = _pinned(candidates, problems)
+            if status >= 400 and all(p.where == "code" for p in problems):
+                # A code the profile does not give this status: the profile's status rule.
+                ids = _ids("ErrorCodeMatchesProfile", oid, status) or ids
+            out.append(_Finding("response_schema", ids, Outcome.FAILED, message))
+        elif candidates:
+            message = f"the {status} body matches its schema"
+            out.append(_Finding("response_schema", candidates, Outcome.PASSED, message))
+
+    def _error_shape(self, exchange: Exchange, body: Any, out: list[_Finding]) -> None:
+        """Spec 7 and profile 3, as ``suite.outcomes.error_shape_findings`` judges them."""
+        found: dict[str, str] = {}
+        media = _media(exchange.header("content-type", response=True))
+        if media != "application/json":
+            found[MEDIA_TYPE] = f"error media type is {media or 'missing'!r}, not application/json"
+        if not isinstance(body, dict):
+            found[OBJECT] = "error body is not a JSON object"
+        for key, rid in (("code", CODE), ("message", MESSAGE)):
+            if not isinstance(body, dict) or not isinstance(body.get(key), str):
+                found[rid] = f"error body has no string {key!r}"
+        if found:
+            message = "; ".join(found.values())
+            ids = (*found, ERROR_SHAPE_ALL)
+            out.append(_Finding("error_shape", ids, Outcome.FAILED, message))
+        else:
+            message = "application/json object with string code and message"
+            out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.PASSED, message))
+
+    # -- the request -----------------------------------------------------------------------
+    def _auth(self, headers: Mapping[str, str], status: int, out: list[_Finding]) -> bool:
+        """Judge the authentication headers; False when they are missing or malformed (then the
+        only right answer is the profile's auth error, whatever else the request holds)."""
+        broken: list[str] = []
+        ids: list[str] = []
+        for name in AUTH_HEADERS:
+            value = headers.get(name.lower())
+            if not _header_ok(value):
+                broken.append(f"no {name} header")
+                ids += [AUTH_HEADER_IDS[name], AUTH_MISSING]
+                continue
+            assert value is not None
+            if value == REDACTED:
+                continue  # masked in the recording: present, its form unknown
+            if name == "X-Timestamp" and not ecma_search(self._timestamp_pattern, value):
+                broken.append(f"X-Timestamp {value[:40]!r} is not {self._timestamp_pattern}")
+                ids.append(AUTH_TIMESTAMP)
+            elif name == "X-Nonce" and not ecma_search(self._nonce_pattern, value):
+                broken.append(f"X-Nonce {value[:40]!r} does not match {self._nonce_pattern}")
+                ids.append(AUTH_NONCE)
+            elif name == "X-Signature" and not ecma_search(self._signature_pattern, value):
+                broken.append(f"X-Signature is not of the form {self._signature_pattern}")
+                ids.append(AUTH_MISSING)
+        if not broken:
+            return True
+        rids = tuple(dict.fromkeys(ids))
+        expected = self._auth_error
+        what = "; ".join(broken)
+        if status == expected.status:
+            message = f"{what}: refused with {status} as the profile states"
+            out.append(_Finding("auth", rids, Outcome.PASSED, message))
+        else:
+            message = f"{what}: answered {status}, the profile's answer is {expected.status}"
+            out.append(_Finding("auth", rids, Outcome.FAILED, message))
+        return False
+
+    def _idempotency(
+        self,
+        headers: Mapping[str, str],
+        op: _Operation,
+        status: int,
+        body: Any,
+        out: list[_Finding],
+    ) -> None:
+        key = headers.get(IDEMPOTENCY_HEADER.lower())
+        code = body.get("code") if isinstance(body, dict) else None
+        oid = op.operation_id
+        success = 200 <= status < 300
+        if key is None:
+            if op.requires_key:
+                ids = self._scoped(IDEM_MISSING_IDS, oid)
+                if success:
+                    message = f"{op.label} without an {IDEMPOTENCY_HEADER} was accepted ({status})"
+                    out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
+                elif (status, code) == (self._idem_missing.status, self._idem_missing.code):
+                    message = f"no {IDEMPOTENCY_HEADER}: refused with {status} {code}"
+                    out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
+            elif code is not None and code == self._idem_missing.code:
+                ids = self._scoped(IDEM_NOT_REQUIRED_IDS, oid)
+                message = f"{op.label} needs no {IDEMPOTENCY_HEADER}, yet was refused with {code}"
+                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
+            return
+        low, high = self._key_bounds
+        if op.accepts_key and key != REDACTED and not low <= len(key) <= high:
+            ids = self._scoped(IDEM_INVALID_IDS, oid)
+            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
+            if success:
+                out.append(_Finding("idempotency", ids, Outcome.FAILED, f"{what} was accepted"))
+            elif (status, code) == (self._idem_invalid.status, self._idem_invalid.code):
+                message = f"{what}: refused with {status} {code}"
+                out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
+
+    @staticmethod
+    def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
+        catalogue = _catalogue_operations()
+        return tuple(rid for rid in ids if operation_id in catalogue.get(rid, ()))
+
+    def _request(
+        self,
+        exchange: Exchange,
+        op: _Operation,
+        params: dict[str, str],
+        status: int,
+        body: Any,
+        out: list[_Finding],
+    ) -> None:
+        """A request that breaks the contract must be refused with the validation error."""
+        if op.helper:
+            return
+        if len(exchange.request_body) > self._max_body:
+            if 200 <= status < 300:
+                message = f"a body of {len(exchange.request_body)} bytes was accepted"
+                out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
+            return
+        problems = self._request_problems(exchange, op, params)
+        if not problems or status in (self._auth_error.status, self._not_found.status, 413):
+            return  # valid, or refused for a reason checked before validation
+        oid = op.operation_id
+        what = f"the request breaks the contract: {_summary(problems)}"
+        if 200 <= status < 300:
+            # Accepted: both the contract's "MUST reject" and the profile's "MUST answer with
+            # 400 validation_error" are broken.
+            candidates = _ids("negative_data_rejection", oid, status)
+            candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
+            ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
+            message = f"{what}; the server accepted it ({status})"
+            out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
+        elif status == self._validation.status:
+            ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+            message = f"{what}; refused with {status}"
+            out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
+        else:
+            ids = _pinned(_ids("negative_data_rejection", oid, _ANY_4XX), problems)
+            message = (
+                f"{what}; answered {status}, the profile's answer is {self._validation.status}"
+            )
+            out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
+
+    def _request_problems(
+        self, exchange: Exchange, op: _Operation, params: dict[str, str]
+    ) -> list[Problem]:
+        problems: list[Problem] = []
+        for name, value in params.items():
+            param = op.path_params.get(name)
+            if param is not None:
+                validator = self._validator(op, ("path", name), param.schema)
+                problems += _located(_problems(validator, value), f"path.{name}", name)
+        if op.query_params or exchange.query:
+            problems += self._query_problems(exchange, op)
+        if op.body_schema is not None:
+            problems += self._body_problems(exchange, op)
+        return problems
+
+    def _query_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
+        problems: list[Problem] = []
+        seen: set[str] = set()
+        for name, text in parse_qsl(exchange.query, keep_blank_values=True):
+            param = op.query_params.get(name)
+            if param is None or name in seen:
+                continue  # other parameters: the contract does not close the query
+            seen.add(name)
+            value: Any = text
+            if param.integer:
+                if not _INTEGER_TEXT.match(text):
+                    problems.append(_issue(f"query.{name}", "is not an integer", name, "type"))
+                    continue
+                value = int(text.split(".", 1)[0])
+            validator = self._validator(op, ("query", name), param.schema)
+            problems += _located(_problems(validator, value), f"query.{name}", name)
+        for name, param in op.query_params.items():
+            if param.required and name not in seen:
+                problems.append(_issue(f"query.{name}", "is required", name, "required"))
+        return problems
+
+    def _body_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
+        raw = exchange.request_body
+        if not raw:
+            if op.body_required:
+                return [_issue("body", "a JSON body is required", "", "required")]
+            return []
+        try:
+            document = jsonsafe.loads(raw)
+        except ValueError:
+            return [_issue("body", "is not JSON", "", "type")]
+        return _problems(self._validator(op, "body", op.body_schema), document)
+
+    # -- unknown operations ----------------------------------------------------------------
+    def _unknown(self, exchange: Exchange, methods: dict[str, _Operation] | None) -> _Finding:
+        status = exchange.status
+        label = f"{exchange.method} {exchange.path}"
+        if methods is not None:
+            allowed = ", ".join(sorted(methods))
+            what = f"{label}: the path has no {exchange.method} operation (it has {allowed})"
+            expected = int(self._method_not_allowed["status"])
+            ids: tuple[str, ...] = (METHOD_NOT_ALLOWED,)
+        elif api_path(exchange.path) is None:
+            # Not an API call at all (a page, an asset, a health probe a proxy recorded).
+            message = f"{label}: not under /v1, not an operation of the contract: not checked"
+            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
+        else:
+            what = f"{label}: no operation of the contract has this path"
+            expected = self._not_found.status
+            ids = (UNKNOWN_PATH_404,)
+        if status is None:
+            message = f"{what}; no response recorded: nothing to check"
+            return _Finding("operation", ids, Outcome.NOT_EXERCISED, message)
+        if status >= 500:
+            message = f"{what}; answered {status}"
+            return _Finding("operation", (*ids, NO_SERVER_ERROR), Outcome.FAILED, message)
+        authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
+        acceptable = {expected}
+        if self._auth_before_routing and not authenticated:
+            acceptable = {self._auth_error.status}
+            ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
+        if status in acceptable:
+            return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {status}")
+        want = " or ".join(str(s) for s in sorted(acceptable))
+        message = f"{what}; answered {status} where the profile's answer is {want}"
+        return _Finding("operation", ids, Outcome.FAILED, message)
+
+
+def _issue(where: str, message: str, name: str, keyword: str) -> Problem:
+    tags = frozenset({_KEYWORD_TAGS[keyword]}) if keyword in _KEYWORD_TAGS else frozenset()
+    return Problem(where, message, frozenset({name} if name else ()), tags)
+
+
+def _located(problems: list[Problem], where: str, name: str) -> list[Problem]:
+    return [
+        Problem(f"{where}{'.' + p.where if p.where else ''}", p.message, p.fields | {name}, p.tags)
+        for p in problems
+    ]
+
+
+@cache
+def _catalogue_operations() -> dict[str, tuple[str, ...]]:
+    return requirement_operations()

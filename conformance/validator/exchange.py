@@ -1,0 +1,44 @@
+"""One recorded request/response pair, as the readers deliver it to the checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One recorded request/response pair, as on the wire (bodies as bytes)."""
+
+    method: str  # upper case
+    url: str  # absolute URL as recorded (scheme://host/path?query)
+    request_headers: tuple[tuple[str, str], ...]  # in order, duplicates kept
+    request_body: bytes  # b"" when none
+    status: int | None  # None: no response recorded
+    response_headers: tuple[tuple[str, str], ...]
+    response_body: bytes
+    started_at: str | None = None  # ISO 8601 from the recording, if any
+    source: str = ""  # "traffic.har entry 12" / "traffic.jsonl line 13"
+
+    def header(self, name: str, *, response: bool = False) -> str | None:
+        """The first value of header ``name`` (case-insensitive) of the request, or of the
+        response when ``response``; None when absent."""
+        wanted = name.lower()
+        for key, value in self.response_headers if response else self.request_headers:
+            if key.lower() == wanted:
+                return value
+        return None
+
+    @property
+    def path(self) -> str:
+        """The URL path without the query, e.g. ``/v1/payments/abc`` ("/" when empty)."""
+        return urlsplit(self.url).path or "/"
+
+    @property
+    def query(self) -> str:
+        """The raw query string, without the "?"."""
+        return urlsplit(self.url).query
+
+
+class RecordingError(Exception):
+    """The file cannot be read as a recording: the message says where and why (file, entry/line)."""

@@ -1,0 +1,198 @@
+"""A fast yes/no answer to "is this instance valid under this schema?", for the common case.
+
+``jsonschema`` builds a validator object for every subschema it descends into; on a payment
+body that is most of the validator's time. Nearly every recorded exchange is valid, so
+``compile_schema`` turns a self-contained schema (no ``$ref``) into nested closures that only say
+valid or not, with ``jsonschema``'s semantics for the keywords the contract uses, the contract's
+formats (a ``FormatChecker``) and ECMA-262 ``pattern`` (``core.patterns``). The checks ask
+``jsonschema`` for the errors only when the answer is no. A schema with a keyword not handled
+here compiles to None: it is always left to ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema._utils import equal, uniq
+
+from conformance.core.patterns import ecma_regex
+
+Check = Callable[[Any], bool]
+
+_HANDLED = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "enum",
+        "const",
+        "allOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "format",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "items",
+        "minimum",
+        "maximum",
+        "additionalProperties",
+        "uniqueItems",
+    }
+)
+# Keywords jsonschema acts on (annotations such as description or x-... it ignores).
+_ASSERTING = frozenset(Draft202012Validator.VALIDATORS) | {"then", "else"}
+
+
+class Unsupported(Exception):
+    """The schema uses a keyword this module does not handle."""
+
+
+def _is_type(instance: Any, name: str) -> bool:
+    if name == "string":
+        return isinstance(instance, str)
+    if name == "object":
+        return isinstance(instance, dict)
+    if name == "array":
+        return isinstance(instance, list)
+    if name == "boolean":
+        return isinstance(instance, bool)
+    if name == "null":
+        return instance is None
+    if isinstance(instance, bool):
+        return False
+    if name == "integer":
+        return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
+    if name == "number":
+        return isinstance(instance, int | float)
+    raise Unsupported(f"type {name!r}")
+
+
+def _number(instance: Any) -> bool:
+    return isinstance(instance, int | float) and not isinstance(instance, bool)
+
+
+# The two combinators every object schema goes through, as loops: a generator inside all()
+# costs more than the checks themselves.
+def _all_of(checks: tuple[Check, ...]) -> Check:
+    def check(instance: Any) -> bool:
+        for one in checks:  # noqa: SIM110 (a loop: all() over a generator is slower)
+            if not one(instance):
+                return False
+        return True
+
+    return check
+
+
+def _properties(props: dict[str, Check]) -> Check:
+    items = tuple(props.items())
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, dict):
+            return True
+        for name, one in items:  # noqa: SIM110 (as above)
+            if name in instance and not one(instance[name]):
+                return False
+        return True
+
+    return check
+
+
+def _compile(schema: Any, formats: FormatChecker) -> Check:
+    if schema is True or schema == {}:
+        return lambda instance: True
+    if schema is False:
+        return lambda instance: False
+    if not isinstance(schema, Mapping):
+        raise Unsupported(f"schema {schema!r}")
+    unknown = [k for k in schema if k in _ASSERTING and k not in _HANDLED]
+    if unknown:
+        raise Unsupported(f"keyword {unknown[0]!r}")
+    checks: list[Check] = []
+    if "type" in schema:
+        raw = schema["type"]
+        types: tuple[str, ...] = tuple(raw) if isinstance(raw, list) else (raw,)
+        for type_name in types:
+            _is_type(None, type_name)  # raises for a type name not handled
+        if len(types) == 1:
+            only = types[0]
+            checks.append(lambda i: _is_type(i, only))
+        else:
+            checks.append(lambda i: any(_is_type(i, t) for t in types))
+    if "enum" in schema:
+        values = list(schema["enum"])
+        if all(isinstance(v, str) for v in values):
+            allowed = frozenset(values)
+            checks.append(lambda i: isinstance(i, str) and i in allowed)
+        else:
+            checks.append(lambda i: any(equal(i, v) for v in values))
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda i: equal(i, const))
+    if "format" in schema:
+        format_name = schema["format"]
+        checks.append(lambda i: formats.conforms(i, format_name))
+    if "minLength" in schema or "maxLength" in schema:
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        checks.append(
+            lambda i: not isinstance(i, str) or (low <= len(i) and (high is None or len(i) <= high))
+        )
+    if "pattern" in schema:
+        regex = ecma_regex(schema["pattern"])
+        checks.append(lambda i: not isinstance(i, str) or regex.search(i) is not None)
+    if "minimum" in schema:
+        minimum = schema["minimum"]
+        checks.append(lambda i: not _number(i) or i >= minimum)
+    if "maximum" in schema:
+        maximum = schema["maximum"]
+        checks.append(lambda i: not _number(i) or i <= maximum)
+    if "required" in schema:
+        required = tuple(schema["required"])
+        checks.append(lambda i: not isinstance(i, dict) or all(k in i for k in required))
+    if "properties" in schema:
+        checks.append(
+            _properties({k: _compile(v, formats) for k, v in schema["properties"].items()})
+        )
+    if "additionalProperties" in schema:
+        known = frozenset(schema.get("properties", {}))
+        extra = _compile(schema["additionalProperties"], formats)
+        checks.append(
+            lambda i: (
+                not isinstance(i, dict) or all(extra(v) for k, v in i.items() if k not in known)
+            )
+        )
+    if "items" in schema:
+        item = _compile(schema["items"], formats)
+        checks.append(lambda i: not isinstance(i, list) or all(item(x) for x in i))
+    if schema.get("uniqueItems") is True:
+        checks.append(lambda i: not isinstance(i, list) or uniq(i))
+    if "allOf" in schema:
+        checks.append(_all_of(tuple(_compile(s, formats) for s in schema["allOf"])))
+    if "oneOf" in schema:
+        options = [_compile(s, formats) for s in schema["oneOf"]]
+        checks.append(lambda i: sum(1 for o in options if o(i)) == 1)
+    if "not" in schema:
+        negated = _compile(schema["not"], formats)
+        checks.append(lambda i: not negated(i))
+    if "if" in schema:
+        condition = _compile(schema["if"], formats)
+        then = _compile(schema.get("then", True), formats)
+        otherwise = _compile(schema.get("else", True), formats)
+        checks.append(lambda i: then(i) if condition(i) else otherwise(i))
+    if len(checks) == 1:
+        return checks[0]
+    return _all_of(tuple(checks))
+
+
+def compile_schema(schema: Any, formats: FormatChecker) -> Check | None:
+    """A function saying whether an instance is valid under ``schema`` (draft 2020-12, no
+    ``$ref``), or None when the schema uses a keyword this module leaves to ``jsonschema``."""
+    try:
+        return _compile(schema, formats)
+    except Unsupported:
+        return None

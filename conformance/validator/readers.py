@@ -1,0 +1,585 @@
+"""Read recordings as a stream of :class:`Exchange`: HAR 1.2 files and JSON Lines.
+
+Both readers hold one entry (or line) at a time plus a read buffer, so memory stays flat
+whatever the file size; an entry larger than :data:`MAX_ENTRY_BYTES` or nested deeper than
+:data:`MAX_DEPTH` is refused before it is parsed. Anything that cannot be read raises
+:class:`RecordingError` naming the file and the entry or line (docs/validate.md).
+
+The HAR reader is a small windowed parser rather than a streaming JSON library: ``ijson`` (the
+obvious choice) builds a path prefix per nesting level, so 20,000 nested ``[`` in one entry took
+1 GB, and it gives no hook to cap one entry's size. Here each entry's extent is found first by a
+linear bracket scan (which also measures its depth), then the entry alone is decoded by
+``json``'s C decoder, which is also about twice as fast as ``ijson.items``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlencode, urlsplit
+
+from conformance.core import jsonsafe
+from conformance.validator.exchange import Exchange, RecordingError
+
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = jsonsafe.MAX_DEPTH
+_CAP_TEXT = "64 MiB"
+_CHUNK = 1024 * 1024
+
+FORMATS = {".har": "har", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_BOM = "\ufeff"
+
+
+def iter_exchanges(path: Path, *, format: str | None = None) -> Iterator[Exchange]:
+    """Stream exchanges from a HAR (.har) or JSON Lines (.jsonl/.ndjson) file; format by
+    suffix unless given ("har" | "jsonl"). Memory flat whatever the file size. Raises
+    RecordingError (clear message) for unreadable/partial/invalid input.
+
+    The file and the format are checked at once; reading errors come while iterating, after
+    the exchanges read before the fault."""
+    path = Path(path)
+    if format is None:
+        format = FORMATS.get(path.suffix.lower())
+        if format is None:
+            raise RecordingError(
+                f"{path}: cannot tell the format from the suffix {path.suffix!r}: "
+                "name it .har, .jsonl or .ndjson, or give the format (har or jsonl)"
+            )
+    elif format not in ("har", "jsonl"):
+        raise RecordingError(f"{path}: unknown recording format {format!r} (har or jsonl)")
+    if path.is_dir():
+        raise RecordingError(f"{path} is a directory, not a recording")
+    if not path.exists():
+        raise RecordingError(f"{path}: no such file")
+    return _read_har(path) if format == "har" else _read_jsonl(path)
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+# --- JSON Lines -----------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> Iterator[Exchange]:
+    with _open(path) as raw:
+        number = 0
+        while True:
+            try:
+                line = raw.readline(MAX_ENTRY_BYTES + 1)
+            except OSError as exc:
+                raise RecordingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            if not line:
+                return
+            number += 1
+            where = f"{path}: line {number}"
+            if len(line) > MAX_ENTRY_BYTES and not line.endswith(b"\n"):
+                raise RecordingError(f"{where} is larger than {_CAP_TEXT}")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RecordingError(
+                    f"{where} is not UTF-8 text (invalid byte at column {exc.start + 1}): "
+                    "not a JSON Lines recording"
+                ) from None
+            if number == 1:
+                text = text.removeprefix(_BOM)
+            if not text.strip():
+                continue  # blank lines are allowed (a trailing one is common)
+            yield _parse_line(
+                text, f"{path.name} line {number}", where, last=not line.endswith(b"\n")
+            )
+
+
+def parse_jsonl_line(line: str | bytes, source: str) -> Exchange:
+    """One JSON Lines record (docs/validate.md) as an :class:`Exchange` whose ``source`` is
+    ``source`` (e.g. "shard-3.jsonl line 12"); RecordingError naming ``source`` if invalid.
+    For readers of partitioned files (dask.bag and the like) that split lines themselves."""
+    if isinstance(line, bytes):
+        if len(line) > MAX_ENTRY_BYTES:
+            raise RecordingError(f"{source} is larger than {_CAP_TEXT}")
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordingError(
+                f"{source} is not UTF-8 text (invalid byte at column {exc.start + 1})"
+            ) from None
+    return _parse_line(line, source, source, last=False)
+
+
+def _parse_line(text: str, source: str, where: str, *, last: bool) -> Exchange:
+    try:
+        record = jsonsafe.loads(text, max_bytes=MAX_ENTRY_BYTES + 1)
+    except jsonsafe.JsonTooComplex as exc:
+        detail = (
+            f"nests deeper than {MAX_DEPTH} levels"
+            if "deeper" in exc.msg
+            else f"is larger than {_CAP_TEXT}"
+        )
+        raise RecordingError(f"{where} {detail}") from None
+    except json.JSONDecodeError as exc:
+        if last and _cut_short(exc, text.rstrip()):
+            file, _, number = where.rpartition(": line ")
+            raise RecordingError(f"{file}: the file ends in the middle of line {number}") from None
+        raise RecordingError(f"{where} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    return _jsonl_exchange(record, source, where)
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    """Whether a decoding error looks like a text cut short rather than a malformed one."""
+    # A cut literal or escape ("tru", "\u00") is reported a few characters before the end.
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text) - 12
+
+
+def _jsonl_exchange(record: Any, source: str, where: str) -> Exchange:
+    if not isinstance(record, dict):
+        raise RecordingError(f"{where} is not a JSON object")
+    request = _object(record, "request", where, required=True)
+    assert request is not None
+    response = _object(record, "response", where, required=False)
+    status: int | None = None
+    response_headers: tuple[tuple[str, str], ...] = ()
+    response_body = b""
+    if response is not None:
+        status = _status(response.get("status"), "response.status", where, required=True)
+        response_headers = _pairs(response.get("headers"), "response.headers", where)
+        response_body = _jsonl_body(response, "response", where)
+    return Exchange(
+        method=_method(request.get("method"), "request.method", where),
+        url=_url(request.get("url"), "request.url", where),
+        request_headers=_pairs(request.get("headers"), "request.headers", where),
+        request_body=_jsonl_body(request, "request", where),
+        status=status,
+        response_headers=response_headers,
+        response_body=response_body,
+        started_at=_optional_str(record.get("started_at"), "started_at", where),
+        source=source,
+    )
+
+
+def _pairs(value: Any, field: str, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise RecordingError(f"{where}: {field} must be a list of [name, value] pairs")
+    pairs = []
+    for index, pair in enumerate(value):
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], str)
+        ):
+            raise RecordingError(
+                f"{where}: {field}[{index}] must be a [name, value] pair of strings"
+            )
+        pairs.append((pair[0], pair[1]))
+    return tuple(pairs)
+
+
+def _jsonl_body(message: dict[str, Any], side: str, where: str) -> bytes:
+    body = message.get("body")
+    if body is None:
+        return b""
+    if not isinstance(body, str):
+        raise RecordingError(f"{where}: {side}.body must be a string")
+    encoding = message.get("body_encoding", "utf-8")
+    if encoding in (None, "utf-8"):
+        return body.encode("utf-8", "surrogatepass")
+    if encoding == "base64":
+        return _base64(body, f"{side}.body", where)
+    raise RecordingError(
+        f"{where}: {side}.body_encoding must be 'utf-8' or 'base64', not {encoding!r}"
+    )
+
+
+# --- HAR ------------------------------------------------------------------------------------
+
+_WS = re.compile(r"[ \t\n\r]*")
+# A complete string. Possessive quantifiers: a string cut by the end of the buffer fails after
+# one linear pass, with no backtracking.
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+# Everything up to the next bracket outside a string: runs of other characters and complete
+# strings. What follows the match is a bracket, a '"' opening a string the buffer cuts, or the
+# end of the buffer. One match per bracket keeps the Python loop short (strings are most tokens).
+_TO_BRACKET = re.compile(rf'(?:[^"\[\]{{}}]++|{_STRING})*+', re.DOTALL)
+_WHOLE_STRING = re.compile(_STRING, re.DOTALL)
+_SCALAR = re.compile(r"[^ \t\n\r,\]}]*")
+
+
+class _Incomplete(Exception):
+    pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _TooDeep(Exception):
+    pass
+
+
+class _Text:
+    """A window on the file's text: read in chunks, consumed value by value."""
+
+    def __init__(self, raw: IO[bytes], path: Path) -> None:
+        self.raw = raw
+        self.path = path
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.bytes_read = 0
+        self.started = False  # some text decoded (a byte order mark is dropped from it)
+        self.json = json.JSONDecoder()
+
+    def more(self, size: int = 0) -> bool:
+        """Append ``size`` more bytes (a chunk by default); False at the end of the file."""
+        if self.eof:
+            return False
+        try:
+            data = self.raw.read(size or _CHUNK)
+        except OSError as exc:
+            raise RecordingError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            offset = self.bytes_read + exc.start - len(self.decoder.getstate()[0])
+            raise RecordingError(
+                f"{self.path} is not UTF-8 text (invalid byte at offset {max(offset, 0)}): "
+                "not a HAR recording"
+            ) from None
+        self.bytes_read += len(data)
+        if text and not self.started:
+            text = text.removeprefix(_BOM)
+            self.started = True
+        if not data:
+            self.eof = True
+        self.buf += text
+        return bool(data) or bool(text)
+
+    def compact(self) -> None:
+        if self.pos > _CHUNK:
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+
+    def peek(self) -> str | None:
+        """The next character that is not whitespace (not consumed), None at the end."""
+        while True:
+            match = _WS.match(self.buf, self.pos)
+            assert match is not None
+            self.pos = match.end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.more():
+                return None
+
+    def value(self) -> Any:
+        """Decode the JSON value at the current position (after :meth:`peek`)."""
+        self.compact()
+        start = self.pos
+        end = self._extent(start)
+        if end - start > MAX_ENTRY_BYTES:
+            raise _TooLarge
+        value, self.pos = self.json.raw_decode(self.buf, start)
+        if self.pos != end:  # the brackets balance but the text between is not JSON
+            self.json.raw_decode(self.buf[start:end])
+        return value
+
+    def _extent(self, start: int) -> int:
+        """Where the value at ``start`` ends; reads more of the file as needed."""
+        first = self.buf[start]
+        if first not in '[{"':
+            while True:
+                match = _SCALAR.match(self.buf, start)
+                assert match is not None
+                if match.end() < len(self.buf) or not self.more():
+                    return max(match.end(), start + 1)
+        depth = 0
+        resume = start
+        while True:
+            if first == '"':
+                string = _WHOLE_STRING.match(self.buf, start)
+                if string is not None:
+                    return string.end()
+            else:
+                buf = self.buf
+                end = len(buf)
+                while True:
+                    run = _TO_BRACKET.match(buf, resume)
+                    assert run is not None
+                    at = run.end()
+                    if at == end or buf[at] == '"':  # needs more of the file
+                        resume = at
+                        break
+                    resume = at + 1
+                    if buf[at] in "[{":
+                        depth += 1
+                        if depth > MAX_DEPTH:
+                            raise _TooDeep
+                    else:
+                        depth -= 1
+                        if depth == 0:
+                            return resume
+            held = len(self.buf) - start
+            if held > MAX_ENTRY_BYTES:
+                raise _TooLarge
+            # Read as much again as is held (a large entry is rescanned O(log n) times, not
+            # O(n)), but not much beyond the cap.
+            if not self.more(max(_CHUNK, min(held, MAX_ENTRY_BYTES + 1 - held))):
+                raise _Incomplete
+
+
+def _read_har(path: Path) -> Iterator[Exchange]:
+    with _open(path) as raw:
+        yield from _HarReader(_Text(raw, path), path).read()
+
+
+class _HarReader:
+    def __init__(self, text: _Text, path: Path) -> None:
+        self.text = text
+        self.path = path
+        self.entries_seen = False
+
+    def fail(self, message: str) -> RecordingError:
+        return RecordingError(f"{self.path}: {message}")
+
+    def value(self, what: str) -> Any:
+        try:
+            return self.text.value()
+        except _Incomplete:
+            raise self.fail(f"the file ends in the middle of {what}") from None
+        except _TooLarge:
+            raise self.fail(f"{what} is larger than {_CAP_TEXT}") from None
+        except _TooDeep:
+            raise self.fail(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+        except json.JSONDecodeError as exc:
+            raise self.fail(f"{what} is not valid JSON: {exc.msg}") from None
+
+    def expect(self, char: str, where: str) -> None:
+        found = self.text.peek()
+        if found is None:
+            raise self.fail(f"the file ends {where}")
+        if found != char:
+            raise self.fail(f"expected {char!r} {where}, found {found!r}")
+        self.text.pos += 1
+
+    def members(self, what: str) -> Iterator[str]:
+        """The keys of the object at the current position, positioned on each value in turn
+        (the caller consumes it before asking for the next key)."""
+        self.expect("{", f"at the start of {what}")
+        if self.text.peek() == "}":
+            self.text.pos += 1
+            return
+        while True:
+            if self.text.peek() != '"':
+                self.expect('"', f"in {what} (a member name)")
+            key = self.value(f"a member name in {what}")
+            self.expect(":", f"after {key!r} in {what}")
+            if self.text.peek() is None:
+                raise self.fail(f"the file ends in the middle of {what}")
+            yield key
+            found = self.text.peek()
+            if found == "}":
+                self.text.pos += 1
+                return
+            self.expect(",", f"between the members of {what}")
+
+    def read(self) -> Iterator[Exchange]:
+        first = self.text.peek()
+        if first is None:
+            raise self.fail("the file is empty: not a HAR recording")
+        if first != "{":
+            raise self.fail(f"not a HAR recording: it starts with {first!r}, not a JSON object")
+        for key in self.members("the HAR document"):
+            if key == "log":
+                if self.text.peek() != "{":
+                    raise self.fail("log is not a JSON object: not a HAR recording")
+                for log_key in self.members("log"):
+                    if log_key == "entries" and not self.entries_seen:
+                        yield from self.entries()
+                    else:
+                        self.value(f"log.{log_key}")
+            else:
+                self.value(key)
+        if self.text.peek() is not None:
+            raise self.fail("unexpected data after the end of the HAR document")
+        if not self.entries_seen:
+            raise self.fail("no log.entries: not a HAR recording")
+
+    def entries(self) -> Iterator[Exchange]:
+        self.entries_seen = True
+        if self.text.peek() != "[":
+            raise self.fail("log.entries is not a list")
+        self.text.pos += 1
+        if self.text.peek() == "]":
+            self.text.pos += 1
+            return
+        number = 0
+        while True:
+            number += 1
+            what = f"entry {number}"
+            found = self.text.peek()
+            if found is None:
+                raise self.fail(f"the file ends before {what} ({number - 1} entries read)")
+            if found != "{":
+                raise self.fail(f"{what} is not a JSON object")
+            try:
+                entry = self.value(what)
+            except RecordingError as exc:
+                if "the file ends" in str(exc):
+                    raise self.fail(
+                        f"the file ends in the middle of {what} ({number - 1} entries read)"
+                    ) from None
+                raise
+            yield _har_exchange(entry, f"{self.path.name} {what}", f"{self.path}: {what}")
+            found = self.text.peek()
+            if found == "]":
+                self.text.pos += 1
+                return
+            if found is None:
+                raise self.fail(f"the file ends after {what}, before the end of log.entries")
+            if found != ",":
+                raise self.fail(f"expected ',' or ']' after {what}, found {found!r}")
+            self.text.pos += 1
+
+
+def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
+    request = _object(entry, "request", where, required=True)
+    assert request is not None
+    response = _object(entry, "response", where, required=False)
+    status: int | None = None
+    response_headers: tuple[tuple[str, str], ...] = ()
+    response_body = b""
+    if response is not None:
+        status = _status(response.get("status"), "response.status", where, required=False)
+        if status is not None:
+            response_headers = _har_headers(response.get("headers"), "response.headers", where)
+            content = _object(response, "content", where, required=False, parent="response")
+            if content is not None:
+                response_body = _har_text(content, "response.content", where)
+    return Exchange(
+        method=_method(request.get("method"), "request.method", where),
+        url=_url(request.get("url"), "request.url", where),
+        request_headers=_har_headers(request.get("headers"), "request.headers", where),
+        request_body=_har_post_data(request, where),
+        status=status,
+        response_headers=response_headers,
+        response_body=response_body,
+        started_at=_optional_str(entry.get("startedDateTime"), "startedDateTime", where),
+        source=source,
+    )
+
+
+def _har_headers(value: Any, field: str, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise RecordingError(f"{where}: {field} must be a list of {{name, value}} objects")
+    headers = []
+    for index, header in enumerate(value):
+        if not (
+            isinstance(header, dict)
+            and isinstance(header.get("name"), str)
+            and isinstance(header.get("value"), str)
+        ):
+            raise RecordingError(
+                f"{where}: {field}[{index}] must be an object with string name and value"
+            )
+        headers.append((header["name"], header["value"]))
+    return tuple(headers)
+
+
+def _har_post_data(request: dict[str, Any], where: str) -> bytes:
+    post = _object(request, "postData", where, required=False, parent="request")
+    if post is None:
+        return b""
+    if post.get("text") is None and isinstance(post.get("params"), list):
+        # Form posts may be exported as params only; rebuild the urlencoded body.
+        params = _har_headers(post["params"], "request.postData.params", where)
+        return urlencode(params).encode("ascii")
+    return _har_text(post, "request.postData", where)
+
+
+def _har_text(content: dict[str, Any], field: str, where: str) -> bytes:
+    text = content.get("text")
+    if text is None:
+        return b""  # not captured
+    if not isinstance(text, str):
+        raise RecordingError(f"{where}: {field}.text must be a string")
+    encoding = content.get("encoding")
+    if encoding is None or encoding == "":
+        return text.encode("utf-8", "surrogatepass")
+    if encoding == "base64":
+        return _base64(text, f"{field}.text", where)
+    raise RecordingError(f"{where}: {field}.encoding {encoding!r} is not supported (base64)")
+
+
+# --- fields common to both formats ------------------------------------------------------------
+
+
+def _object(
+    container: dict[str, Any], key: str, where: str, *, required: bool, parent: str = ""
+) -> dict[str, Any] | None:
+    """``container[key]`` when it is an object; None when absent or null and not required."""
+    value = container.get(key)
+    field = f"{parent}.{key}" if parent else key
+    if value is None and not required:
+        return None
+    if not isinstance(value, dict):
+        raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a JSON object')}")
+    return value
+
+
+def _method(value: Any, field: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a non-empty string')}")
+    return value.upper()
+
+
+def _url(value: Any, field: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a non-empty string')}")
+    try:
+        urlsplit(value)
+    except ValueError as exc:
+        raise RecordingError(f"{where}: {field} is not a valid URL ({exc})") from None
+    return value
+
+
+def _status(value: Any, field: str, where: str, *, required: bool) -> int | None:
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'an integer')}")
+    if value == 0:
+        return None  # HAR: no response (aborted, blocked, or not captured)
+    if not 100 <= value <= 999:
+        raise RecordingError(f"{where}: {field} {value} is not an HTTP status code")
+    return value
+
+
+def _optional_str(value: Any, field: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise RecordingError(f"{where}: {field} must be a string")
+
+
+def _base64(text: str, field: str, where: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise RecordingError(f"{where}: {field} is not valid base64") from None
+
+
+def _missing_or_not(value: Any, expected: str) -> str:
+    return "is missing" if value is None else f"must be {expected}, not {type(value).__name__}"

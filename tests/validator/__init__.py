@@ -1,0 +1,1 @@
+"""Tests of the passive validator: readers, checks, cross-exchange checks, engine."""

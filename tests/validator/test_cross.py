@@ -1,0 +1,384 @@
+"""Checks across exchanges: replays, nonces and state transitions seen in recorded traffic."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from conformance.core.profile import Profile, load_profile
+from conformance.core.results import CheckResult, Outcome
+from conformance.validator.cross import BoundedTable, CrossExchangeChecks
+from conformance.validator.exchange import Exchange
+from tests.validator.samples import exchange
+
+_counter = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def profile() -> Profile:
+    return load_profile("default")
+
+
+@pytest.fixture
+def cross(profile: Profile) -> CrossExchangeChecks:
+    return CrossExchangeChecks(profile)
+
+
+def signed(
+    method: str,
+    path: str,
+    *,
+    key: str | None = None,
+    nonce: str | None = None,
+    api_key: str = "mk_test_alpha",
+    timestamp: int = 1_767_225_600,
+    **kwargs: Any,
+) -> Exchange:
+    headers = [
+        ("X-Api-Key", api_key),
+        ("X-Timestamp", str(timestamp)),
+        ("X-Nonce", nonce or f"nonce-{next(_counter):012d}"),
+        ("X-Signature", "0" * 64),
+    ]
+    if key is not None:
+        headers.append(("Idempotency-Key", key))
+    ex = exchange(method, path, request_headers=headers, **kwargs)
+    return Exchange(**{**ex.__dict__, "source": f"traffic.jsonl line {next(_counter)}"})
+
+
+def outcomes(results: list[CheckResult], requirement: str) -> list[Outcome]:
+    return [r.outcome for r in results if requirement in r.requirement_ids]
+
+
+PAYMENT = {"merchant_order_no": "o-1", "quotes": {}}
+CREATED = {"id": "pay_1", "status": "pending"}
+REPLAYED = (("Content-Type", "application/json"), ("Idempotent-Replayed", "true"))
+
+
+# -- idempotency ---------------------------------------------------------------------------
+def test_a_replay_with_the_stored_response_passes(cross: CrossExchangeChecks) -> None:
+    first = signed(
+        "POST", "/v1/payments", key="k1", request_body=PAYMENT, status=201, response_body=CREATED
+    )
+    again = signed(
+        "POST",
+        "/v1/payments",
+        key="k1",
+        request_body=PAYMENT,
+        status=201,
+        response_body=CREATED,
+        response_headers=REPLAYED,
+    )
+    assert cross.observe(first, "createPayment") == []
+    results = cross.observe(again, "createPayment")
+    assert outcomes(results, "IDEM-007") == [Outcome.PASSED]
+    assert outcomes(results, "IDEM-008") == [Outcome.PASSED]
+
+
+def test_a_replay_with_another_body_or_without_the_header_fails(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(
+        signed(
+            "POST",
+            "/v1/payments",
+            key="k1",
+            request_body=PAYMENT,
+            status=201,
+            response_body=CREATED,
+        ),
+        "createPayment",
+    )
+    again = signed(
+        "POST",
+        "/v1/payments",
+        key="k1",
+        request_body=PAYMENT,
+        status=201,
+        response_body={"id": "pay_2", "status": "pending"},
+    )
+    results = cross.observe(again, "createPayment")
+    assert outcomes(results, "IDEM-007") == [Outcome.FAILED]
+    assert outcomes(results, "IDEM-008") == [Outcome.FAILED]
+    failed = next(r for r in results if "IDEM-007" in r.requirement_ids)
+    assert failed.check_id == f"validate.idempotent_replay {again.source}"
+    assert failed.evidence is not None and failed.evidence.status == 201
+    assert "sk_test" not in repr(failed)
+
+
+def test_a_key_reused_with_another_body_must_be_refused(cross: CrossExchangeChecks) -> None:
+    cross.observe(
+        signed(
+            "POST",
+            "/v1/payments",
+            key="k1",
+            request_body=PAYMENT,
+            status=201,
+            response_body=CREATED,
+        ),
+        "createPayment",
+    )
+    other = {**PAYMENT, "merchant_order_no": "o-2"}
+    accepted = signed(
+        "POST",
+        "/v1/payments",
+        key="k1",
+        request_body=other,
+        status=201,
+        response_body={"id": "pay_2", "status": "pending"},
+    )
+    refused = signed(
+        "POST",
+        "/v1/payments",
+        key="k1",
+        request_body=other,
+        status=422,
+        response_body={"code": "idempotency_key_reused", "message": "m"},
+    )
+    assert outcomes(cross.observe(accepted, "createPayment"), "IDEM-010") == [Outcome.FAILED]
+    assert outcomes(cross.observe(refused, "createPayment"), "IDEM-010") == [Outcome.PASSED]
+
+
+def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(
+        signed(
+            "POST",
+            "/v1/payments",
+            key="k1",
+            request_body=PAYMENT,
+            status=400,
+            response_body={"code": "validation_error", "message": "m"},
+        ),
+        "createPayment",
+    )
+    cross.observe(
+        signed(
+            "POST",
+            "/v1/payments",
+            key="k1",
+            request_body=PAYMENT,
+            status=201,
+            response_body=CREATED,
+        ),
+        "createPayment",
+    )
+    beta = signed(
+        "POST",
+        "/v1/payments",
+        key="k1",
+        api_key="mk_test_beta",
+        request_body=PAYMENT,
+        status=201,
+        response_body={"id": "pay_9", "status": "pending"},
+    )
+    assert cross.observe(beta, "createPayment") == []
+
+
+# -- nonces ----------------------------------------------------------------------------------
+def test_an_auth_nonce_accepted_twice_fails_and_refused_passes(
+    cross: CrossExchangeChecks,
+) -> None:
+    nonce = "n" * 20
+    cross.observe(
+        signed("GET", "/v1/payments", nonce=nonce, response_body={"data": []}), "listPayments"
+    )
+    refused = signed(
+        "GET",
+        "/v1/payments",
+        nonce=nonce,
+        status=401,
+        response_body={"code": "unauthorized", "message": "m"},
+    )
+    accepted = signed("GET", "/v1/payments", nonce=nonce, response_body={"data": []})
+    assert outcomes(cross.observe(refused, "listPayments"), "AUTH-016") == [Outcome.PASSED]
+    assert outcomes(cross.observe(accepted, "listPayments"), "AUTH-016") == [Outcome.FAILED]
+
+
+def test_a_nonce_outside_the_clock_window_may_be_accepted_again(
+    cross: CrossExchangeChecks,
+) -> None:
+    nonce = "m" * 20
+    cross.observe(signed("GET", "/v1/payments", nonce=nonce, timestamp=1000), "listPayments")
+    later = signed("GET", "/v1/payments", nonce=nonce, timestamp=1000 + 301)
+    assert outcomes(cross.observe(later, "listPayments"), "AUTH-016") == []
+
+
+def settle(payment_id: str, nonce: str, value: str = "100", status: int = 200) -> Exchange:
+    body = {
+        "payment_id": payment_id,
+        "payment_payload": {
+            "signature": "0x" + "a" * 130,
+            "authorization": {
+                "from": "0x" + "1" * 40,
+                "to": "0x" + "2" * 40,
+                "value": value,
+                "valid_after": 0,
+                "valid_before": 9,
+                "nonce": nonce,
+            },
+        },
+    }
+    answer = (
+        {"success": True, "tx_hash": "0x" + "b" * 64, "payment_id": payment_id}
+        if status == 200
+        else {"code": "conflict", "message": "m"}
+    )
+    return signed("POST", "/v1/x402/settle", request_body=body, status=status, response_body=answer)
+
+
+def test_an_x402_nonce_settled_for_two_payments_fails(cross: CrossExchangeChecks) -> None:
+    nonce = "0x" + "c" * 64
+    assert cross.observe(settle("pay_1", nonce), "settleX402Payment") == []
+    results = cross.observe(settle("pay_2", nonce), "settleX402Payment")
+    assert outcomes(results, "X402-016") == [Outcome.FAILED]
+    assert "pay_1" in results[0].message
+
+
+def test_the_same_settlement_again_gets_the_same_result(cross: CrossExchangeChecks) -> None:
+    nonce = "0x" + "d" * 64
+    cross.observe(settle("pay_1", nonce), "settleX402Payment")
+    assert outcomes(cross.observe(settle("pay_1", nonce), "settleX402Payment"), "X402-023") == [
+        Outcome.PASSED
+    ]
+    other = settle("pay_1", "0x" + "e" * 64, value="99")
+    assert outcomes(cross.observe(other, "settleX402Payment"), "X402-024") == [Outcome.FAILED]
+    refused = settle("pay_1", "0x" + "e" * 64, value="99", status=409)
+    assert outcomes(cross.observe(refused, "settleX402Payment"), "X402-024") == [Outcome.PASSED]
+
+
+# -- states --------------------------------------------------------------------------------
+def listed(*payments: tuple[str, str]) -> Exchange:
+    body = {"data": [{"id": pid, "status": status} for pid, status in payments]}
+    return signed("GET", "/v1/payments", response_body=body)
+
+
+def test_pending_then_expired_then_settled_is_not_allowed(cross: CrossExchangeChecks) -> None:
+    assert cross.observe(listed(("pay_1", "pending")), "listPayments") == []
+    assert outcomes(
+        cross.observe(listed(("pay_1", "expired")), "listPayments"), "PAY-STATE-005"
+    ) == [Outcome.PASSED]
+    results = cross.observe(listed(("pay_1", "settled")), "listPayments")
+    assert outcomes(results, "PAY-STATE-005") == [Outcome.FAILED]
+    assert "expired never leads to settled" in results[0].message
+
+
+def test_unobserved_steps_are_allowed(cross: CrossExchangeChecks) -> None:
+    """A deposit on chain is not in the traffic: pending to settled is a change it allows."""
+    cross.observe(listed(("pay_1", "pending")), "listPayments")
+    assert outcomes(
+        cross.observe(listed(("pay_1", "settled")), "listPayments"), "PAY-STATE-005"
+    ) == [Outcome.PASSED]
+
+
+def test_a_cancel_accepted_for_a_settled_payment_fails(cross: CrossExchangeChecks) -> None:
+    cross.observe(listed(("pay_1", "settled")), "listPayments")
+    cancel = signed(
+        "POST",
+        "/v1/payments/pay_1/cancel",
+        key="c1",
+        status=200,
+        response_body={"id": "pay_1", "status": "canceled"},
+    )
+    results = cross.observe(cancel, "cancelPayment")
+    assert outcomes(results, "PAY-STATE-005") == [Outcome.FAILED, Outcome.FAILED]
+
+
+def test_a_retired_schedule_stays_retired(cross: CrossExchangeChecks) -> None:
+    retired = signed(
+        "POST",
+        "/v1/payout-schedules/ps_1/retire",
+        key="r1",
+        response_body={"id": "ps_1", "status": "retired"},
+    )
+    cross.observe(retired, "retirePayoutSchedule")
+    paused = signed(
+        "POST",
+        "/v1/payout-schedules/ps_1/pause",
+        key="p1",
+        response_body={"id": "ps_1", "status": "paused"},
+    )
+    results = cross.observe(paused, "pausePayoutSchedule")
+    assert outcomes(results, "PAYOUT-STATE-009") == [Outcome.FAILED, Outcome.FAILED]
+
+
+# -- memory ------------------------------------------------------------------------------------
+def test_tables_keep_only_their_most_recent_entries() -> None:
+    table: BoundedTable[int, int] = BoundedTable(limit=3)
+    for n in range(10):
+        table.put(n, n)
+    assert len(table) == 3
+    assert table.get(0) is None and table.get(9) == 9
+
+
+def test_a_long_recording_keeps_the_tables_capped(profile: Profile) -> None:
+    cross = CrossExchangeChecks(profile, limit=50)
+    for n in range(500):
+        cross.observe(
+            signed(
+                "POST",
+                "/v1/payments",
+                key=f"k{n}",
+                request_body=PAYMENT,
+                status=201,
+                response_body={"id": f"pay_{n}", "status": "pending"},
+            ),
+            "createPayment",
+        )
+    assert len(cross._keys) == 50 and len(cross._nonces) == 50 and len(cross._states) == 50
+
+
+def test_a_replayed_response_shows_the_resource_as_it_was(cross: CrossExchangeChecks) -> None:
+    """A cancel replayed after the payment moved on returns the stored body: no transition."""
+    cancel = dict(key="c1", status=200, response_body={"id": "pay_1", "status": "canceled"})
+    cross.observe(listed(("pay_1", "pending")), "listPayments")
+    cross.observe(signed("POST", "/v1/payments/pay_1/cancel", **cancel), "cancelPayment")
+    replay = cross.observe(signed("POST", "/v1/payments/pay_1/cancel", **cancel), "cancelPayment")
+    assert outcomes(replay, "IDEM-007") == [Outcome.PASSED]
+    assert [r for r in replay if r.check_id.startswith("validate.state_transition")] == []
+    created = dict(key="k9", request_body=PAYMENT, status=201, response_body=CREATED)
+    cross.observe(signed("POST", "/v1/payments", **created), "createPayment")
+    cross.observe(listed(("pay_1", "canceled")), "listPayments")
+    again = cross.observe(signed("POST", "/v1/payments", **created), "createPayment")
+    assert outcomes(again, "PAY-STATE-005") == []  # "pending" again is the stored body
+
+
+def test_a_settlement_refused_by_authentication_is_no_result(cross: CrossExchangeChecks) -> None:
+    nonce = "0x" + "f" * 64
+    cross.observe(settle("pay_1", nonce), "settleX402Payment")
+    refused = settle("pay_1", nonce, status=401)
+    assert cross.observe(refused, "settleX402Payment") == []
+
+
+def test_requests_sent_at_once_may_record_a_replay_before_the_original(
+    cross: CrossExchangeChecks,
+) -> None:
+    """A burst under one key is recorded in start order: the original execution (no replay
+    header) may come after a replay. One unmarked answer is the original; a second is not."""
+
+    def burst(marked: bool) -> Exchange:
+        return signed(
+            "POST",
+            "/v1/payments",
+            key="k-burst",
+            request_body=PAYMENT,
+            status=201,
+            response_body=CREATED,
+            response_headers=REPLAYED if marked else (("Content-Type", "application/json"),),
+        )
+
+    assert cross.observe(burst(True), "createPayment") == []
+    assert outcomes(cross.observe(burst(False), "createPayment"), "IDEM-008") == []
+    assert outcomes(cross.observe(burst(True), "createPayment"), "IDEM-008") == [Outcome.PASSED]
+    assert outcomes(cross.observe(burst(False), "createPayment"), "IDEM-008") == [Outcome.FAILED]
+
+
+def test_another_payload_refused_for_its_format_says_nothing_about_the_settled_state(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(settle("pay_9", "0x" + "f" * 64), "settleX402Payment")
+    malformed = settle("pay_9", "0x" + "a" * 64, value="99", status=400)
+    assert outcomes(cross.observe(malformed, "settleX402Payment"), "X402-024") == []
