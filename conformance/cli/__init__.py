@@ -10,10 +10,13 @@ import click
 from conformance import __version__
 from conformance.cli._common import ConformanceGroup
 from conformance.cli.contract import contract, profile
+from conformance.cli.report import report
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
 from conformance.cli.selftest import selftest
 from conformance.cli.serve import faults, serve
+from conformance.cli.validate import validate
+from conformance.cli.verify import keygen, verify
 
 
 @click.group(cls=ConformanceGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,3 +32,7 @@ main.add_command(run)
 main.add_command(serve)
 main.add_command(faults)
 main.add_command(selftest)
+main.add_command(report)
+main.add_command(verify)
+main.add_command(keygen)
+main.add_command(validate)

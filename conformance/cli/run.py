@@ -109,6 +109,20 @@ def default_report_dir() -> Path:
     help="Where the webhook receiver listens (default: 127.0.0.1 on the port of --webhook-url, "
     "or a free port).",
 )
+@click.option(
+    "--sign-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KEY.pem",
+    help="Sign the reports' manifest with this Ed25519 private key (PEM; make one with "
+    "`keygen`); the signature goes to manifest.sig, checked by `verify`.",
+)
+@click.option(
+    "--record",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE.har",
+    help="Record the suite's own traffic (every request sent and its response, secrets "
+    "masked) to this HAR 1.2 file, the input of `validate`.",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -126,6 +140,8 @@ def run(
     fault: str | None,
     webhook_url: str | None,
     webhook_bind: str | None,
+    sign_key: Path | None,
+    record: Path | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -151,6 +167,8 @@ def run(
         webhook_url=webhook_url,
         webhook_bind=webhook_bind,
         max_duration_s=max_duration,
+        sign_key=sign_key,
+        record=record,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:

@@ -42,6 +42,8 @@ REPLAY_NOTE = (
 examples, coverage and fuzzing cases, so ``--only`` leaves them as they were (measured:
 ``tests/engine/test_replay.py``); a stateful sequence reads the server's answers, and those
 change with the tests running beside it, even between two runs of the same command."""
+VALIDATE_REPLAY_NOTE = "validating the same recording again repeats every check exactly"
+"""The replay note of a ``validate`` run, whose commands re-validate the recording."""
 
 STEPS_HEADING = "Steps that reproduce it:"
 """Starts the numbered step list a failure of a call sequence carries below its message."""
@@ -161,6 +163,8 @@ class RunResult:
         get the same per-operation cases (``REPLAY_NOTE`` says what may still differ).
         ``base_url`` replaces the target's URL in the command (a report passes it scrubbed).
         """
+        if self.is_validation:
+            return self._validate_command()
         words = ["payment-conformance", "run", *self._target_words(base_url)]
         words += ["--only", requirement_id, "--seed", str(self.seed)]
         if self.options.get("quick") == "true":
@@ -171,6 +175,8 @@ class RunResult:
         """The ``payment-conformance run`` command repeating this whole run: same target,
         profile, selection, seed and options (credentials come from the environment). Call
         sequences still follow the server's answers (``REPLAY_NOTE``)."""
+        if self.is_validation:
+            return self._validate_command()
         words = ["payment-conformance", "run", *self._target_words(base_url)]
         for option in ("only", "skip"):
             for selector in filter(None, self.options.get(option, "").split(",")):
@@ -183,6 +189,22 @@ class RunResult:
         if "max_duration_s" in self.options:
             words += ["--max-duration", self.options["max_duration_s"]]
         return shlex.join(words + self._case_words())
+
+    @property
+    def is_validation(self) -> bool:
+        """The result of ``validate`` (checks of recorded traffic), not of a run of the suite."""
+        return self.options.get("mode") == "validate"
+
+    @property
+    def replay_note(self) -> str:
+        return VALIDATE_REPLAY_NOTE if self.is_validation else REPLAY_NOTE
+
+    def _validate_command(self) -> str:
+        words = ["payment-conformance", "validate", self.options.get("recording", "RECORDING")]
+        profile = self.options.get("profile", "default")
+        if profile != "default":
+            words += ["--profile", profile]
+        return shlex.join(words)
 
     def _target_words(self, base_url: str | None) -> list[str]:
         words = []

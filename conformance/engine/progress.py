@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
-from conformance.core.results import REPLAY_NOTE, Outcome, RunResult, Target, split_steps
+from conformance.core.results import Outcome, RunResult, Target, split_steps
 from conformance.core.untrusted import for_terminal, mask_url_passwords
 from conformance.engine.preflight import PreflightReport
 
@@ -236,7 +236,7 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
     if failures:
         console.print()
         console.print(
-            f"failed requirements ({len(failures)}; {REPLAY_NOTE}):",
+            f"failed requirements ({len(failures)}; {run.replay_note}):",
             highlight=False,
             soft_wrap=True,
         )

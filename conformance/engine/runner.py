@@ -47,6 +47,7 @@ from conformance.core.results import (
 from conformance.core.untrusted import mask_url_passwords
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
+from conformance.engine.recording import RecordingError, check_record_path, recording
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,
@@ -93,6 +94,8 @@ class RunOptions:
     webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
     webhook_bind: str | None = None  # HOST:PORT the webhook receiver listens on
     max_duration_s: float | None = None  # the run's wall-clock budget (None: none)
+    sign_key: Path | None = None  # Ed25519 private key (PEM) signing the manifest
+    record: Path | None = None  # run --record: the run's traffic as a HAR file
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,9 @@ def execute(options: RunOptions, display: Display) -> Run:
     _check_options(options)
     if options.report_dir is not None:
         check_report_dir(options.report_dir)
+    if options.record is not None:
+        _check_record(options.record)
+    signer = _signer(options)  # before the run: a bad key costs no run
     deadline = None if options.max_duration_s is None else time.time() + options.max_duration_s
     profile = _profile(options)
     catalogue = _catalogue()
@@ -132,17 +138,19 @@ def execute(options: RunOptions, display: Display) -> Run:
     display.header(RunHeader(__version__, contract_sha, profile.name, seed))
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
-    with _target(options, profile) as target:
+    secrets = [c.api_secret for c in profile.credentials]
+    with recording(options.record) as record, _target(options, profile) as target:
         display.target(target)
         checked: PreflightReport | None = None
         if options.preflight:
-            checked = preflight(target.base_url, profile)
+            with record.here("preflight", secrets):
+                checked = preflight(target.base_url, profile)
             display.preflight(checked)
             if not checked.ok:
                 raise RunError(checked.message)
         collector = ResultCollector(display)
         try:
-            incomplete = _run_pytest(options, target, seed, collector, deadline)
+            incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
         finally:
             display.close()
     duration = time.perf_counter() - clock
@@ -167,24 +175,45 @@ def execute(options: RunOptions, display: Display) -> Run:
         incomplete_reason=incomplete,
     )
     paths: tuple[Path, ...] = ()
-    report_error = None
+    report_error = record.error  # the traffic could not be recorded (the run itself did)
     if options.report_dir is not None:
         try:
-            paths = tuple(write_run_reports(result, options.report_dir, catalogue, profile))
+            paths = tuple(write_run_reports(result, options.report_dir, catalogue, profile, signer))
         except RunError as exc:
             report_error = str(exc)
     return Run(result, paths, tuple(selected), checked, report_error)
 
 
 def write_run_reports(
-    result: RunResult, directory: Path, catalogue: Any, profile: Profile
+    result: RunResult, directory: Path, catalogue: Any, profile: Profile, signer: Any = None
 ) -> list[Path]:
     from conformance.reporting import ReportError, write_reports
 
     secrets = [c.api_secret for c in profile.credentials]
     try:
-        return write_reports(result, directory, catalogue, secrets=secrets)
+        return write_reports(result, directory, catalogue, secrets=secrets, signer=signer)
     except ReportError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _check_record(path: Path) -> None:
+    try:
+        check_record_path(path)
+    except RecordingError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _signer(options: RunOptions) -> Any:
+    """The loaded ``--sign-key`` (a ``reporting.signing.SigningKey``), or None."""
+    if options.sign_key is None:
+        return None
+    if options.report_dir is None:
+        raise RunError("--sign-key signs the reports' manifest: it needs a report directory")
+    from conformance.reporting.signing import SigningError, load_private_key
+
+    try:
+        return load_private_key(options.sign_key)
+    except SigningError as exc:
         raise RunError(str(exc)) from None
 
 
@@ -327,7 +356,12 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
 
 # -- running pytest --------------------------------------------------------------------------
 def pytest_args(
-    options: RunOptions, target: Target, seed: int, config_file: Path, deadline: float | None = None
+    options: RunOptions,
+    target: Target,
+    seed: int,
+    config_file: Path,
+    deadline: float | None = None,
+    record_dir: Path | None = None,
 ) -> list[str]:
     args = [
         # The package's directory rather than ``--pyargs conformance.suite``: with a path
@@ -380,6 +414,8 @@ def pytest_args(
     if deadline is not None and options.max_duration_s is not None:
         args += ["--conformance-deadline", repr(deadline)]
         args += ["--conformance-budget", f"{options.max_duration_s:g}"]
+    if record_dir is not None:
+        args += ["--record-dir", str(record_dir)]
     return args
 
 
@@ -424,6 +460,7 @@ def _run_pytest(
     seed: int,
     collector: ResultCollector,
     deadline: float | None = None,
+    record_dir: Path | None = None,
 ) -> str | None:
     """Run pytest; return why the run did not finish (``None``: it did)."""
     output = io.StringIO()
@@ -437,7 +474,7 @@ def _run_pytest(
         with tempfile.TemporaryDirectory(prefix="payment-conformance-") as scratch:
             config_file = Path(scratch) / "pytest.ini"
             config_file.write_text("[pytest]\n", encoding="utf-8")
-            args = pytest_args(options, target, seed, config_file, deadline)
+            args = pytest_args(options, target, seed, config_file, deadline, record_dir)
             with (
                 stop_signals(stop, hard_stop_at),
                 _credentials_env(options),

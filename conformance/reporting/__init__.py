@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from conformance.core.results import RunResult
-from conformance.reporting import html, json_report, junit, manifest, summary
+from conformance.reporting import html, json_report, junit, manifest, signing, summary
 from conformance.reporting.view import HasSections, build_view
 
 __all__ = ["REPORT_FILES", "ReportError", "write_reports"]
@@ -29,12 +29,13 @@ def write_reports(
     catalogue: HasSections | None = None,
     *,
     secrets: Iterable[str] = (),
+    signer: signing.SigningKey | None = None,
 ) -> list[Path]:
     """Write every report of ``run`` into ``directory`` (created if needed); return the paths.
 
     ``catalogue`` (optional) orders the sections as the documents do; ``secrets`` are values
     to redact wherever they appear (e.g. the API secrets of the profile's credentials), on top
-    of those the run reveals itself.
+    of those the run reveals itself. With ``signer`` the manifest is signed (manifest.sig).
     """
     view = build_view(run, catalogue, secrets=secrets, reports_dir=str(directory))
     rendered = {
@@ -44,7 +45,10 @@ def write_reports(
         summary.FILENAME: summary.render(view),
     }
     contents = {name: text.encode("utf-8") for name, text in rendered.items()}
-    contents[manifest.FILENAME] = manifest.render(view, contents).encode("utf-8")
+    contents[manifest.FILENAME] = manifest.render(view, contents, signer).encode("utf-8")
+    if signer is not None:
+        signature = signing.signature_text(signer, contents[manifest.FILENAME])
+        contents[signing.SIGNATURE_FILENAME] = signature.encode("ascii")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         paths = []

@@ -14,7 +14,6 @@ from functools import cache
 import jinja2
 
 from conformance.core.resources import package_data
-from conformance.core.results import REPLAY_NOTE
 from conformance.reporting.check_titles import check_title
 from conformance.reporting.view import (
     Body,
@@ -105,5 +104,5 @@ def render(view: RunView) -> str:
         view=view,
         max_evidence=MAX_EVIDENCE,
         places=EvidencePlaces.of(view, MAX_EVIDENCE),
-        replay_note=REPLAY_NOTE,
+        replay_note=view.replay_note,
     )

@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 from conformance.core.resources import package_data
-from conformance.core.results import REPLAY_NOTE
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -123,7 +122,7 @@ def document(view: RunView) -> dict[str, Any]:
             "layers": {name: counts.as_dict() for name, counts in view.layers},
         },
         "rerun": view.rerun,
-        "replay_note": REPLAY_NOTE,
+        "replay_note": view.replay_note,
         "sections": [_section(s) for s in view.sections],
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from conformance.core.results import REPLAY_NOTE, Outcome
+from conformance.core.results import Outcome
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -56,12 +56,14 @@ def _evidence_lines(evidence: EvidenceView) -> list[str]:
     return lines
 
 
-def _failure_text(requirement: RequirementView, failures: tuple[CheckView, ...]) -> str:
+def _failure_text(
+    requirement: RequirementView, failures: tuple[CheckView, ...], replay_note: str
+) -> str:
     lines = [
         f"{requirement.id} [{requirement.badge} {requirement.level}] {requirement.text}",
         f"layer: {requirement.badge}: {requirement.advice}",
         f"replay: {requirement.replay}",
-        f"({REPLAY_NOTE})",
+        f"({replay_note})",
     ]
     for number, check in enumerate(failures, start=1):
         where = f" on {check.operation_id}" if check.operation_id else ""
@@ -74,7 +76,7 @@ def _failure_text(requirement: RequirementView, failures: tuple[CheckView, ...])
     return "\n".join(lines)
 
 
-def _testcase(parent: ET.Element, requirement: RequirementView) -> None:
+def _testcase(parent: ET.Element, requirement: RequirementView, replay_note: str) -> None:
     case = ET.SubElement(
         parent,
         "testcase",
@@ -92,7 +94,7 @@ def _testcase(parent: ET.Element, requirement: RequirementView) -> None:
             "failure",
             {"message": _one_line(first), "type": f"{requirement.badge} requirement"},
         )
-        failure.text = _failure_text(requirement, failures)
+        failure.text = _failure_text(requirement, failures, replay_note)
     elif requirement.outcome is Outcome.NOT_EXERCISED:
         ET.SubElement(
             case, "skipped", {"message": _one_line(requirement.reason_not_exercised or "")}
@@ -140,7 +142,7 @@ def _testsuite(parent: ET.Element, view: RunView, section: SectionView, number: 
     suite.set("timestamp", view.started_at)
     _properties(suite, view)
     for requirement in section.requirements:
-        _testcase(suite, requirement)
+        _testcase(suite, requirement, view.replay_note)
 
 
 def render(view: RunView) -> str:

@@ -3,6 +3,9 @@
 An auditor recomputes the hashes (``sha256sum``, or ``verify`` below) to check that no report
 file was altered after the run; the contract and profile hashes say what the run checked
 against.
+
+A signed run (``run --sign-key``) adds ``signature``: the algorithm, the public key and its
+fingerprint; the signature of the manifest's bytes is in manifest.sig (``signing``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.reporting import signing
 from conformance.reporting.view import RunView
 
 FILENAME = "manifest.json"
@@ -23,8 +27,11 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def render(view: RunView, files: Mapping[str, bytes]) -> str:
-    """The manifest of ``files`` (name -> exact bytes written), in the order given."""
+def render(
+    view: RunView, files: Mapping[str, bytes], signer: signing.SigningKey | None = None
+) -> str:
+    """The manifest of ``files`` (name -> exact bytes written), in the order given; with
+    ``signer``, naming the key that signs it (the signature itself goes to manifest.sig)."""
     document: dict[str, Any] = {
         "manifest_version": MANIFEST_VERSION,
         "suite_version": view.suite_version,
@@ -38,6 +45,13 @@ def render(view: RunView, files: Mapping[str, bytes]) -> str:
             name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()
         },
     }
+    if signer is not None:
+        document["signature"] = {
+            "algorithm": signing.ALGORITHM,
+            "file": signing.SIGNATURE_FILENAME,
+            "public_key": signing.public_key_text(signer.public_key),
+            "public_key_fingerprint": signer.fingerprint,
+        }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.core.results import REPLAY_NOTE, split_steps
+from conformance.core.results import split_steps
 from conformance.reporting.view import RequirementView, RunView
 
 FILENAME = "summary.md"
@@ -96,7 +96,7 @@ def render(view: RunView) -> str:
             "",
             f"### Failed requirements ({len(failed)})",
             "",
-            f"_{escape(REPLAY_NOTE)}_",
+            f"_{escape(view.replay_note)}_",
             "",
         ]
         lines += [_failure(r) for r in failed[:MAX_FAILURES]]

@@ -16,6 +16,7 @@ from conformance.core.catalogue import Layer, Section
 from conformance.core.redaction import REDACTED
 from conformance.core.results import (
     NO_CHECK_REASON,
+    REPLAY_NOTE,
     CheckResult,
     Evidence,
     Outcome,
@@ -198,6 +199,7 @@ class RunView:
     reports_dir: str
     incomplete_reason: str | None = None  # why the run stopped early (None: it finished)
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
+    replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
 
     @property
     def exercised(self) -> int:
@@ -428,4 +430,5 @@ def build_view(
         rerun=scrubber.catalogue(
             run.rerun_command(base_url=mask_url_passwords(run.target.base_url))
         ),
+        replay_note=run.replay_note,
     )

@@ -1,0 +1,216 @@
+"""Read a stored results.json back into the ``RunView`` every report format renders.
+
+``payment-conformance report`` re-renders report.html, junit.xml or summary.md from it. The file
+is validated against ``results.schema.json`` first, then for what a schema cannot say (check
+positions in range, known sections), so an edited or foreign file is refused with a message
+instead of rendering a wrong report.
+
+The loader builds the view, not a ``RunResult``: results.json holds texts already redacted and
+made printable, and rebuilding them through ``build_view`` would redact, merge equal checks and
+recompute commands a second time. What results.json does not keep, and how it is recovered:
+
+- bodies longer than ``json_report.BODY_LIMIT``: their first characters and, in ``truncated``,
+  their full length; every other format clips to a smaller limit, so it shows the same text and
+  the same "first N of M characters" note;
+- whether a body had unprintable bytes escaped: recovered from the ``\\xNN``/``\\uNNNN``
+  escapes of the characters ``printable`` escapes (a body that held such an escape as literal
+  text gets the "binary" note too, and a body cut in results.json whose escapes all came after
+  the cut loses it);
+- the report directory summary.md names: the caller says it (``report`` uses the directory of
+  the results file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from conformance.core.catalogue import Layer, Section
+from conformance.core.results import Outcome
+from conformance.reporting import json_report
+from conformance.reporting.view import (
+    Body,
+    CheckView,
+    EvidenceView,
+    RequirementView,
+    RunView,
+    SectionView,
+    _anchor,
+)
+
+MAX_BYTES = 512 * 1024 * 1024  # a results.json of a full run is a few MB
+# The escapes ``core.untrusted.printable`` writes: C0/C1 controls, DEL, surrogate bytes
+# (``\x80``-``\xff``) and the non-characters U+FFFE/U+FFFF.
+_ESCAPE = re.compile(
+    r"\\x(?:0[0-8bcef]|1[0-9a-f]|7f|[89a-f][0-9a-f])|\\u(?:d[89a-f][0-9a-f]{2}|fff[ef])"
+)
+
+
+class LoadError(Exception):
+    """The file is not a results.json this version can render; the message says why."""
+
+
+@dataclass(frozen=True)
+class StoredBody(Body):
+    """A body as results.json holds it: maybe cut, with the length of the whole body."""
+
+    whole_length: int = 0
+
+    @property
+    def length(self) -> int:
+        return max(self.whole_length, len(self.text))
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """results.json at ``path`` as a Python object, validated against its schema."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LoadError(f"{path}: {size:,} bytes is too large for a results.json")
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise LoadError(f"{path} is not UTF-8 text, so not a results.json") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise LoadError(f"{path} is not JSON ({exc})") from None
+    validator = jsonschema.Draft202012Validator(json_report.schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise LoadError(
+            f"{path} is not a valid results.json of payment-conformance: "
+            f"at {where}: {error.message[:300]}"
+        )
+    loaded: dict[str, Any] = document
+    return loaded
+
+
+def load_view(path: Path, *, reports_dir: str | None = None) -> RunView:
+    """The report view of the run stored in results.json at ``path``.
+
+    ``reports_dir`` is the directory summary.md names (default: the one holding ``path``).
+    """
+    document = read_document(path)
+    try:
+        return view_of(
+            document, reports_dir=str(path.parent) if reports_dir is None else reports_dir
+        )
+    except LoadError as exc:
+        raise LoadError(f"{path}: {exc}") from None
+
+
+def _body(text: str | None, whole_length: int | None) -> Body | None:
+    if text is None:
+        return None
+    escaped = _ESCAPE.search(text) is not None
+    return StoredBody(text, escaped, whole_length or len(text))
+
+
+def _evidence(data: dict[str, Any]) -> EvidenceView:
+    truncated = data["truncated"]
+    return EvidenceView(
+        method=data["method"],
+        url=data["url"],
+        request_headers=tuple(data["request_headers"].items()),
+        request_body=_body(data["request_body"], truncated.get("request_body")),
+        status=data["status"],
+        response_headers=tuple(data["response_headers"].items()),
+        response_body=_body(data["response_body"], truncated.get("response_body")),
+        curl=data["curl"],
+    )
+
+
+def _check(index: int, data: dict[str, Any]) -> CheckView:
+    return CheckView(
+        index=index,
+        check_id=data["check_id"],
+        family=data["family"],
+        requirement_ids=tuple(data["requirement_ids"]),
+        outcome=Outcome(data["outcome"]),
+        message=data["message"],
+        operation_id=data["operation_id"],
+        duration_s=data["duration_s"],
+        evidence=None if data["evidence"] is None else _evidence(data["evidence"]),
+        reason_not_exercised=data["reason_not_exercised"],
+    )
+
+
+def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
+    """The view of a results.json ``document`` already validated against the schema."""
+    checks = tuple(_check(i, c) for i, c in enumerate(document["checks"]))
+    sections = {
+        s["key"]: Section(s["document"], s["number"], s["title"]) for s in document["sections"]
+    }
+    for key, section in sections.items():
+        if section.key != key:
+            raise LoadError(f"section {key!r} has document/number {section.key!r}")
+    requirements = []
+    for data in document["requirements"]:
+        if data["section"] not in sections:
+            raise LoadError(
+                f"requirement {data['id']} names an unknown section {data['section']!r}"
+            )
+        if any(i >= len(checks) for i in data["checks"]):
+            raise LoadError(f"requirement {data['id']} names a check beyond the {len(checks)}")
+        requirements.append(
+            RequirementView(
+                id=data["id"],
+                anchor=_anchor(data["id"]),
+                section=sections[data["section"]],
+                layer=Layer(data["layer"]),
+                level=data["level"],
+                text=data["text"],
+                operations=tuple(data["operations"]),
+                outcome=Outcome(data["outcome"]),
+                checks=tuple(checks[i] for i in data["checks"]),
+                reason_not_exercised=data["reason_not_exercised"],
+                replay=data["replay"],
+            )
+        )
+    by_id = {r.id: r for r in requirements}
+    section_views = []
+    for s in document["sections"]:
+        missing = [rid for rid in s["requirements"] if rid not in by_id]
+        if missing:
+            raise LoadError(f"section {s['key']!r} lists unknown requirements {missing[:5]}")
+        section_views.append(
+            SectionView(sections[s["key"]], tuple(by_id[rid] for rid in s["requirements"]))
+        )
+    target = document["target"]
+    view = RunView(
+        suite_version=document["suite_version"],
+        contract_sha256=document["contract_sha256"],
+        profile_name=document["profile"]["name"],
+        profile_sha256=document["profile"]["sha256"],
+        seed=document["seed"],
+        base_url=target["base_url"],
+        embedded=target["embedded"],
+        fault=target["fault"],
+        started_at=document["started_at"],
+        duration_s=document["duration_s"],
+        requests_sent=document["requests_sent"],
+        options=tuple(document["options"].items()),
+        verdict=document["verdict"],
+        exit_code=document["exit_code"],
+        requirements=tuple(requirements),
+        sections=tuple(section_views),
+        checks=checks,
+        reports_dir=reports_dir,
+        incomplete_reason=document.get("incomplete_reason"),
+        rerun=document["rerun"],
+        replay_note=document["replay_note"],
+    )
+    if view.verdict_summary != document["verdict_summary"]:
+        raise LoadError(
+            f"verdict_summary {document['verdict_summary']!r} does not match the requirements "
+            f"it lists ({view.verdict_summary!r})"
+        )
+    return view

@@ -1,0 +1,101 @@
+"""``payment-conformance report``: re-render a stored run's reports from its results.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from conformance.cli import main
+from conformance.engine.progress import NullDisplay
+from conformance.engine.runner import RunOptions, execute
+
+FORMATS = {"html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
+
+
+def report(*args: str) -> Result:
+    return CliRunner().invoke(main, ["report", *args])
+
+
+@pytest.fixture(scope="module")
+def failing_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run against the embedded server with a fault: one requirement fails, one passes."""
+    directory = tmp_path_factory.mktemp("run") / "reports"
+    finished = execute(
+        RunOptions(
+            quick=True,
+            only=("AUTH-001", "AUTH-013"),
+            seed=1,
+            embedded_fault="auth-bad-signature-403",
+            report_dir=directory,
+        ),
+        NullDisplay(),
+    )
+    assert finished.result.exit_code == 1, finished.result.verdict_summary
+    return directory
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("output_format", "filename"), FORMATS.items())
+def test_re_rendering_a_real_failing_run_gives_the_same_bytes(
+    failing_run_dir: Path, output_format: str, filename: str, tmp_path: Path
+) -> None:
+    out = tmp_path / filename
+    result = report(
+        str(failing_run_dir / "results.json"), "--format", output_format, "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (failing_run_dir / filename).read_bytes()
+
+
+@pytest.mark.slow
+def test_without_out_the_report_goes_to_standard_output(failing_run_dir: Path) -> None:
+    result = report(str(failing_run_dir / "results.json"), "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == (failing_run_dir / "summary.md").read_bytes()
+
+
+@pytest.mark.slow
+def test_an_edited_results_json_is_refused_with_exit_2(
+    failing_run_dir: Path, tmp_path: Path
+) -> None:
+    document = json.loads((failing_run_dir / "results.json").read_text(encoding="utf-8"))
+    document["requirements"][0]["outcome"] = "passed-ish"
+    edited = tmp_path / "results.json"
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    result = report(str(edited), "--format", "html")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ")
+    assert "requirements/0/outcome" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"log": {"version": "1.2", "entries": []}}', "not a valid results.json"),
+        ("{not json", "is not JSON"),
+    ],
+)
+def test_a_foreign_file_is_refused_with_exit_2(content: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "traffic.har"
+    path.write_text(content, encoding="utf-8")
+    result = report(str(path), "--format", "junit")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and message in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("missing.json", "--format", "html"), "cannot read missing.json"),
+        (("x.json", "--format", "pdf"), "'pdf' is not one of"),
+        (("x.json",), "Missing option '--format'"),
+    ],
+)
+def test_bad_arguments_exit_2(args: tuple[str, ...], message: str) -> None:
+    result = report(*args)
+    assert result.exit_code == 2
+    assert message in result.output
