@@ -487,12 +487,29 @@ def _run_pytest(
         # pytest turns an interruption of its session into ExitCode.INTERRUPTED; one that
         # lands just before or after the session gets here
         code = pytest.ExitCode.INTERRUPTED
+    except Exception as exc:
+        if stop.reason is None and not _raised_while_interrupted(exc):
+            raise
+        # A stop that lands inside a context manager's __enter__ leaves a traceback entry
+        # without a line number, and pytest's own report of the interruption then fails on it
+        # (TypeError in _pytest._code): the run was stopped all the same.
+        code = pytest.ExitCode.INTERRUPTED
     reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
     if reason is None and options.max_duration_s is not None:
         spent = budget_reason(options.max_duration_s)
         if stop.reason or any(c.reason_not_exercised == spent for c in collector.checks):
             reason = spent  # checks were skipped for the budget, or its hard stop fired
     return reason
+
+
+def _raised_while_interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while an interruption (Ctrl-C, a stop) was being handled."""
+    seen: BaseException | None = exc.__context__
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__context__
+    return False
 
 
 class _Stop(KeyboardInterrupt):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -346,3 +347,45 @@ def test_a_single_credential_part_travels_alone(monkeypatch: pytest.MonkeyPatch)
     with _credentials_env(RunOptions(api_secret="sk_inner")):
         assert os.environ["PAYMENT_CONFORMANCE_API_SECRET"] == "sk_inner"
         assert "PAYMENT_CONFORMANCE_API_KEY" not in os.environ
+
+
+def test_a_stop_that_breaks_pytests_own_interrupt_report_still_ends_the_run_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen in CI: SIGTERM landing inside a context manager's ``__enter__`` made pytest's report
+    of the interruption raise TypeError, which escaped as a traceback with exit 1."""
+
+    def main_whose_interrupt_report_fails(*args: Any, **kwargs: Any) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises at once; the sleep is never finished
+        except KeyboardInterrupt:
+            raise TypeError("unsupported operand type(s) for -: 'NoneType' and 'int'") from None
+        raise AssertionError("SIGTERM was not turned into a stop")
+
+    monkeypatch.setattr(pytest, "main", main_whose_interrupt_report_fails)
+    finished = execute(
+        RunOptions(only=("AUTH-001",), quick=True, seed=1, report_dir=tmp_path / "r"),
+        NullDisplay(),
+    )
+    assert finished.result.exit_code == 2
+    assert "SIGTERM" in (finished.result.incomplete_reason or "")
+    assert (tmp_path / "r" / "results.json").exists()
+
+
+def test_ctrl_c_that_breaks_pytests_own_interrupt_report_still_ends_the_run_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def main_whose_interrupt_report_fails(*args: Any, **kwargs: Any) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise TypeError("unsupported operand type(s) for -: 'NoneType' and 'int'")  # noqa: B904
+
+    monkeypatch.setattr(pytest, "main", main_whose_interrupt_report_fails)
+    finished = execute(
+        RunOptions(only=("AUTH-001",), quick=True, seed=1, report_dir=tmp_path / "r"),
+        NullDisplay(),
+    )
+    assert finished.result.exit_code == 2
+    assert finished.result.incomplete_reason == INTERRUPTED_REASON
