@@ -13,7 +13,7 @@ import shlex
 import ssl
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -316,8 +316,10 @@ def _text(raw: bytes, secrets: tuple[str, ...], cut_at: int | None = None) -> st
     return text
 
 
-def _redacted_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> dict[str, str]:
-    redacted = redact_headers(dict(headers.items()))
+def _redacted_headers(
+    headers: Iterable[tuple[str, str]], secrets: tuple[str, ...]
+) -> dict[str, str]:
+    redacted = redact_headers(dict(headers))
     for name, value in redacted.items():
         for secret in secrets:
             if secret:
@@ -330,29 +332,52 @@ def build_evidence(
     request: httpx.Request, response: httpx.Response | None, secrets: tuple[str, ...] = ()
 ) -> Evidence:
     """Redacted evidence of one exchange, with a curl command that repeats the request."""
-    request_headers = _redacted_headers(request.headers, secrets)
-    request_body = _text(request.content, secrets)
-    url = mask_url_passwords(str(request.url))  # a --base-url password is never recorded
-    curl = ["curl", "-X", request.method, url]
-    for name, value in request_headers.items():
+    return evidence_from_parts(
+        method=request.method,
+        url=str(request.url),
+        request_headers=request.headers.items(),
+        request_body=request.content,
+        status=response.status_code if response is not None else None,
+        response_headers=response.headers.items() if response is not None else (),
+        response_body=response.content if response is not None else b"",
+        secrets=secrets,
+        cut_at=body_cut_at(response) if response is not None else None,
+    )
+
+
+def evidence_from_parts(
+    *,
+    method: str,
+    url: str,
+    request_headers: Iterable[tuple[str, str]],
+    request_body: bytes,
+    status: int | None,
+    response_headers: Iterable[tuple[str, str]],
+    response_body: bytes,
+    secrets: tuple[str, ...] = (),
+    cut_at: int | None = None,
+) -> Evidence:
+    """Redacted evidence of one exchange given as its parts (``status`` None: no response):
+    no signature, API secret (``secrets``), webhook secret or URL password, bodies cut at
+    64 KiB, headers capped, and a curl command that repeats the request."""
+    shown_headers = _redacted_headers(request_headers, secrets)
+    shown_body = _text(request_body, secrets)
+    url = mask_url_passwords(url)  # a --base-url password is never recorded
+    curl = ["curl", "-X", method, url]
+    for name, value in shown_headers.items():
         if name.lower() in {"host", "content-length", "accept-encoding", "connection"}:
             continue
         curl += ["-H", f"{name}: {value}"]
-    if request_body is not None:
-        curl += ["--data-binary", request_body]
+    if shown_body is not None:
+        curl += ["--data-binary", shown_body]
+    answered = status is not None
     return Evidence(
-        method=request.method,
+        method=method,
         url=url,
-        request_headers=request_headers,
-        request_body=request_body,
-        status=response.status_code if response is not None else None,
-        response_headers=(
-            _redacted_headers(response.headers, secrets) if response is not None else {}
-        ),
-        response_body=(
-            _text(response.content, secrets, body_cut_at(response))
-            if response is not None
-            else None
-        ),
+        request_headers=shown_headers,
+        request_body=shown_body,
+        status=status,
+        response_headers=_redacted_headers(response_headers, secrets) if answered else {},
+        response_body=_text(response_body, secrets, cut_at) if answered else None,
         curl=shlex.join(curl),
     )

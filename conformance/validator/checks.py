@@ -22,7 +22,6 @@ responses (``suite.responses.schemas``).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -36,10 +35,9 @@ from conformance.core import jsonsafe
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
-from conformance.core.redaction import REDACTED, WEBHOOK_SECRET, redact_headers, redact_text
+from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.core.untrusted import mask_url_passwords
-from conformance.suite.evidence_bounds import cap_headers
+from conformance.suite.client import evidence_from_parts
 from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.responses.schemas import (
@@ -96,50 +94,18 @@ _NOT_JSON: Any = object()  # a body that is not JSON (or too deep or large to pa
 
 
 # ----------------------------------------------------------------------------- evidence
-def _text(raw: bytes, secrets: tuple[str, ...]) -> str | None:
-    if not raw:
-        return None
-    text = redact_text(raw[:EVIDENCE_BODY_LIMIT].decode("utf-8", errors="replace"), secrets)
-    if len(raw) > EVIDENCE_BODY_LIMIT:
-        text += f"\n[... {len(raw) - EVIDENCE_BODY_LIMIT} more bytes not shown]"
-    return text
-
-
-def _headers(pairs: Iterable[tuple[str, str]], secrets: tuple[str, ...]) -> dict[str, str]:
-    redacted = redact_headers(dict(pairs))
-    for name, value in redacted.items():
-        for secret in secrets:
-            if secret and secret in value:
-                value = value.replace(secret, REDACTED)
-        if "whsec_" in value:
-            value = WEBHOOK_SECRET.sub(REDACTED, value)
-        redacted[name] = value
-    return cap_headers(redacted)
-
-
 def exchange_evidence(exchange: Exchange, secrets: tuple[str, ...] = ()) -> Evidence:
     """The exchange as report evidence, redacted like the suite's (``client.build_evidence``):
     no signature, API secret (``secrets``) or webhook secret, bodies cut at 64 KiB."""
-    request_headers = _headers(exchange.request_headers, secrets)
-    request_body = _text(exchange.request_body, secrets)
-    url = mask_url_passwords(exchange.url)
-    curl = ["curl", "-X", exchange.method, url]
-    for name, value in request_headers.items():
-        if name.lower() not in {"host", "content-length", "accept-encoding", "connection"}:
-            curl += ["-H", f"{name}: {value}"]
-    if request_body is not None:
-        curl += ["--data-binary", request_body]
-    return Evidence(
+    return evidence_from_parts(
         method=exchange.method,
-        url=url,
-        request_headers=request_headers,
-        request_body=request_body,
+        url=exchange.url,
+        request_headers=exchange.request_headers,
+        request_body=exchange.request_body,
         status=exchange.status,
-        response_headers=(
-            _headers(exchange.response_headers, secrets) if exchange.status is not None else {}
-        ),
-        response_body=_text(exchange.response_body, secrets) if exchange.status else None,
-        curl=shlex.join(curl),
+        response_headers=exchange.response_headers,
+        response_body=exchange.response_body,
+        secrets=secrets,
     )
 
 
