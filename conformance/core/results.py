@@ -34,14 +34,16 @@ def budget_reason(seconds: float) -> str:
 
 REPLAY_NOTE = (
     "a replay command runs only that requirement's checks with the same seed and options: "
-    "the examples, coverage and fuzzing cases are the same, but call sequences (the stateful "
-    "phase, scenario checks) follow the server's answers, which depend on what else ran, so a "
-    "replay can find fewer or other failures than the run"
+    "the examples, coverage and fuzzing cases and the stateful phase's call sequences are the "
+    "same, but the scenario checks follow the server's answers (deliveries in flight, the "
+    "clock), so a replay can find fewer or other failures than the run"
 )
 """What every report says next to the replay commands. The seed alone draws each operation's
 examples, coverage and fuzzing cases, so ``--only`` leaves them as they were (measured:
-``tests/engine/test_replay.py``); a stateful sequence reads the server's answers, and those
-change with the tests running beside it, even between two runs of the same command."""
+``tests/engine/test_replay.py``), and the stateful phase follows only links out of resources
+its sequences create, so its sequences do not depend on other checks' data
+(``tests/suite/schema/test_stateful_replay.py``); a scenario check reads the server's answers,
+and those change with deliveries in flight and the clock."""
 VALIDATE_REPLAY_NOTE = "validating the same recording again repeats every check exactly"
 """The replay note of a ``validate`` run, whose commands re-validate the recording."""
 
@@ -122,6 +124,8 @@ class RunResult:
     # Why the run stopped before every selected check ran (None: it finished). What ran until
     # then is kept; the exit code is 2 whatever was found.
     incomplete_reason: str | None = None
+    # Seconds from the start of the run to the first failed check recorded (None: none failed).
+    first_failure_s: float | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -188,6 +192,8 @@ class RunResult:
             words.append("--quick")
         if "max_duration_s" in self.options:
             words += ["--max-duration", self.options["max_duration_s"]]
+        if self.options.get("fail_fast") == "true":
+            words.append("--fail-fast")
         return shlex.join(words + self._case_words())
 
     @property
@@ -210,8 +216,11 @@ class RunResult:
         words = []
         if not self.target.embedded:
             words += ["--base-url", base_url or self.target.base_url]
-        elif self.target.fault:
-            words += ["--fault", self.target.fault]
+        else:
+            if self.target.fault:
+                words += ["--fault", self.target.fault]
+            if "latency_ms" in self.options:
+                words += ["--latency-ms", self.options["latency_ms"]]
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]

@@ -88,7 +88,10 @@ def test_every_format_says_what_a_replay_does_and_how_to_repeat_the_run(
     for name, text in texts.items():
         assert REPLAY_NOTE in text, name
         assert RERUN in text, name
-        assert "the examples, coverage and fuzzing cases are the same" in text, name
+        assert (
+            "the examples, coverage and fuzzing cases and the stateful phase's call "
+            "sequences are the same" in text
+        ), name
     assert "Replay only this requirement" not in texts["html"]
     document = json.loads(json_report.render(failing_view))
     assert document["rerun"] == RERUN

@@ -6,12 +6,14 @@ therefore generated from a *generation contract*: the effective contract whose r
 carry extra keywords taken from the profile's fixtures (``rules.yaml``, section
 ``generation``). Keywords are only ever added (``allOf`` when a keyword is already there), so
 every value valid under the generation contract is valid under the contract: the narrowing can
-hide nothing from the checks, it only steers generation. Responses are left untouched.
+hide nothing from the checks, it only steers generation. Responses are left untouched, except
+that the stateful phase follows no link into a list (``_drop_links_into_lists``).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -287,4 +289,43 @@ def generation_contract(contract: JsonSchema, profile: Profile) -> JsonSchema:
             operation["requestBody"] = body
     for item in document.get("paths", {}).values():
         item.pop("parameters", None)  # merged into each operation above
+    _drop_links_into_lists(document)
     return document
+
+
+_ARRAY_ITEM = re.compile(r"/[0-9]+(/|$)")
+
+
+def _drop_links_into_lists(document: JsonSchema) -> None:
+    """Links that read an item of a list answer (``$response.body#/deliveries/0/id``) leave the
+    stateful phase.
+
+    A list holds whatever the server has: other checks' data, deliveries still in flight. A
+    sequence that followed such a link would depend on them, and the same seed would send other
+    sequences on another run. Without them every link starts from a resource the sequence
+    created itself. The linked operations are still tested by the unit phases.
+    """
+    for _path, _method, operation in iter_operations(document):
+        for response in operation.get("responses", {}).values():
+            links = response.get("links") if isinstance(response, dict) else None
+            if not isinstance(links, dict):
+                continue
+            for name in [n for n, link in links.items() if _reads_a_list_item(link)]:
+                del links[name]
+            if not links:
+                response.pop("links")
+
+
+def _reads_a_list_item(link: Any) -> bool:
+    expressions = (
+        [
+            *(link.get("parameters") or {}).values(),
+            *([link["requestBody"]] if "requestBody" in link else []),
+        ]
+        if isinstance(link, dict)
+        else []
+    )
+    return any(
+        isinstance(e, str) and "#" in e and _ARRAY_ITEM.search(e.split("#", 1)[1]) is not None
+        for e in expressions
+    )
