@@ -1,4 +1,5 @@
-"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s bench``."""
+"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s bench``,
+``nox -s compare``, ``nox -s flakes``."""
 
 from __future__ import annotations
 
@@ -32,3 +33,17 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
     session.run("python", "-m", "conformance.benchmarks.server", *session.posargs)
     session.run("python", "-m", "conformance.benchmarks.suite")
+
+
+@nox.session(python="3.11")
+def compare(session: nox.Session) -> None:
+    """Our run --quick and run against plain schemathesis over the fault catalogue (~1 hour)."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "conformance.benchmarks.compare", *session.posargs)
+
+
+@nox.session(python="3.11")
+def flakes(session: nox.Session) -> None:
+    """The flake gate: 20 default runs with new seeds against the unfaulted reference server."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "conformance.benchmarks.flakes", "--runs", "20", *session.posargs)

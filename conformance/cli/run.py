@@ -8,7 +8,6 @@ with what ran and say why the run stopped).
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,12 +20,42 @@ from conformance.cli._signals import sigterm_as_interrupt
 from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
-from conformance.engine.runner import Run, RunError, RunOptions, execute
+from conformance.engine.runner import (
+    LOCAL_WORKERS_MAX,
+    REMOTE_WORKERS,
+    Run,
+    RunError,
+    RunOptions,
+    default_workers,
+    execute,
+)
+from conformance.reference.config import MAX_LATENCY_MS
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.
-DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+MAX_WORKERS = 64
+
+
+class WorkersType(click.ParamType):  # type: ignore[type-arg]
+    """``auto`` (the default: chosen for the server, see ``default_workers``) or 1 to 64."""
+
+    name = "auto|N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | None:
+        if value is None or value == "auto":
+            return None
+        try:
+            number = int(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is neither 'auto' nor a number", param, ctx)
+        if not 1 <= number <= MAX_WORKERS:
+            self.fail(f"{number} is not in the range 1 to {MAX_WORKERS} (or 'auto')", param, ctx)
+        return number
+
+
 # The whole run's wall-clock budget. A full run against the embedded server takes about a
 # minute and a slow real server a few; half an hour leaves room for that while still ending a
 # run against a server that answers every request just before each timeout.
@@ -75,12 +104,20 @@ def default_report_dir() -> Path:
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1, max=64),
-    default=DEFAULT_WORKERS,
+    type=WorkersType(),
+    default="auto",
     show_default=True,
-    help="Parallel test processes.",
+    help=f"Parallel test processes. auto: up to {LOCAL_WORKERS_MAX} (one per core) for the "
+    f"embedded server, {REMOTE_WORKERS} for --base-url or --latency-ms (they wait on the "
+    "network, not the CPU).",
 )
 @click.option("--quick", is_flag=True, help="A short run covering every operation and family.")
+@click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Stop at the first failed requirement (exit 1); the reports are still written and "
+    "list what was not reached.",
+)
 @click.option(
     "--max-duration",
     "max_duration",
@@ -96,6 +133,13 @@ def default_report_dir() -> Path:
     "--fault",
     metavar="NAME",
     help="Switch on a reference-server fault (embedded server only; list: `faults`).",
+)
+@click.option(
+    "--latency-ms",
+    type=click.IntRange(0, MAX_LATENCY_MS),
+    default=0,
+    metavar="MS",
+    help="The embedded server answers every request this much later, as a remote one would.",
 )
 @click.option(
     "--webhook-url",
@@ -134,10 +178,12 @@ def run(
     only: tuple[str, ...],
     skip: tuple[str, ...],
     report_dir: Path | None,
-    workers: int,
+    workers: int | None,
     quick: bool,
+    fail_fast: bool,
     max_duration: float,
     fault: str | None,
+    latency_ms: int,
     webhook_url: str | None,
     webhook_bind: str | None,
     sign_key: Path | None,
@@ -150,6 +196,11 @@ def run(
             "--fault switches on a fault of the embedded reference server; "
             "it cannot be combined with --base-url"
         )
+    if latency_ms and base_url is not None:
+        fail(
+            "--latency-ms slows the embedded reference server down; "
+            "it cannot be combined with --base-url"
+        )
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,
@@ -157,11 +208,12 @@ def run(
         only=split_selectors(only),
         skip=split_selectors(skip),
         embedded_fault=fault,
+        embedded_latency_ms=latency_ms,
         quick=quick,
         max_examples=max_examples,
         report_dir=report_dir if report_dir is not None else default_report_dir(),
         progress=not no_progress,
-        workers=workers,
+        workers=workers if workers is not None else default_workers(base_url, latency_ms),
         api_key=api_key or None,
         api_secret=api_secret or None,
         webhook_url=webhook_url,
@@ -169,6 +221,7 @@ def run(
         max_duration_s=max_duration,
         sign_key=sign_key,
         record=record,
+        fail_fast=fail_fast,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:

@@ -25,6 +25,7 @@ from conformance.engine.selftest import (
     run_selftest,
 )
 from conformance.engine.selftest_display import SelftestDisplay
+from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, FaultCatalogueError
 
 INTERRUPTED = 130
@@ -79,6 +80,19 @@ INTERRUPTED = 130
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the kill matrix as JSON to this file.",
 )
+@click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Each faulted run stops at its first failure (run --fail-fast): a fault is caught or "
+    "not as before, in a fraction of the time.",
+)
+@click.option(
+    "--latency-ms",
+    type=click.IntRange(0, MAX_LATENCY_MS),
+    default=0,
+    metavar="MS",
+    help="Each run's embedded server answers this much later (run --latency-ms).",
+)
 @click.option("--no-progress", is_flag=True, help="No live footer (plain lines only).")
 def selftest(
     quick: bool,
@@ -89,6 +103,8 @@ def selftest(
     only: tuple[str, ...],
     timeout_s: float | None,
     report_file: Path | None,
+    fail_fast: bool,
+    latency_ms: int,
     no_progress: bool,
 ) -> None:
     """Run the suite against the reference server once per catalogue fault: the kill matrix."""
@@ -100,6 +116,8 @@ def selftest(
         seed=seed,
         only=split_selectors(only),
         timeout_s=timeout_s,
+        fail_fast=fail_fast,
+        latency_ms=latency_ms,
     )
     console = Console(file=sys.stdout, highlight=False)
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -15,6 +15,7 @@ import click
 
 from conformance.cli._common import fail, profile_option
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
@@ -51,8 +52,21 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     metavar="NAME",
     help="Switch on a fault of the catalogue (repeatable; see `faults`).",
 )
+@click.option(
+    "--latency-ms",
+    type=click.IntRange(0, MAX_LATENCY_MS),
+    default=0,
+    show_default=True,
+    metavar="MS",
+    help="Answer every request this much later, as a remote server would (no CPU is used).",
+)
 def serve(
-    host: str, port: int, db_path: Path | None, profile_name: str, faults: tuple[str, ...]
+    host: str,
+    port: int,
+    db_path: Path | None,
+    profile_name: str,
+    faults: tuple[str, ...],
+    latency_ms: int,
 ) -> None:
     """Run the reference server until Ctrl-C (or SIGTERM).
 
@@ -73,7 +87,14 @@ def serve(
     warning = exposure_warning(host, profile)
     if warning is not None:
         click.echo(warning, err=True)
-    server = ReferenceServer(profile=profile, faults=faults, db_path=db_path, host=host, port=port)
+    server = ReferenceServer(
+        profile=profile,
+        faults=faults,
+        db_path=db_path,
+        host=host,
+        port=port,
+        latency_ms=latency_ms,
+    )
     with stop_requests(server) as stop_requested:
         try:
             server.start()

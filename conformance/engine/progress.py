@@ -205,7 +205,12 @@ def verdict_line(run: RunResult) -> str:
         f"verdict: {run.verdict_summary} ({run.count(Outcome.PASSED)} passed, "
         f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
         f"{check_results(len(run.checks))}) in {run.duration_s:.0f} s"
+        + first_failure(run.first_failure_s)
     )
+
+
+def first_failure(seconds: float | None) -> str:
+    return "" if seconds is None else f"; first failure after {seconds:.1f} s"
 
 
 def check_results(count: int) -> str:

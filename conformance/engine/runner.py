@@ -69,6 +69,22 @@ HARD_STOP_GRACE_S = 10.0
 INTERRUPTED_REASON = "the run was interrupted (Ctrl-C)"
 TERMINATED_REASON = "the run was stopped by SIGTERM"
 NOT_REACHED_CHECK = "run: not reached"
+FAIL_FAST_REASON = "the run stopped at its first failure (--fail-fast)"
+
+
+# Test processes when the server answers at once (the embedded one): one per core, at most two,
+# beyond which the CPU, not the server, is the limit. A remote or slow server keeps each
+# process waiting on the network most of the time, so more processes than cores pay off
+# (measured: see the README's latency table).
+LOCAL_WORKERS_MAX = 2
+REMOTE_WORKERS = 8
+
+
+def default_workers(base_url: str | None, latency_ms: int = 0) -> int:
+    """``--workers auto``: the number of test processes that suits the server under test."""
+    if base_url is None and latency_ms == 0:
+        return min(LOCAL_WORKERS_MAX, os.cpu_count() or 1)
+    return REMOTE_WORKERS
 
 
 class RunError(Exception):
@@ -83,6 +99,7 @@ class RunOptions:
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     embedded_fault: str | None = None
+    embedded_latency_ms: int = 0  # the embedded server answers each request this much later
     quick: bool = False
     max_examples: int | None = None
     report_dir: Path | None = None
@@ -96,6 +113,7 @@ class RunOptions:
     max_duration_s: float | None = None  # the run's wall-clock budget (None: none)
     sign_key: Path | None = None  # Ed25519 private key (PEM) signing the manifest
     record: Path | None = None  # run --record: the run's traffic as a HAR file
+    fail_fast: bool = False  # stop at the first failed requirement (pytest --maxfail=1)
 
 
 @dataclass(frozen=True)
@@ -148,14 +166,17 @@ def execute(options: RunOptions, display: Display) -> Run:
             display.preflight(checked)
             if not checked.ok:
                 raise RunError(checked.message)
-        collector = ResultCollector(display)
+        collector = ResultCollector(display, started=clock)
         try:
             incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
         finally:
             display.close()
     duration = time.perf_counter() - clock
-    if incomplete is not None:
-        not_reached = _not_reached(selected, collector.checks, incomplete)
+    stopped = incomplete
+    if stopped is None and options.fail_fast and collector.first_failure_s is not None:
+        stopped = FAIL_FAST_REASON  # a stop, not an unfinished run: the verdict stands
+    if stopped is not None:
+        not_reached = _not_reached(selected, collector.checks, stopped)
         if not_reached is not None:
             collector.checks.append(not_reached)
     requirements = fold(list(selected), collector.checks)
@@ -173,6 +194,7 @@ def execute(options: RunOptions, display: Display) -> Run:
         checks=tuple(collector.checks),
         options=_recorded_options(options, profile),
         incomplete_reason=incomplete,
+        first_failure_s=collector.first_failure_s,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -318,7 +340,9 @@ def _target(options: RunOptions, profile: Profile) -> Iterator[Target]:
 
     faults = (options.embedded_fault,) if options.embedded_fault else ()
     try:
-        server = ReferenceServer(profile=profile, faults=faults).start()
+        server = ReferenceServer(
+            profile=profile, faults=faults, latency_ms=options.embedded_latency_ms
+        ).start()
     except (ValueError, ServerStartError) as exc:
         raise RunError(f"the embedded reference server cannot start: {exc}") from None
     try:
@@ -337,6 +361,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["base_url"] = mask_url_passwords(options.base_url)
     if options.embedded_fault:
         recorded["fault"] = options.embedded_fault
+    if options.embedded_latency_ms:
+        recorded["latency_ms"] = str(options.embedded_latency_ms)
     if options.only:
         recorded["only"] = ",".join(options.only)
     if options.skip:
@@ -351,6 +377,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["api_key"] = options.api_key
     if options.max_duration_s is not None:
         recorded["max_duration_s"] = f"{options.max_duration_s:g}"
+    if options.fail_fast:
+        recorded["fail_fast"] = "true"
     return recorded
 
 
@@ -407,6 +435,8 @@ def pytest_args(
         args += ["--skip", prefix]
     if options.workers > 1:
         args += ["-n", str(options.workers)]
+    if options.fail_fast:
+        args.append("--maxfail=1")
     if options.webhook_url is not None:
         args += ["--webhook-url", options.webhook_url]
     if options.webhook_bind is not None:
@@ -628,8 +658,10 @@ def phase_of(nodeid: str) -> str:
 class ResultCollector:
     """A pytest plugin (controller side) gathering CheckResults and feeding the display."""
 
-    def __init__(self, display: Display) -> None:
+    def __init__(self, display: Display, started: float | None = None) -> None:
         self.display = display
+        self.started = time.perf_counter() if started is None else started
+        self.first_failure_s: float | None = None  # since ``started``
         self.checks: list[CheckResult] = []
         self.requests_sent = 0
         self.collection_errors: list[str] = []
@@ -678,6 +710,8 @@ class ResultCollector:
                 check = check_from_dict(value)
                 self.checks.append(check)
                 failed = failed or check.outcome is Outcome.FAILED
+                if check.outcome is Outcome.FAILED and self.first_failure_s is None:
+                    self.first_failure_s = round(time.perf_counter() - self.started, 3)
             elif name == REQUESTS_PROPERTY and isinstance(value, int):
                 requests = value
             elif name == FAMILY_PROPERTY and isinstance(value, str):

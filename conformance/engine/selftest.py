@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,10 +31,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, Fault, catalogue
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
-REPORT_SCHEMA = "payment-conformance-selftest/1"
+REPORT_SCHEMA = "payment-conformance-selftest/2"  # 2: fail_fast, latency_ms, first failures
 # A quick run takes ~25 s on two idle cores with one worker, a default run a few minutes; on a
 # loaded machine several times that. The timeout is there for runs that hang, not slow ones.
 DEFAULT_TIMEOUT_S = {True: 600.0, False: 1800.0}
@@ -60,6 +62,8 @@ class SelftestOptions:
     seed: int | None = None  # None: one random seed, shared by every run
     only: tuple[str, ...] = ()  # passed to every run: faster, but see ``narrowed``
     timeout_s: float | None = None  # per run; None: DEFAULT_TIMEOUT_S
+    fail_fast: bool = False  # each run stops at its first failure: the matrix in minutes
+    latency_ms: int = 0  # the embedded server's latency in each run (a remote server's)
 
     @property
     def run_timeout_s(self) -> float:
@@ -74,6 +78,8 @@ class RunSpec:
     quick: bool
     seed: int
     only: tuple[str, ...] = ()
+    fail_fast: bool = False
+    latency_ms: int = 0
 
     @property
     def name(self) -> str:
@@ -98,6 +104,7 @@ class RunOutcome:
     has_results: bool = False
     outcomes: dict[str, str] = field(default_factory=dict)  # requirement id -> its outcome
     log_tail: str = ""  # the end of its output, when it gave no verdict
+    first_failure_s: float | None = None  # results.json: its first failure, from the run's start
 
 
 class Status(StrEnum):
@@ -157,6 +164,7 @@ class Row:
             "wall_s": round(self.outcome.wall_s, 3),
             "suite_s": None if self.outcome.suite_s is None else round(self.outcome.suite_s, 3),
             "requests": self.outcome.requests,
+            "first_failure_s": self.outcome.first_failure_s,
             "exit_code": self.outcome.exit_code,
             "note": self.note,
             "message": self.outcome.message,
@@ -253,6 +261,16 @@ class Matrix:
         return summaries
 
     @property
+    def median_first_failure_s(self) -> float | None:
+        """Median over the caught faults of the time from each run's start to its first failure."""
+        times = [
+            r.outcome.first_failure_s
+            for r in self.fault_rows
+            if r.status is Status.CAUGHT and r.outcome.first_failure_s is not None
+        ]
+        return round(statistics.median(times), 3) if times else None
+
+    @property
     def complete(self) -> bool:
         return not self.interrupted and len(self.rows) == len(self.specs)
 
@@ -271,6 +289,9 @@ class Matrix:
             "jobs": self.options.jobs,
             "only": list(self.options.only),
             "timeout_s": self.options.run_timeout_s,
+            "fail_fast": self.options.fail_fast,
+            "latency_ms": self.options.latency_ms,
+            "median_first_failure_s": self.median_first_failure_s,
             "wall_s": round(self.wall_s, 3),
             "runs_planned": len(self.specs),
             "runs_finished": len(self.rows),
@@ -340,7 +361,12 @@ def plan(
     if not selected:
         raise SelftestError("no fault selected")
     seed = options.seed if options.seed is not None else int.from_bytes(os.urandom(4)) >> 1
-    return seed, [RunSpec(fault, options.quick, seed, options.only) for fault in (None, *selected)]
+    if not 0 <= options.latency_ms <= MAX_LATENCY_MS:
+        raise SelftestError(f"--latency-ms must be 0 to {MAX_LATENCY_MS}, not {options.latency_ms}")
+    return seed, [
+        RunSpec(fault, options.quick, seed, options.only, options.fail_fast, options.latency_ms)
+        for fault in (None, *selected)
+    ]
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -357,6 +383,10 @@ def suite_command(spec: RunSpec, report_dir: Path) -> list[str]:
         args += ["--fault", spec.fault.name]
     for selector in spec.only:
         args += ["--only", selector]
+    if spec.fail_fast and spec.fault is not None:
+        args.append("--fail-fast")  # the unfaulted run runs whole: it must pass everything
+    if spec.latency_ms:
+        args += ["--latency-ms", str(spec.latency_ms)]
     return args
 
 
@@ -386,6 +416,7 @@ def read_outcome(
         suite_s=_number(data.get("duration_s")),
         requests=_integer(data.get("requests_sent")),
         has_results=True,
+        first_failure_s=_number(data.get("first_failure_s")),
         outcomes=outcomes,
     )
 

@@ -231,6 +231,9 @@ def timing_line(matrix: Matrix) -> str:
             f"; per run {wall:.1f} s: the suite {suite:.1f} s + {wall - suite:.1f} s "
             "process start, imports and reports"
         )
+    first = matrix.median_first_failure_s
+    if first is not None:
+        line += f"; median time to the first failure {first:.1f} s"
     without = len(matrix.rows) - len(timed)
     if without:
         line += f" ({without} without a verdict not counted)"

@@ -8,6 +8,7 @@ Every response is JSON; an unexpected exception is a bug and still gets a JSON 5
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
@@ -322,6 +323,8 @@ def create_app(config: ServerConfig) -> Starlette:
     async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if config.latency_ms:
+            await asyncio.sleep(config.latency_ms / 1000)  # waits without holding a thread
         request = Request(scope, receive)
         try:
             body = await _read_body(request, pipeline.max_body)

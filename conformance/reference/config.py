@@ -8,6 +8,8 @@ from pathlib import Path
 from conformance.core.profile import Profile
 from conformance.reference.faults import fault_names
 
+MAX_LATENCY_MS = 10_000
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -17,8 +19,11 @@ class ServerConfig:
     faults: frozenset[str] = field(default_factory=frozenset)
     public_url: str = "http://127.0.0.1"
     db_path: Path | None = None
+    latency_ms: int = 0  # added to every HTTP request, as a remote server's round trip would
 
     def __post_init__(self) -> None:
+        if not 0 <= self.latency_ms <= MAX_LATENCY_MS:
+            raise ValueError(f"latency must be 0 to {MAX_LATENCY_MS} ms, not {self.latency_ms}")
         unknown = sorted(set(self.faults) - fault_names())
         if unknown:
             raise ValueError(

@@ -90,6 +90,7 @@ class ReferenceServer:
         host: str = "127.0.0.1",
         port: int = 0,
         shutdown_grace_secs: float = SHUTDOWN_GRACE_SECS,
+        latency_ms: int = 0,
     ) -> None:
         self.profile = profile if profile is not None else load_profile()
         self.faults = frozenset(faults)
@@ -97,7 +98,9 @@ class ReferenceServer:
         self.host = host
         self.port = port
         self.shutdown_grace_secs = shutdown_grace_secs
-        ServerConfig(self.profile, self.faults)  # rejects unknown faults before binding
+        self.latency_ms = latency_ms
+        # rejects unknown faults and a bad latency before binding
+        ServerConfig(self.profile, self.faults, latency_ms=latency_ms)
         self._server: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
         # Set when the server's thread has ended. Waiting on this rather than on
@@ -156,7 +159,9 @@ class ReferenceServer:
             ) from None
         self._socket = sock
         self.port = sock.getsockname()[1]
-        config = ServerConfig(self.profile, self.faults, self.base_url, self.db_path)
+        config = ServerConfig(
+            self.profile, self.faults, self.base_url, self.db_path, latency_ms=self.latency_ms
+        )
         try:
             app = create_app(config)
         except (sqlite3.Error, OSError) as exc:

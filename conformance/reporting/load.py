@@ -205,6 +205,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         checks=checks,
         reports_dir=reports_dir,
         incomplete_reason=document.get("incomplete_reason"),
+        first_failure_s=document.get("first_failure_s"),
         rerun=document["rerun"],
         replay_note=document["replay_note"],
     )

@@ -66,7 +66,13 @@ def render(view: RunView) -> str:
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
         f"{counts.not_exercised} not exercised ({results:,} check result"
         f"{'' if results == 1 else 's'} recorded, {view.requests_sent:,} requests "
-        f"in {view.duration})",
+        f"in {view.duration}"
+        + (
+            ""
+            if view.first_failure_s is None
+            else f"; first failure after {view.first_failure_s:.1f} s"
+        )
+        + ")",
         "",
         f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",

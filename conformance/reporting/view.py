@@ -198,6 +198,7 @@ class RunView:
     checks: tuple[CheckView, ...]
     reports_dir: str
     incomplete_reason: str | None = None  # why the run stopped early (None: it finished)
+    first_failure_s: float | None = None  # seconds from the run's start to its first failure
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
     replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
 
@@ -427,6 +428,7 @@ def build_view(
         incomplete_reason=(
             None if run.incomplete_reason is None else scrubber.text(run.incomplete_reason)
         ),
+        first_failure_s=run.first_failure_s,
         rerun=scrubber.catalogue(
             run.rerun_command(base_url=mask_url_passwords(run.target.base_url))
         ),

@@ -395,6 +395,8 @@ def pytest_collection_modifyitems(
         else:
             listed = "\n  ".join(item.nodeid for item in unmarked[:20])
             raise pytest.UsageError(f"{UNMARKED_MESSAGE}; these do not:\n  {listed}")
+    if config.getoption("maxfail", 0) == 1:
+        items[:] = fail_fast_order(items)
     settings = state.settings
     if not settings.only and not settings.skip:
         return
@@ -409,6 +411,38 @@ def pytest_collection_modifyitems(
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+# With --exitfirst (run --fail-fast) the families that check one exchange at a time, and catch
+# the most bugs for their time, go first; the scenario families (state machines, a payment that
+# waits to expire) last. Within a family the order is kept. Families not listed go in between.
+FAIL_FAST_FAMILIES = (
+    "auth",
+    "idempotency",
+    "boundaries",
+    "robustness",
+    "responses",
+    "schema",
+    "isolation",
+    "x402",
+    "webhooks",
+    "statements",
+    "schedules",
+    "payments",
+)
+
+
+def fail_fast_order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` in the order that reaches a first failure soonest (a stable sort)."""
+    middle = FAIL_FAST_FAMILIES.index("schema")
+
+    def rank(item: pytest.Item) -> int:
+        if not is_suite_item(item):
+            return -1
+        family = _family(item)
+        return FAIL_FAST_FAMILIES.index(family) if family in FAIL_FAST_FAMILIES else middle
+
+    return sorted(items, key=rank)
 
 
 def selected_requirement_ids(only: tuple[str, ...], skip: tuple[str, ...]) -> set[str]:

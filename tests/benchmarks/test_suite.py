@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from typing import Any
 
@@ -12,7 +13,9 @@ from conformance.benchmarks.suite import (
     ServerClock,
     TimingMiddleware,
     coverage_gaps,
+    latencies,
     suite_families,
+    target_of,
 )
 from conformance.core.contract import operations
 from conformance.core.results import CheckResult, Outcome, RunResult, Target
@@ -75,3 +78,18 @@ def test_measurement_rates() -> None:
     m = Measurement("quick", wall_s=10.0, requests=500, server_s=4.0, result=run_with(()))
     assert m.requests_per_s == 50.0
     assert m.outside_share == 0.6
+
+
+def test_wall_over_requests_times_latency_says_how_much_requests_overlap() -> None:
+    m = Measurement("quick", 30.0, 1_200, 4.0, run_with(()), latency_ms=50, workers=8)
+    assert m.serial_share == pytest.approx(0.5)  # 1,200 x 50 ms one at a time would be 60 s
+    assert Measurement("quick", 30.0, 1_200, 4.0, run_with(())).serial_share is None
+    assert target_of(m) == 60.0
+    assert target_of(Measurement("default", 1.0, 1, 0.0, run_with(()), latency_ms=20)) is None
+
+
+@pytest.mark.parametrize("text", ["", "5,x", "-1", "10001"])
+def test_latencies_must_be_milliseconds_in_range(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        latencies(text)
+    assert latencies("0,20,50") == [0, 20, 50]

@@ -247,3 +247,54 @@ def test_a_run_stopped_by_a_signal_writes_partial_reports_and_exits_2(
     ), output
     document = json.loads((reports / "results.json").read_text())
     assert document["incomplete_reason"] == reason and document["exit_code"] == 2
+
+
+@pytest.mark.slow
+def test_fail_fast_stops_at_the_first_failure_and_still_writes_every_report(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    result = run(
+        *("--fail-fast", "--quick", "--workers", "1", "--seed", "1"),
+        *("--fault", "shape-expires-at-not-date-time", "--report-dir", str(out)),
+    )
+    assert result.exit_code == 1, result.output
+    assert "verdict: NOT CONFORMANT" in result.output
+    assert "first failure after " in result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["exit_code"] == 1 and results["incomplete_reason"] is None
+    assert 0 < results["first_failure_s"] <= results["duration_s"]
+    assert results["rerun"].endswith("--fail-fast")
+    stopped = [c for c in results["checks"] if c["check_id"] == "run: not reached"]
+    assert stopped and stopped[0]["reason_not_exercised"] == (
+        "the run stopped at its first failure (--fail-fast)"
+    )
+    # most of the quick run was never reached
+    assert results["counts"]["requirements"]["not_exercised"] > 200
+    for name in ("report.html", "junit.xml", "summary.md", "manifest.json"):
+        assert (out / name).is_file()
+    assert "first failure after" in (out / "summary.md").read_text()
+
+
+def test_latency_is_for_the_embedded_server_only() -> None:
+    result = run("--latency-ms", "50", "--base-url", "http://127.0.0.1:1")
+    assert result.exit_code == 2
+    assert "--latency-ms slows the embedded reference server down" in result.output
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0", "0 is not in the range 1 to 64"), ("many", "'many' is neither 'auto' nor a number")],
+)
+def test_workers_is_auto_or_a_number(value: str, message: str) -> None:
+    result = run("--workers", value)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_auto_workers_suit_the_server() -> None:
+    from conformance.engine.runner import REMOTE_WORKERS, default_workers
+
+    assert default_workers(None) == min(2, os.cpu_count() or 1)
+    assert default_workers(None, 50) == REMOTE_WORKERS
+    assert default_workers("https://staging.example.test") == REMOTE_WORKERS

@@ -141,3 +141,10 @@ def test_the_exposure_warning_needs_both_a_wide_address_and_the_published_secret
     assert exposure_warning("0.0.0.0", private) is None
     for loopback in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
         assert exposure_warning(loopback, published) is None
+
+
+@pytest.mark.parametrize("value", ["-1", "10001", "soon"])
+def test_serve_refuses_a_latency_out_of_range(value: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--latency-ms", value])
+    assert result.exit_code == 2
+    assert "--latency-ms" in result.output

@@ -31,7 +31,8 @@ def results(failed, code):
     report_dir.mkdir(parents=True)
     every = ids + [f for f in failed if f not in ids]
     requirements = [{"id": i, "outcome": "failed" if i in failed else "passed"} for i in every]
-    document = {"duration_s": 0.05, "requests_sent": 7, "requirements": requirements}
+    document = {"duration_s": 0.05, "requests_sent": 7, "requirements": requirements,
+                "first_failure_s": 0.02 if failed else None}
     (report_dir / "results.json").write_text(json.dumps(document))
     sys.exit(code)
 

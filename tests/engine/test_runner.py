@@ -389,3 +389,30 @@ def test_ctrl_c_that_breaks_pytests_own_interrupt_report_still_ends_the_run_clea
     )
     assert finished.result.exit_code == 2
     assert finished.result.incomplete_reason == INTERRUPTED_REASON
+
+
+def test_the_collector_notes_when_the_first_failed_check_was_recorded() -> None:
+    collector = ResultCollector(NullDisplay(), started=time.perf_counter() - 2.0)
+    passed = check("t1", ("AUTH-001",), Outcome.PASSED)
+    collector.pytest_runtest_logreport(
+        FakeReport("test_auth.py::t1", "teardown", [(CHECK_PROPERTY, check_to_dict(passed))])  # type: ignore[arg-type]
+    )
+    assert collector.first_failure_s is None
+    for name in ("t2", "t3"):
+        failed = check(name, ("AUTH-002",), Outcome.FAILED)
+        collector.pytest_runtest_logreport(
+            FakeReport(
+                f"test_auth.py::{name}", "teardown", [(CHECK_PROPERTY, check_to_dict(failed))]
+            )  # type: ignore[arg-type]
+        )
+        if name == "t2":
+            first = collector.first_failure_s
+    assert first is not None and 2.0 <= first < 60.0
+    assert collector.first_failure_s == first  # the first one, not the latest
+
+
+def test_fail_fast_asks_pytest_to_stop_at_its_first_failed_test(tmp_path: Path) -> None:
+    target = Target("http://127.0.0.1:9", embedded=False)
+    args = pytest_args(RunOptions(fail_fast=True), target, 1, tmp_path / "pytest.ini")
+    assert "--maxfail=1" in args
+    assert "--maxfail=1" not in pytest_args(RunOptions(), target, 1, tmp_path / "pytest.ini")

@@ -264,7 +264,7 @@ def test_the_json_report_holds_the_matrix_grouped_by_category(tmp_path: Path) ->
     matrix = run({"pay-cancel-after-paid": "fail:PAY-STATE-001,SHAPE-001"})
     matrix.write_json(tmp_path / "matrix.json")
     report = json.loads((tmp_path / "matrix.json").read_text())
-    assert report["schema"] == "payment-conformance-selftest/1"
+    assert report["schema"] == "payment-conformance-selftest/2"
     assert (report["quick"], report["seed"], report["jobs"], report["exit_code"]) == (
         False,
         7,
@@ -324,3 +324,29 @@ def test_within_a_category_the_catalogue_order_is_kept() -> None:
     extra = fault("pay-refund-twice", "state", "PAY-STATE-003")
     chosen = select_faults(["state"], [], (*FAULTS, extra))
     assert [f.name for f in chosen] == ["pay-cancel-after-paid", "pay-expire-twice", extra.name]
+
+
+def test_fail_fast_and_latency_reach_every_faulted_run_and_the_unfaulted_run_runs_whole() -> None:
+    _, specs = plan(options(fail_fast=True, latency_ms=50), FAULTS)
+    unfaulted, faulted = suite_command(specs[0], Path("/r")), suite_command(specs[1], Path("/r"))
+    assert "--fail-fast" in faulted and "--fail-fast" not in unfaulted
+    for args in (faulted, unfaulted):
+        assert args[args.index("--latency-ms") + 1] == "50"
+    assert "--latency-ms" not in suite_command(plan(options(), FAULTS)[1][1], Path("/r"))
+
+
+def test_a_latency_out_of_range_is_refused_before_any_run() -> None:
+    with pytest.raises(SelftestError, match="--latency-ms must be 0 to 10000"):
+        plan(options(latency_ms=20_000), FAULTS)
+
+
+def test_the_matrix_gives_the_median_time_to_the_first_failure_of_the_caught_faults(
+    tmp_path: Path,
+) -> None:
+    matrix = run({f.name: "fail:" + ",".join(f.breaks) for f in FAULTS})
+    assert matrix.median_first_failure_s == 0.02  # the fake runs' first failure
+    matrix.write_json(tmp_path / "matrix.json")
+    report = json.loads((tmp_path / "matrix.json").read_text())
+    assert report["median_first_failure_s"] == 0.02
+    assert {f["first_failure_s"] for f in report["faults"]} == {0.02}
+    assert run({}).median_first_failure_s is None  # nothing caught: no first failure

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import signal
 import socket
 import sys
@@ -264,3 +265,23 @@ def test_an_unusable_database_is_a_clear_error(profile: Profile, tmp_path: Path,
         db.write_bytes(b"this is not a database file, just some text" * 100)
     with pytest.raises(ServerStartError, match="cannot open the database"):
         ReferenceServer(profile=profile, db_path=db).start()
+
+
+def test_a_latency_delays_every_answer_without_holding_a_thread(profile: Profile) -> None:
+    with ReferenceServer(profile=profile, latency_ms=300) as server:
+        url = server.base_url + "/v1/payments"
+        started = time.perf_counter()
+        with httpx.Client() as client:
+            client.get(url)  # unauthenticated: 401, after the latency all the same
+        assert time.perf_counter() - started >= 0.3
+        # twenty requests at once take about one latency, not twenty: the wait is a sleep
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            started = time.perf_counter()
+            list(pool.map(lambda _: httpx.get(url), range(20)))
+        assert time.perf_counter() - started < 20 * 0.3
+
+
+@pytest.mark.parametrize("latency", [-1, 10_001])
+def test_a_latency_out_of_range_is_refused(profile: Profile, latency: int) -> None:
+    with pytest.raises(ValueError, match="latency must be 0 to 10000 ms"):
+        ReferenceServer(profile=profile, latency_ms=latency)

@@ -491,3 +491,63 @@ def test_embedded_fault_switches_on_a_reference_fault(project: pytest.Pytester) 
         """,
     )
     project.inline_run("--embedded-fault", "auth-nonce-not-checked").assertoutcome(passed=1)
+
+
+# -- --exitfirst -----------------------------------------------------------------------------
+FAILING_AND_LATER_CHECKS = """
+import pytest
+
+@pytest.mark.requirement("AUTH-001")
+def test_a_recorded_failure(check_recorder):
+    check_recorder.record("auth: first", ["AUTH-001"], "failed", "the server said yes")
+
+@pytest.mark.requirement("AUTH-002")
+def test_a_later_check():
+    pass
+"""
+
+
+def test_exitfirst_stops_at_the_first_recorded_failure(
+    project: pytest.Pytester, server_url: str
+) -> None:
+    write_check(project, "test_two", FAILING_AND_LATER_CHECKS)
+    result = project.runpytest_inprocess("--base-url", server_url, "-p", "no:randomly", "-x")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)  # the later check never ran
+    without = project.runpytest_inprocess("--base-url", server_url, "-p", "no:randomly")
+    without.assert_outcomes(failed=1, passed=1)
+
+
+def test_exitfirst_runs_the_one_exchange_families_before_the_scenarios(
+    project: pytest.Pytester, server_url: str
+) -> None:
+    write_check(
+        project,
+        "test_a_scenario",
+        """
+        import pytest
+
+        pytestmark = pytest.mark.family("payments")
+
+        @pytest.mark.requirement("PAY-001")
+        def test_a_long_scenario():
+            pass
+        """,
+    )
+    write_check(
+        project,
+        "test_b_auth",
+        """
+        import pytest
+
+        pytestmark = pytest.mark.family("auth")
+
+        @pytest.mark.requirement("AUTH-001")
+        def test_one_exchange(check_recorder):
+            check_recorder.record("auth: one", ["AUTH-001"], "failed", "accepted")
+        """,
+    )
+    first = project.runpytest_inprocess("--base-url", server_url, "-p", "no:randomly", "-x")
+    first.assert_outcomes(failed=1)  # the auth check ran first and stopped the session
+    whole = project.runpytest_inprocess("--base-url", server_url, "-p", "no:randomly", "-v")
+    whole.stdout.fnmatch_lines(["*test_a_long_scenario PASSED*", "*test_one_exchange FAILED*"])
