@@ -27,7 +27,7 @@ def failures(result: RunResult) -> dict[str, list[str]]:
     return family_failures(result, FAMILY)
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(3, False), (29, True), (101, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(3, False), (29, True)])
 def test_the_reference_server_passes_every_auth_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert failures(result) == {}

@@ -31,7 +31,7 @@ def failures(result: RunResult) -> dict[str, list[str]]:
     return family_failures(result, FAMILY)
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(7, False), (43, True), (89, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(7, False), (43, True)])
 def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert failures(result) == {}

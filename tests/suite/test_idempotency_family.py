@@ -30,7 +30,7 @@ def failures(result: RunResult) -> dict[str, list[str]]:
     return family_failures(result, FAMILY)
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True), (97, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True)])
 def test_the_reference_server_passes_every_idempotency_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert failures(result) == {}

@@ -33,7 +33,7 @@ def failures(result: RunResult) -> dict[str, list[str]]:
     return family_failures(result, FAMILY)
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(7, False), (41, True), (83, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(7, False), (41, True)])
 def test_the_reference_server_passes_every_isolation_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert failures(result) == {}

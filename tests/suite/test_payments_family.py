@@ -56,7 +56,7 @@ def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult
     return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(3, False), (17, True), (41, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(3, False), (17, True)])
 def test_the_reference_server_passes_every_payments_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert family_failures(result, FAMILY) == {}

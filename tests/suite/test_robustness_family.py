@@ -35,7 +35,7 @@ def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult
     return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True), (97, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True)])
 def test_the_reference_server_passes_every_robustness_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert family_failures(result, FAMILY) == {}

@@ -44,7 +44,7 @@ def failures(result: RunResult) -> dict[str, list[str]]:
     return family_failures(result, FAMILY)
 
 
-@pytest.mark.parametrize(("seed", "quick"), [(3, False), (17, True), (61, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(3, False), (17, True)])
 def test_the_reference_server_passes_every_schedules_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert failures(result) == {}

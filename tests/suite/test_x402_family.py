@@ -82,7 +82,7 @@ def test_a_profile_without_the_payload_shape_keeps_the_specification_layer() -> 
 
 # ------------------------------------------------------------------------ the family
 @pytest.mark.slow
-@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True), (97, True)])
+@pytest.mark.parametrize(("seed", "quick"), [(5, False), (31, True)])
 def test_the_reference_server_passes_every_x402_check(seed: int, quick: bool) -> None:
     result = run(seed, quick=quick)
     assert family_failures(result, FAMILY) == {}
