@@ -15,6 +15,7 @@ import jinja2
 
 from conformance.core.resources import package_data
 from conformance.reporting.check_titles import check_title
+from conformance.reporting.coverage import by_operation
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -102,6 +103,7 @@ def render(view: RunView) -> str:
     template = environment().get_template(TEMPLATE)
     return template.render(
         view=view,
+        operations=by_operation(view),
         max_evidence=MAX_EVIDENCE,
         places=EvidencePlaces.of(view, MAX_EVIDENCE),
         replay_note=view.replay_note,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from conformance.core.results import split_steps
+from conformance.reporting.coverage import by_operation
 from conformance.reporting.view import RequirementView, RunView
 
 FILENAME = "summary.md"
@@ -96,6 +97,21 @@ def render(view: RunView) -> str:
     lines.append(
         f"| **total** | **{counts.passed}** | **{counts.failed}** | **{counts.not_exercised}** |"
     )
+    operations = by_operation(view)
+    if operations:
+        lines += [
+            "",
+            "| operation | passed | failed | not exercised | status codes exercised |",
+            "|---|--:|--:|--:|---|",
+        ]
+        for op in operations:
+            statuses = ", ".join(op.statuses_exercised) or "none"
+            if op.statuses_exercised != op.statuses:
+                statuses += f" (of {', '.join(op.statuses)})"
+            lines.append(
+                f"| {code(op.operation_id)} | {op.passed} | {op.failed} "
+                f"| {len(op.not_exercised)} | {statuses} |"
+            )
     failed = view.failed
     if failed:
         lines += [

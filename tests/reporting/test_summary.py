@@ -30,7 +30,7 @@ def test_passing_and_untested_runs_say_so(passing_view: RunView, untested_view: 
 def test_the_section_table_has_one_row_per_section_and_a_total(failing_view: RunView) -> None:
     text = summary.render(failing_view)
     table = [line for line in text.splitlines() if line.startswith("|")]
-    assert table == [
+    assert table[:8] == [
         "| section | passed | failed | not exercised |",
         "|---|--:|--:|--:|",
         "| spec 4 Endpoints | 1 | 1 | 0 |",
@@ -40,6 +40,7 @@ def test_the_section_table_has_one_row_per_section_and_a_total(failing_view: Run
         "| profile 6 Test helpers | 0 | 0 | 1 |",
         "| **total** | **3** | **3** | **1** |",
     ]
+    assert table[8] == "| operation | passed | failed | not exercised | status codes exercised |"
 
 
 def test_failed_requirements_are_listed_with_their_replay_command(failing_view: RunView) -> None:
