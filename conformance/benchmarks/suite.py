@@ -23,10 +23,7 @@ or a run leaves an operation or a family unexercised.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -40,14 +37,14 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance.core.contract import operations
-from conformance.core.results import Outcome, RunResult, Target
+from conformance.core.results import Outcome, RunResult
+from conformance.engine.inventory import collect_suite
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import (
     RunError,
     RunOptions,
     default_workers,
     execute,
-    pytest_args,
 )
 from conformance.reference.config import MAX_LATENCY_MS
 from conformance.suite.plugin import is_suite_item
@@ -191,20 +188,9 @@ def family_of(item: pytest.Item) -> str:
 def suite_families(profile: str = "default") -> dict[str, int]:
     """Every family of the suite with its number of tests, as a default run collects them."""
     collector = _FamilyCollector()
-    output = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="payment-conformance-bench-") as scratch:
-        config_file = Path(scratch) / "pytest.ini"
-        config_file.write_text("[pytest]\n", encoding="utf-8")
-        # collection only: no request is sent, the address is never used
-        target = Target("http://127.0.0.1:9", embedded=False)
-        args = pytest_args(RunOptions(profile=profile), target, 0, config_file)
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            code = pytest.main([*args, "--collect-only"], plugins=[collector])
-    if code != pytest.ExitCode.OK or not collector.families:
-        raise RunError(
-            f"the suite could not be collected (pytest exit code {code}):\n"
-            + output.getvalue()[-2000:]
-        )
+    collect_suite(collector, profile)
+    if not collector.families:
+        raise RunError("the suite has no test")
     return dict(sorted(collector.families.items()))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, NoReturn
 
 import click
@@ -72,3 +72,17 @@ profile_option = click.option(
     show_default=True,
     help="A shipped profile name or the path of a profile .toml file.",
 )
+
+
+def latency_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--latency-ms MS``: the reference server answers every request this much later."""
+    from conformance.reference.config import MAX_LATENCY_MS
+
+    return click.option(
+        "--latency-ms",
+        type=click.IntRange(0, MAX_LATENCY_MS),
+        default=0,
+        show_default=True,
+        metavar="MS",
+        help=help,
+    )

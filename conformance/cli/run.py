@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from conformance.cli._common import fail, profile_option, split_selectors
+from conformance.cli._common import fail, latency_option, profile_option, split_selectors
 from conformance.cli._signals import sigterm_as_interrupt
 from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
@@ -29,7 +29,6 @@ from conformance.engine.runner import (
     default_workers,
     execute,
 )
-from conformance.reference.config import MAX_LATENCY_MS
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
@@ -134,13 +133,7 @@ def default_report_dir() -> Path:
     metavar="NAME",
     help="Switch on a reference-server fault (embedded server only; list: `faults`).",
 )
-@click.option(
-    "--latency-ms",
-    type=click.IntRange(0, MAX_LATENCY_MS),
-    default=0,
-    metavar="MS",
-    help="The embedded server answers every request this much later, as a remote one would.",
-)
+@latency_option("The embedded server answers every request this much later, as a remote one would.")
 @click.option(
     "--webhook-url",
     metavar="URL",

@@ -16,7 +16,7 @@ from types import FrameType
 import click
 from rich.console import Console
 
-from conformance.cli._common import fail, split_selectors
+from conformance.cli._common import fail, latency_option, split_selectors
 from conformance.core.untrusted import for_terminal
 from conformance.engine.selftest import (
     SelftestError,
@@ -25,7 +25,6 @@ from conformance.engine.selftest import (
     run_selftest,
 )
 from conformance.engine.selftest_display import SelftestDisplay
-from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, FaultCatalogueError
 
 INTERRUPTED = 130
@@ -86,13 +85,7 @@ INTERRUPTED = 130
     help="Each faulted run stops at its first failure (run --fail-fast): a fault is caught or "
     "not as before, in a fraction of the time.",
 )
-@click.option(
-    "--latency-ms",
-    type=click.IntRange(0, MAX_LATENCY_MS),
-    default=0,
-    metavar="MS",
-    help="Each run's embedded server answers this much later (run --latency-ms).",
-)
+@latency_option("Each run's embedded server answers this much later (run --latency-ms).")
 @click.option("--no-progress", is_flag=True, help="No live footer (plain lines only).")
 def selftest(
     quick: bool,

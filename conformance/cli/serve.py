@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from conformance.cli._common import fail, profile_option
+from conformance.cli._common import fail, latency_option, profile_option
 from conformance.core.profile import Profile, ProfileError, load_profile
-from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
@@ -52,14 +51,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     metavar="NAME",
     help="Switch on a fault of the catalogue (repeatable; see `faults`).",
 )
-@click.option(
-    "--latency-ms",
-    type=click.IntRange(0, MAX_LATENCY_MS),
-    default=0,
-    show_default=True,
-    metavar="MS",
-    help="Answer every request this much later, as a remote server would (no CPU is used).",
-)
+@latency_option("Answer every request this much later, as a remote server would (no CPU is used).")
 def serve(
     host: str,
     port: int,

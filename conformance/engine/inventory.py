@@ -30,22 +30,31 @@ class _Markers:
                 self.by_test[item.nodeid] = tuple(dict.fromkeys(ids))
 
 
-def requirement_checks(profile: str = "default", *, quick: bool = False) -> dict[str, set[str]]:
-    """Requirement id -> the suite tests that declare a check of it."""
-    markers = _Markers()
+def collect_suite(plugin: object, profile: str = "default", *, quick: bool = False) -> None:
+    """Collect the suite as a run would (``--collect-only``) with ``plugin`` looking on;
+    ``RunError`` when it cannot be collected."""
     output = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="payment-conformance-inventory-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="payment-conformance-collect-") as scratch:
         config_file = Path(scratch) / "pytest.ini"
         config_file.write_text("[pytest]\n", encoding="utf-8")
+        # collection only: no request is sent, the address is never used
         target = Target("http://127.0.0.1:9", embedded=False)
         args = pytest_args(RunOptions(profile=profile, quick=quick), target, 0, config_file)
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            code = pytest.main([*args, "--collect-only"], plugins=[markers])
-    if code != pytest.ExitCode.OK or not markers.by_test:
+            code = pytest.main([*args, "--collect-only"], plugins=[plugin])
+    if code != pytest.ExitCode.OK:
         raise RunError(
             f"the suite could not be collected (pytest exit code {code}):\n"
             + output.getvalue()[-2000:]
         )
+
+
+def requirement_checks(profile: str = "default", *, quick: bool = False) -> dict[str, set[str]]:
+    """Requirement id -> the suite tests that declare a check of it."""
+    markers = _Markers()
+    collect_suite(markers, profile, quick=quick)
+    if not markers.by_test:
+        raise RunError("the suite has no test")
     checks: dict[str, set[str]] = {}
     for test, ids in markers.by_test.items():
         for requirement_id in ids:
