@@ -8,7 +8,8 @@ server, seeds S, S+1, ... (S drawn and printed unless given). A subprocess per r
 runs it: nothing one run leaves in the interpreter (hypothesis state, imported modules, threads)
 can hide or cause a failure of the next. Prints a line per run and exits 1 when any run failed
 a requirement or did not finish, naming each such seed with the command that repeats its run;
-0 when every run was conformant; 2 on bad arguments. ``nox -s flakes`` runs 20 default runs;
+0 when every run was conformant; 2 on bad arguments. The reports of a run that was not
+conformant are kept in ``reports/flakes/seed-<seed>/``. ``nox -s flakes`` runs 20 default runs;
 CI runs 3 quick ones.
 """
 
@@ -18,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_TIMEOUT_S = {True: 900.0, False: 2400.0}  # for a run that hangs, never a slow one
+KEPT = Path("reports") / "flakes"  # the reports of every run that was not conformant
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,10 @@ def run_once(seed: int, quick: bool, workers: int | None) -> FlakeRun:
             for r in data.get("requirements", [])
             if isinstance(r, dict) and r.get("outcome") == "failed"
         ]
+        if failed or done.returncode != 0:
+            keep = KEPT / f"seed-{seed}"
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.copytree(reports, keep)
         return FlakeRun(
             seed,
             str(data.get("verdict", "ERROR")),

@@ -335,7 +335,7 @@ def create_app(config: ServerConfig) -> Starlette:
         else:
             incoming = IncomingRequest(
                 method=request.method,
-                path=request.url.path,
+                path=scope["path"],  # not request.url.path: urlsplit drops tabs and newlines
                 raw_path=scope.get("raw_path", b"").decode("utf-8", "replace") or scope["path"],
                 query=scope.get("query_string", b""),
                 headers=request.headers,
