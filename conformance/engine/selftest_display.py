@@ -112,6 +112,10 @@ class SelftestDisplay:
                 categories[spec.category] = categories.get(spec.category, 0) + 1
         faults = ", ".join(f"{c} {n}" for c, n in categories.items())
         mode = "quick" if options.quick else "default"
+        if options.fail_fast:
+            mode += ", each faulted run stopping at its first failure"
+        if options.latency_ms:
+            mode += f", server latency {options.latency_ms} ms"
         self._print(
             f"selftest: {self._total} runs (unfaulted + {self._total - 1} faults: {faults})"
             f" · {mode} mode · seed {matrix.seed} · {options.jobs} jobs"
