@@ -222,6 +222,9 @@ def test_a_run_stopped_by_a_signal_writes_partial_reports_and_exits_2(
             stderr=subprocess.STDOUT,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # a test run started in the background inherits SIGINT ignored, and Python then
+            # installs no Ctrl-C handler: give the run the terminal's default, as a user's has
+            preexec_fn=_default_sigint,
         )
         try:
             assert process.stdout is not None
@@ -298,3 +301,7 @@ def test_auto_workers_suit_the_server() -> None:
     assert default_workers(None) == min(2, os.cpu_count() or 1)
     assert default_workers(None, 50) == REMOTE_WORKERS
     assert default_workers("https://staging.example.test") == REMOTE_WORKERS
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
