@@ -10,7 +10,9 @@ timed out, and an interrupt stops every child before returning.
 A fault is *caught* when its run fails at least one requirement it names in ``breaks``. It is
 caught *through other ids* when its run fails only requirements it does not name (the suite
 notices something, but not the bug the catalogue describes), and it *survives* when its run
-passes. The selftest passes when every fault is caught and the unfaulted run is conformant.
+passes. With ``--fail-fast`` each faulted run stops at its first failure, before it may reach
+the ids the fault names: any failure then counts as caught, and the row says so. The selftest
+passes when every fault is caught and the unfaulted run is conformant.
 """
 
 from __future__ import annotations
@@ -186,6 +188,11 @@ def judge(spec: RunSpec, outcome: RunOutcome) -> Row:
     other = tuple(i for i in failed if i not in breaks)
     if named:
         return Row(spec, Status.CAUGHT, outcome, named, other)
+    if other and spec.fail_fast:
+        # the run stopped at its first failure, which may be another requirement the bug
+        # breaks before the suite reached the ones it names: caught all the same
+        note = "stopped at its first failure (--fail-fast) before " + ", ".join(spec.fault.breaks)
+        return Row(spec, Status.CAUGHT, outcome, (), other, note)
     if spec.only and not _selected(spec.fault.breaks, spec.only):
         note = f"{', '.join(spec.fault.breaks)} not selected by --only"
     else:

@@ -350,3 +350,11 @@ def test_the_matrix_gives_the_median_time_to_the_first_failure_of_the_caught_fau
     assert report["median_first_failure_s"] == 0.02
     assert {f["first_failure_s"] for f in report["faults"]} == {0.02}
     assert run({}).median_first_failure_s is None  # nothing caught: no first failure
+
+
+def test_under_fail_fast_a_first_failure_through_other_ids_is_a_catch() -> None:
+    spec = RunSpec(NONCE, False, 1, fail_fast=True)
+    row = judge(spec, finished("PAY-STATE-001"))
+    assert row.status is Status.CAUGHT and row.other == ("PAY-STATE-001",)
+    assert "stopped at its first failure (--fail-fast) before AUTH-016" in row.note
+    assert judge(RunSpec(NONCE, False, 1), finished("PAY-STATE-001")).status is Status.OTHER_IDS
