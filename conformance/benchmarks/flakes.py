@@ -113,10 +113,21 @@ def run_once(seed: int, quick: bool, workers: int | None) -> FlakeRun:
             done.returncode,
             wall,
             failed,
-            str(data.get("requirements_exercised", "")),
+            _exercised(data),
             data.get("requests_sent"),
             str(data.get("incomplete_reason") or ""),
         )
+
+
+def _exercised(data: dict[str, Any]) -> str:
+    """ "332 of 333" from a results.json (the bare count when the total is missing)."""
+    exercised = data.get("requirements_exercised")
+    if not isinstance(exercised, int):
+        return ""
+    counts = data.get("counts")
+    requirements = counts.get("requirements") if isinstance(counts, dict) else None
+    total = requirements.get("total") if isinstance(requirements, dict) else None
+    return f"{exercised} of {total}" if isinstance(total, int) else str(exercised)
 
 
 def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:

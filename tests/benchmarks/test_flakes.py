@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.flakes import FlakeRun, main
+from conformance.benchmarks.flakes import FlakeRun, _exercised, main
 
 
 class Runs:
@@ -87,3 +87,17 @@ def test_bad_arguments_exit_2_with_a_message(
         code = exc.code
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("results", "shown"),
+    [
+        ({"requirements_exercised": 332, "counts": {"requirements": {"total": 333}}}, "332 of 333"),
+        ({"requirements_exercised": 332}, "332"),
+        ({"requirements_exercised": "lots", "counts": []}, ""),
+    ],
+)
+def test_a_run_shows_how_many_requirements_of_the_catalogue_it_exercised(
+    results: dict[str, object], shown: str
+) -> None:
+    assert _exercised(results) == shown
