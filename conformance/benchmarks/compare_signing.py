@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance.core.profile import load_profile
 from conformance.core.signing import Signer
-from conformance.suite.schema.loading import SignedRequests
+from conformance.suite.schema.signed_requests import SignedRequests
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 128  # the spec's maximum; longer keys are refused, so they are left alone

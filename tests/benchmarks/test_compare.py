@@ -7,6 +7,8 @@ make plain schemathesis sign its requests are tested against a real reference se
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from conformance.benchmarks.compare_tools import (
 )
 from conformance.core.profile import load_profile
 from conformance.reference.server import ReferenceServer
+from conformance.suite.schema.checks import OUR_CHECKS
 
 FAULTS = ["auth-nonce-not-checked", "idem-key-not-required", "shape-expires-at-not-date-time"]
 
@@ -223,3 +226,16 @@ def test_the_hooks_sign_every_call_and_repeated_keys_make_new_payments() -> None
             assert response.status_code == 201, response.text  # signed: not 401
             ids.add(response.json()["id"])
     assert len(ids) == 2  # the repeated generated key was replaced: no replay
+
+
+def test_the_hooks_add_none_of_the_suites_checks_to_plain_schemathesis() -> None:
+    """``--checks all`` in the compared run must mean schemathesis' own checks only."""
+    probe = (
+        "import schemathesis.checks as c, conformance.benchmarks.compare_hooks;"
+        "print('\\n'.join(c.CHECKS.get_all_names()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    registered = set(done.stdout.split())
+    assert not registered & set(OUR_CHECKS)

@@ -26,6 +26,7 @@ from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
+from conformance.suite.schema.signed_requests import SignedRequests
 from conformance.suite.transport import Limits, bounded_session
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -35,27 +36,6 @@ READ_TIMEOUT_S = 15.0
 # signing hook puts back on every request (the auth and isolation families test them instead).
 DISABLED_BUILTIN_CHECKS = ("ignored_auth", "object_level_authorization")
 OUR_CHECKS = schema_checks.OUR_CHECKS
-
-
-class SignedRequests(requests.auth.AuthBase):
-    """Adds the four authentication headers, signed over the request exactly as sent."""
-
-    def __init__(self, signer: Signer) -> None:
-        self.signer = signer
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        body = request.body
-        if body is None:
-            raw = b""
-        elif isinstance(body, bytes):
-            raw = body
-        elif isinstance(body, str):
-            # http.client sends a str body encoded as ISO-8859-1.
-            raw = body.encode("iso-8859-1", errors="replace")
-        else:
-            raise TypeError(f"cannot sign a streamed request body ({type(body).__name__})")
-        request.headers.update(self.signer.headers(str(request.method), request.path_url, raw))
-        return request
 
 
 def signed_session(
