@@ -120,7 +120,8 @@ def run_once(seed: int, quick: bool, workers: int | None) -> FlakeRun:
 
 
 def _exercised(data: dict[str, Any]) -> str:
-    """ "332 of 333" from a results.json (the bare count when the total is missing)."""
+    """How many requirements a results.json exercised, as "332 of 333" (the bare count when
+    the total is missing)."""
     exercised = data.get("requirements_exercised")
     if not isinstance(exercised, int):
         return ""
