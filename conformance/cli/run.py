@@ -30,6 +30,7 @@ from conformance.engine.runner import (
     execute,
 )
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
+from conformance.suite.ratelimit import parse_rate
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.
@@ -53,6 +54,22 @@ class WorkersType(click.ParamType):  # type: ignore[type-arg]
         if not 1 <= number <= MAX_WORKERS:
             self.fail(f"{number} is not in the range 1 to {MAX_WORKERS} (or 'auto')", param, ctx)
         return number
+
+
+class RateType(click.ParamType):  # type: ignore[type-arg]
+    """Requests a second: ``25/s`` or ``25`` (positive)."""
+
+    name = "N/s"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_rate(str(value))
+        except ValueError as exc:
+            self.fail(str(exc).removeprefix("--rate-limit must be "), param, ctx)
 
 
 # The whole run's wall-clock budget. A full run against the embedded server takes about a
@@ -160,6 +177,12 @@ def default_report_dir() -> Path:
     help="Record the suite's own traffic (every request sent and its response, secrets "
     "masked) to this HAR 1.2 file, the input of `validate`.",
 )
+@click.option(
+    "--rate-limit",
+    type=RateType(),
+    help="Send at most N requests a second, all test processes together (25/s or 25), for a "
+    "sandbox that publishes its limit. 429 answers are waited out with or without it.",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -181,6 +204,7 @@ def run(
     webhook_bind: str | None,
     sign_key: Path | None,
     record: Path | None,
+    rate_limit: float | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -215,6 +239,7 @@ def run(
         sign_key=sign_key,
         record=record,
         fail_fast=fail_fast,
+        rate_limit=rate_limit,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:

@@ -84,6 +84,15 @@ class X402PayloadShape:
 
 
 @dataclass(frozen=True)
+class RateLimitRule:
+    """How the server answers a rate-limited request (the profile's optional ``[rate_limit]``)."""
+
+    status: int = 429
+    retry_after_required: bool = False
+    error_code: str | None = None
+
+
+@dataclass(frozen=True)
 class Profile:
     """A validated profile. ``data`` keeps the whole document for less common keys."""
 
@@ -169,6 +178,18 @@ class Profile:
         """The pinned shape of x402 payment payloads, or None when the profile leaves it open."""
         raw = self.data["x402"].get("payment_payload")
         return None if raw is None else X402PayloadShape(**raw)
+
+    @property
+    def rate_limit(self) -> RateLimitRule | None:
+        """The declared rate-limit answer, or None when the profile declares none."""
+        raw = self.data.get("rate_limit")
+        if raw is None:
+            return None
+        return RateLimitRule(
+            status=int(raw.get("status", 429)),
+            retry_after_required=bool(raw.get("retry_after_required", False)),
+            error_code=raw.get("error_code"),
+        )
 
     def idempotency_required(self, method: str, operation_id: str) -> bool:
         idem = self.data["idempotency"]

@@ -108,6 +108,75 @@ class Target:
 
 
 @dataclass(frozen=True)
+class RateLimitCounts:
+    """How the server's rate limits touched a run (or one check): answers that asked the client
+    to wait, the time waited for them and for ``--rate-limit``, and requests that never got
+    through within their bounds."""
+
+    received_429: int = 0
+    received_503: int = 0  # 503 answers that carried Retry-After
+    waited_s: float = 0.0  # waiting as the 429/503 answers said
+    limiter_waited_s: float = 0.0  # waiting for a slot of the client-side --rate-limit
+    given_up: int = 0
+
+    def __add__(self, other: RateLimitCounts) -> RateLimitCounts:
+        return RateLimitCounts(
+            self.received_429 + other.received_429,
+            self.received_503 + other.received_503,
+            self.waited_s + other.waited_s,
+            self.limiter_waited_s + other.limiter_waited_s,
+            self.given_up + other.given_up,
+        )
+
+    def __sub__(self, other: RateLimitCounts) -> RateLimitCounts:
+        return RateLimitCounts(
+            self.received_429 - other.received_429,
+            self.received_503 - other.received_503,
+            self.waited_s - other.waited_s,
+            self.limiter_waited_s - other.limiter_waited_s,
+            self.given_up - other.given_up,
+        )
+
+    def as_dict(self) -> dict[str, int | float]:
+        return {
+            "received_429": self.received_429,
+            "received_503": self.received_503,
+            "waited_s": round(self.waited_s, 3),
+            "limiter_waited_s": round(self.limiter_waited_s, 3),
+            "given_up": self.given_up,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> RateLimitCounts:
+        """The counts of ``as_dict`` (a missing or wrongly typed entry counts as zero)."""
+
+        def number(name: str) -> float:
+            value = data.get(name)
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            return float(value) if ok else 0.0  # type: ignore[arg-type]
+
+        return cls(
+            int(number("received_429")),
+            int(number("received_503")),
+            number("waited_s"),
+            number("limiter_waited_s"),
+            int(number("given_up")),
+        )
+
+    def describe(self) -> str:
+        """One line for the console and the reports, compact when nothing was rate limited."""
+        text = (
+            f"429s: {self.received_429}, 503s with Retry-After: {self.received_503}, "
+            f"waited {self.waited_s:.1f} s"
+        )
+        if self.limiter_waited_s:
+            text += f", {self.limiter_waited_s:.1f} s for --rate-limit"
+        if self.given_up:
+            text += f"; {self.given_up} request(s) given up"
+        return text
+
+
+@dataclass(frozen=True)
 class RunResult:
     suite_version: str
     contract_sha256: str
@@ -126,6 +195,7 @@ class RunResult:
     incomplete_reason: str | None = None
     # Seconds from the start of the run to the first failed check recorded (None: none failed).
     first_failure_s: float | None = None
+    rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)

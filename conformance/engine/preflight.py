@@ -15,7 +15,7 @@ import email.utils
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,7 +24,9 @@ import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
-from conformance.suite.client import SuiteClient, SuiteTransportError
+from conformance.core.results import RateLimitCounts
+from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
+from conformance.suite.ratelimit import SendLimiter
 
 PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_PATH = "/v1/payments"
@@ -41,6 +43,7 @@ class PreflightStep:
 class PreflightReport:
     steps: tuple[PreflightStep, ...]
     requests_sent: int
+    rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)  # 429s waited out
 
     @property
     def ok(self) -> bool:
@@ -63,14 +66,21 @@ class _Failed(Exception):
 
 
 def preflight(
-    base_url: str, profile: Profile, *, timeout_s: float = PREFLIGHT_TIMEOUT_S
+    base_url: str,
+    profile: Profile,
+    *,
+    timeout_s: float = PREFLIGHT_TIMEOUT_S,
+    rate_limit: float | None = None,
 ) -> PreflightReport:
-    """Run the three steps in order; stop at the first that fails."""
+    """Run the three steps in order; stop at the first that fails. Rate limits are waited
+    out as in the suite; ``rate_limit`` (requests a second) spaces the requests."""
     steps: list[PreflightStep] = []
     clients: list[SuiteClient] = []
+    stats = ClientStats()
+    stats.rate_limiting.limiter = None if rate_limit is None else SendLimiter(rate_limit)
 
     def client(credential: Credential) -> SuiteClient:
-        made = SuiteClient(base_url, profile, credential, read_timeout_s=timeout_s)
+        made = SuiteClient(base_url, profile, credential, read_timeout_s=timeout_s, stats=stats)
         clients.append(made)
         return made
 
@@ -95,7 +105,9 @@ def preflight(
     finally:
         for made in clients:
             made.close()
-    return PreflightReport(tuple(steps), sum(c.requests_sent for c in clients))
+    return PreflightReport(
+        tuple(steps), sum(c.requests_sent for c in clients), stats.rate_limiting.counts
+    )
 
 
 # -- step 1 ----------------------------------------------------------------------------------

@@ -278,6 +278,7 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
             Text(f"repeat the whole run: {for_terminal(rerun)}", style="dim"), soft_wrap=True
         )
         console.print()
+    console.print(f"rate limits: {run.rate_limits.describe()}", highlight=False, soft_wrap=True)
     style = {"CONFORMANT": "green", "NOT CONFORMANT": "red"}.get(run.verdict.value, "yellow")
     console.print(Text(verdict_line(run), style=f"bold {style}"), soft_wrap=True)
     if report_paths:

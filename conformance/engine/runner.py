@@ -39,6 +39,7 @@ from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.core.results import (
     CheckResult,
     Outcome,
+    RateLimitCounts,
     RunResult,
     Target,
     budget_reason,
@@ -58,6 +59,7 @@ from conformance.suite.plugin import (
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
+    RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
     check_from_dict,
 )
@@ -114,6 +116,7 @@ class RunOptions:
     sign_key: Path | None = None  # Ed25519 private key (PEM) signing the manifest
     record: Path | None = None  # run --record: the run's traffic as a HAR file
     fail_fast: bool = False  # stop at the first failed requirement (pytest --maxfail=1)
+    rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def execute(options: RunOptions, display: Display) -> Run:
         checked: PreflightReport | None = None
         if options.preflight:
             with record.here("preflight", secrets):
-                checked = preflight(target.base_url, profile)
+                checked = preflight(target.base_url, profile, rate_limit=options.rate_limit)
             display.preflight(checked)
             if not checked.ok:
                 raise RunError(checked.message)
@@ -195,6 +198,7 @@ def execute(options: RunOptions, display: Display) -> Run:
         options=_recorded_options(options, profile),
         incomplete_reason=incomplete,
         first_failure_s=collector.first_failure_s,
+        rate_limits=collector.rate_limits + (checked.rate_limits if checked else RateLimitCounts()),
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -256,6 +260,8 @@ def _check_options(options: RunOptions) -> None:
         raise RunError(f"--seed must not be negative, not {options.seed}")
     if options.max_duration_s is not None and not options.max_duration_s > 0:
         raise RunError(f"--max-duration must be positive, not {options.max_duration_s:g}")
+    if options.rate_limit is not None and not 0 < options.rate_limit < float("inf"):
+        raise RunError(f"--rate-limit must be a positive number, not {options.rate_limit:g}")
     _check_webhook_options(options)
 
 
@@ -379,6 +385,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["max_duration_s"] = f"{options.max_duration_s:g}"
     if options.fail_fast:
         recorded["fail_fast"] = "true"
+    if options.rate_limit is not None:
+        recorded["rate_limit"] = f"{options.rate_limit:g}/s"
     return recorded
 
 
@@ -446,6 +454,10 @@ def pytest_args(
         args += ["--conformance-budget", f"{options.max_duration_s:g}"]
     if record_dir is not None:
         args += ["--record-dir", str(record_dir)]
+    if options.rate_limit is not None:
+        # one send-time file in the run's scratch directory, shared by every test process
+        args += ["--rate-limit", repr(options.rate_limit)]
+        args += ["--conformance-rate-file", str(config_file.parent / "rate-limit")]
     return args
 
 
@@ -664,6 +676,7 @@ class ResultCollector:
         self.first_failure_s: float | None = None  # since ``started``
         self.checks: list[CheckResult] = []
         self.requests_sent = 0
+        self.rate_limits = RateLimitCounts()  # summed over the tests' RATE_LIMITS_PROPERTY
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
@@ -716,5 +729,7 @@ class ResultCollector:
                 requests = value
             elif name == FAMILY_PROPERTY and isinstance(value, str):
                 family = value
+            elif name == RATE_LIMITS_PROPERTY and isinstance(value, dict):
+                self.rate_limits += RateLimitCounts.from_dict(value)
         self.requests_sent += requests
         self.display.test_done(phase_of(report.nodeid), family, failed, requests)

@@ -21,9 +21,9 @@ from conformance.reporting.view import (
     clip_body,
 )
 
-SCHEMA_VERSION = (
-    "1.2"  # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s
-)
+# 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
+# 1.3: rate_limits
+SCHEMA_VERSION = "1.3"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
 SCHEMA_FILENAME = "results.schema.json"
@@ -119,6 +119,7 @@ def document(view: RunView) -> dict[str, Any]:
         "exit_code": view.exit_code,
         "incomplete_reason": view.incomplete_reason,
         "first_failure_s": view.first_failure_s,
+        "rate_limits": view.rate_limits.as_dict(),
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),

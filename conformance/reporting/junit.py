@@ -120,6 +120,7 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("rerun", view.rerun),
     ]
     values += [(f"option.{k}", v) for k, v in view.options]
+    values += [(f"rate_limits.{k}", f"{v:g}") for k, v in view.rate_limits.as_dict().items()]
     for name, value in values:
         ET.SubElement(properties, "property", {"name": name, "value": value})
 

@@ -31,7 +31,7 @@ from typing import Any
 import jsonschema
 
 from conformance.core.catalogue import Layer, Section
-from conformance.core.results import Outcome
+from conformance.core.results import Outcome, RateLimitCounts
 from conformance.reporting import json_report
 from conformance.reporting.view import (
     Body,
@@ -208,6 +208,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         first_failure_s=document.get("first_failure_s"),
         rerun=document["rerun"],
         replay_note=document["replay_note"],
+        rate_limits=RateLimitCounts.from_dict(document.get("rate_limits") or {}),  # 1.3
     )
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(

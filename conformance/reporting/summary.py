@@ -75,6 +75,8 @@ def render(view: RunView) -> str:
         )
         + ")",
         "",
+        f"rate limits: {escape(view.rate_limits.describe())}",
+        "",
         f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
         "",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from conformance.core.catalogue import Layer, Section
@@ -20,6 +20,7 @@ from conformance.core.results import (
     CheckResult,
     Evidence,
     Outcome,
+    RateLimitCounts,
     RequirementResult,
     RunResult,
     summarise_verdict,
@@ -201,6 +202,7 @@ class RunView:
     first_failure_s: float | None = None  # seconds from the run's start to its first failure
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
     replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
+    rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
 
     @property
     def exercised(self) -> int:
@@ -433,4 +435,5 @@ def build_view(
             run.rerun_command(base_url=mask_url_passwords(run.target.base_url))
         ),
         replay_note=run.replay_note,
+        rate_limits=run.rate_limits,
     )

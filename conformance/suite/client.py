@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache
+from functools import cache, partial
 from typing import Any, Final
 
 import httpx
@@ -27,6 +27,13 @@ from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
 from conformance.suite.evidence_bounds import cap_headers
+from conformance.suite.ratelimit import (
+    RETRY_AFTER,
+    RateLimitExhausted,
+    RateLimiting,
+    RequestWaits,
+    is_rate_limited,
+)
 from conformance.suite.transport import (
     BoundedTransport,
     Limits,
@@ -64,6 +71,10 @@ class SuiteTransportError(Exception):
     """The request got no usable HTTP response; the message says why, in plain words."""
 
 
+class RateLimitedError(SuiteTransportError):
+    """The server kept rate limiting the request past its bounds: the check is not exercised."""
+
+
 @dataclass
 class ClientStats:
     """Shared by the clients of one test session: request count, health and the last sender."""
@@ -77,6 +88,8 @@ class ClientStats:
     deadline: float | None = None
     budget_s: float = 0.0
     budget_refusals: int = 0
+    # 429s and 503s with Retry-After: counts, waits, --rate-limit (``ratelimit``)
+    rate_limiting: RateLimiting = field(default_factory=RateLimiting)
 
     @property
     def server_gone(self) -> bool:
@@ -178,25 +191,33 @@ class SuiteClient:
         if key is not None:
             send_headers[IDEMPOTENCY_HEADER] = key
 
-        try:
-            request = self._http.build_request(
-                method, self.base_url + path, params=params, content=body, headers=send_headers
-            )
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
-            raise SuiteTransportError(
-                mask_url_passwords(f"{method} {self.base_url}{path}: invalid URL ({exc})")
-            ) from None
-        if sign:
-            target = request.url.raw_path.decode("ascii")
-            request.headers.update(
-                self._signer.headers(method, target, body, timestamp=timestamp, nonce=nonce)
-            )
-        for name, value in (auth or {}).items():
-            if value is None:
-                request.headers.pop(name, None)
-            else:
-                request.headers[name] = value
-        return self._send(request)
+        # A resend after a rate limit is built again: re-signed with a fresh nonce unless one
+        # was given, and an explicit timestamp keeps its offset from now (``ratelimit``).
+        offset = None if timestamp is None else timestamp - int(time.time())
+
+        def build() -> httpx.Request:
+            try:
+                request = self._http.build_request(
+                    method, self.base_url + path, params=params, content=body, headers=send_headers
+                )
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as exc:
+                raise SuiteTransportError(
+                    mask_url_passwords(f"{method} {self.base_url}{path}: invalid URL ({exc})")
+                ) from None
+            if sign:
+                target = request.url.raw_path.decode("ascii")
+                stamp = None if offset is None else int(time.time()) + offset
+                request.headers.update(
+                    self._signer.headers(method, target, body, timestamp=stamp, nonce=nonce)
+                )
+            for name, value in (auth or {}).items():
+                if value is None:
+                    request.headers.pop(name, None)
+                else:
+                    request.headers[name] = value
+            return request
+
+        return self._send(build(), build)
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.request("GET", path, **kwargs)
@@ -219,7 +240,36 @@ class SuiteClient:
             return str(uuid.uuid4())
         return None
 
-    def _send(self, request: httpx.Request) -> httpx.Response:
+    def _send(
+        self, request: httpx.Request, rebuild: Callable[[], httpx.Request] | None = None
+    ) -> httpx.Response:
+        """Send ``request``; after a rate-limit answer wait and send ``rebuild()`` (or the same
+        request) again. Observers and evidence see the final answer only."""
+        rates = self.stats.rate_limiting
+        waits = RequestWaits(rates, self.stats.deadline)
+        while True:
+            response = self._send_once(request)
+            if not is_rate_limited(response.status_code, response.headers, rates.rule):
+                break
+            rates.judge(
+                response.status_code,
+                response.headers,
+                response.content,
+                partial(build_evidence, request, response, (self.credential.api_secret,)),
+            )
+            try:
+                waits.wait(response.status_code, response.headers.get(RETRY_AFTER))
+            except RateLimitExhausted as exc:
+                self._last_response = response
+                where = f"{request.method} {mask_url_passwords(str(request.url))}"
+                raise RateLimitedError(f"{where}: {exc}") from None
+            if rebuild is not None:
+                request = rebuild()
+        self._last_response = response
+        self._notify(request, response)
+        return response
+
+    def _send_once(self, request: httpx.Request) -> httpx.Response:
         self._last_request = request
         self._last_response = None
         self.stats.last_client = self
@@ -234,6 +284,7 @@ class SuiteClient:
                 f"({self.stats.consecutive_timeouts} requests in a row got no complete "
                 "response in time)"
             )
+        self.stats.rate_limiting.before_send(self.stats.deadline)
         self.requests_sent += 1
         self.stats.requests_sent += 1
         try:
@@ -251,8 +302,6 @@ class SuiteClient:
         # garbage collector, and a test sending many requests keeps every body until it runs.
         # The body is read: a plain stream of it breaks the cycle.
         response.stream = httpx.ByteStream(response.content)
-        self._last_response = response
-        self._notify(request, response)
         return response
 
     def _notify(self, request: httpx.Request, response: httpx.Response | None) -> None:

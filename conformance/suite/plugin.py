@@ -27,11 +27,20 @@ import pytest
 
 from conformance import __version__
 from conformance.core.profile import Profile, ProfileError, load_profile
-from conformance.core.results import CheckResult, Evidence, Outcome, Target, budget_reason
+from conformance.core.results import (
+    CheckResult,
+    Evidence,
+    Outcome,
+    RateLimitCounts,
+    Target,
+    budget_reason,
+)
+from conformance.suite import rate_limit_checks
 from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
+    RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
     CheckRecorder,
     check_to_dict,
@@ -97,6 +106,7 @@ class _ItemState:
     requests_at_start: int
     exchanges_at_start: int
     budget_refusals_at_start: int = 0
+    rate_limits_at_start: rate_limit_checks.Mark = field(default_factory=rate_limit_checks.Mark)
     operation_id: str | None = None
     recorder: CheckRecorder | None = None
     reports: dict[str, pytest.TestReport] = field(default_factory=dict)
@@ -169,6 +179,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     # ``run --record``: each process appends its exchanges to a part file there (suite.har)
     group.addoption("--record-dir", help=argparse.SUPPRESS)
+    group.addoption(
+        "--rate-limit",
+        metavar="N/s",
+        help="Send at most N requests a second, all test processes together (25/s or 25).",
+    )
+    # ``run --rate-limit``: the file the processes of the run share the next free send time in
+    group.addoption("--conformance-rate-file", help=argparse.SUPPRESS)
     parser.addini(
         "conformance_suite_dirs",
         type="paths",
@@ -262,6 +279,7 @@ def pytest_configure(config: pytest.Config) -> None:
     stats = config.stash[_STATE].stats
     stats.deadline = config.getoption("--conformance-deadline")
     stats.budget_s = config.getoption("--conformance-budget")
+    rate_limit_checks.configure(config, stats)
     record_dir = config.getoption("--record-dir")
     if record_dir is not None:
         from conformance.suite.har import PartRecorder
@@ -277,12 +295,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_configure_node(node: Any) -> None:
     """pytest-xdist: every worker generates with the controller's seed."""
     node.workerinput["conformance_seed"] = node.config.stash[_STATE].settings.seed
+    rate_limit_checks.configure_node(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     recorder = config.stash.get(_RECORDER, None)
     if recorder is not None:
         recorder.stop()
+    rate_limit_checks.unconfigure(config)
     state = config.stash.get(_STATE, None)
     if state is not None and state.restore is not None:
         state.restore()
@@ -326,7 +346,7 @@ def _activate(config: pytest.Config, state: _SessionState) -> None:
     if state.active:
         return
     state.active = True
-    state.load_profile()
+    state.stats.rate_limiting.rule = state.load_profile().rate_limit
     from hypothesis import HealthCheck, core, settings
 
     previous_profile = settings.get_current_profile_name()
@@ -601,7 +621,12 @@ def _item_state(item: pytest.Item) -> _ItemState:
     existing = item.stash.get(_ITEM, None)
     if existing is None:
         stats = item.config.stash[_STATE].stats
-        existing = _ItemState(stats.requests_sent, stats.exchanges, stats.budget_refusals)
+        existing = _ItemState(
+            stats.requests_sent,
+            stats.exchanges,
+            stats.budget_refusals,
+            rate_limit_checks.Mark.of(stats.rate_limiting),
+        )
         item.stash[_ITEM] = existing
     return existing
 
@@ -759,6 +784,11 @@ def _final_properties(
         outcome, message, recorded = _spare_budget_cut(
             outcome, message, recorded, item_state, state
         )
+    rates = state.stats.rate_limiting
+    if rates.counts.given_up > item_state.rate_limits_at_start.counts.given_up:
+        outcome, message, recorded = rate_limit_checks.spare_rate_limited(
+            outcome, message, recorded, synthesized=item_state.synthesized_failure
+        )
     checks = list(recorded)
     real_failure = outcome is Outcome.FAILED and not item_state.synthesized_failure
     if not recorded or real_failure or outcome is Outcome.NOT_EXERCISED:
@@ -778,7 +808,13 @@ def _final_properties(
                 else None,
             )
         )
+    checks += rate_limit_checks.answers_judged(
+        rates, item_state.rate_limits_at_start, state.settings.only, state.settings.skip
+    )
     properties: list[tuple[str, object]] = [(CHECK_PROPERTY, check_to_dict(c)) for c in checks]
     properties.append((REQUESTS_PROPERTY, state.stats.requests_sent - item_state.requests_at_start))
+    waited = rates.counts - item_state.rate_limits_at_start.counts
+    if waited != RateLimitCounts():
+        properties.append((RATE_LIMITS_PROPERTY, waited.as_dict()))
     properties.append((FAMILY_PROPERTY, family))
     return properties

@@ -16,6 +16,7 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 CHECK_PROPERTY = "conformance_check"
 REQUESTS_PROPERTY = "conformance_requests"
 FAMILY_PROPERTY = "conformance_family"
+RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_dict()
 MESSAGE_LIMIT = 4000
 
 

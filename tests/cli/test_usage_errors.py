@@ -23,6 +23,8 @@ def invoke(*args: str) -> Result:
         (("run", "--no-such-option"), "No such option '--no-such-option'", "run"),
         (("run", "--seed", "abc"), "Invalid value for '--seed': 'abc'", "run"),
         (("run", "--workers", "0"), "Invalid value for '--workers'", "run"),
+        (("run", "--rate-limit", "fast"), "Invalid value for '--rate-limit': requests", "run"),
+        (("run", "--rate-limit", "0/s"), "Invalid value for '--rate-limit': a positive", "run"),
         (("nope",), "No such command 'nope'", None),
         (("--bogus",), "No such option '--bogus'", None),
         (("profile", "check"), "Missing argument 'PATH'", "profile check"),

@@ -21,12 +21,12 @@ from conformance.core.catalogue import (
 
 EXPECTED_SECTIONS = [
     "spec 1", "spec 2", "spec 3", "spec 4", "spec 5", "spec 6", "spec 7", "spec 8", "spec 9",
-    "profile 1", "profile 2", "profile 3", "profile 4", "profile 5", "profile 6",
+    "profile 1", "profile 2", "profile 3", "profile 4", "profile 5", "profile 6", "profile 7",
 ]  # fmt: skip
 PREFIXES = {
     "OPS", "SHAPE", "AUTH", "IDEM", "ERR", "STATUS", "LIMIT", "PAY", "PAY-STATE", "SUB",
     "SUB-STATE", "PAYOUT", "PAYOUT-STATE", "SPLIT", "WH", "DLV", "EVT", "X402", "STMT", "FIX",
-    "HELP", "TEN", "VER", "X402-PAYLOAD",
+    "HELP", "TEN", "VER", "X402-PAYLOAD", "RATE",
 }  # fmt: skip
 
 

@@ -44,6 +44,8 @@ class RecordedCheck:
 class CheckLedger:
     def __init__(self) -> None:
         self.observations: dict[tuple[str, str], Observation] = {}
+        # operation id -> why a request of it was given up ("not exercised: rate limited ...")
+        self.rate_limited: dict[str, str] = {}
 
     def _get(self, check: str, operation_id: str) -> Observation:
         return self.observations.setdefault((check, operation_id), Observation())
@@ -93,7 +95,8 @@ class CheckLedger:
                     check_id,
                     ids,
                     Outcome.NOT_EXERCISED,
-                    f"no {group} case of this run gave {check} anything to check",
+                    self.rate_limited.get(operation_id)
+                    or f"no {group} case of this run gave {check} anything to check",
                     operation_id,
                     None,
                 )

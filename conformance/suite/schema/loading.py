@@ -24,8 +24,10 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
+from conformance.suite.client import ClientStats
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
+from conformance.suite.schema.resending import ResendingSession
 from conformance.suite.schema.signed_requests import SignedRequests
 from conformance.suite.transport import Limits, bounded_session
 
@@ -39,11 +41,19 @@ OUR_CHECKS = schema_checks.OUR_CHECKS
 
 
 def signed_session(
-    profile: Profile, credential: Credential | None = None, limits: Limits | None = None
+    profile: Profile,
+    credential: Credential | None = None,
+    limits: Limits | None = None,
+    stats: ClientStats | None = None,
 ) -> requests.Session:
-    """A session that signs every request and bounds every response (``transport.Limits``)."""
+    """A session that signs every request and bounds every response (``transport.Limits``),
+    and waits out rate limits as ``stats``' clients do (``resending``)."""
     credential = credential or profile.primary
-    session = bounded_session(requests.Session(), limits)
+    stats = stats if stats is not None else ClientStats()
+    resending = ResendingSession(
+        stats.rate_limiting, lambda: stats.deadline, (credential.api_secret,)
+    )
+    session = bounded_session(resending, limits)
     session.auth = SignedRequests(
         Signer(credential.api_key, credential.api_secret, profile.string_to_sign)
     )

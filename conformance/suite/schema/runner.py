@@ -47,6 +47,8 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
+from conformance.suite.client import ClientStats
+from conformance.suite.ratelimit import rate_limited_reason
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
     case_fields,
@@ -66,6 +68,7 @@ from conformance.suite.schema.loading import (
     signed_session,
 )
 from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
+from conformance.suite.schema.resending import RateLimitedRequest
 
 TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise
@@ -132,12 +135,14 @@ class SchemaPhaseRunner:
         *,
         seed: int,
         sizes: PhaseSizes,
+        stats: ClientStats | None = None,
     ) -> None:
+        """``stats``: the run's, whose rate limiting (counts, waits, budget) the session shares."""
         self.schemas = schemas
         self.profile = profile
         self.seed = seed
         self.sizes = sizes
-        self.session = signed_session(profile)
+        self.session = signed_session(profile, stats=stats)
         self.preparer = CasePreparer(seed)
         self.ledger = CheckLedger()
         self.secrets = tuple(c.api_secret for c in profile.credentials)
@@ -184,8 +189,14 @@ class SchemaPhaseRunner:
         self.validate(case, response, kwargs, recorder)
 
     def transport_failure(self, operation_id: str, exc: requests.RequestException) -> None:
-        """No response at all: worse than a 5xx. After a few in a row the server is gone."""
+        """No response at all: worse than a 5xx. After a few in a row the server is gone.
+
+        A request the server kept rate limiting past its bounds is no failure: its case is
+        left out, and a check it leaves without a case is not exercised for that reason."""
         self.counts.cases[self._phase] += 1
+        if isinstance(exc, RateLimitedRequest):
+            self.ledger.rate_limited.setdefault(operation_id, rate_limited_reason(str(exc)) or "")
+            return
         self._transport_errors += 1
         request = exc.request if isinstance(exc.request, requests.PreparedRequest) else None
         if request is not None:

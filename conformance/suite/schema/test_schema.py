@@ -86,6 +86,7 @@ def schema_runner(
     conformance_profile: Profile,
     conformance_settings: SuiteSettings,
     effective_contract: dict[str, Any],
+    suite_client: SuiteClient,
 ) -> Iterator[SchemaPhaseRunner]:
     quick = conformance_settings.quick
     examples = conformance_settings.max_examples
@@ -105,7 +106,11 @@ def schema_runner(
         stateful_steps=sizes.stateful_steps,
     )
     runner = SchemaPhaseRunner(
-        schemas, conformance_profile, seed=conformance_settings.seed, sizes=sizes
+        schemas,
+        conformance_profile,
+        seed=conformance_settings.seed,
+        sizes=sizes,
+        stats=suite_client.stats,
     )
     yield runner
     runner.close()

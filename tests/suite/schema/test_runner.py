@@ -9,6 +9,7 @@ import pytest
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
+from conformance.suite.client import ClientStats
 from conformance.suite.schema.loading import load_schemas
 from conformance.suite.schema.requirements import requirement_operations
 from conformance.suite.schema.runner import (
@@ -17,6 +18,7 @@ from conformance.suite.schema.runner import (
     ServerGoneError,
     spread,
 )
+from tests.rate_limiting_proxy import RateLimitingProxy
 
 PROFILE = load_profile()
 
@@ -59,3 +61,31 @@ def test_a_server_that_does_not_answer_fails_no_server_error_then_stops_the_phas
     assert "no response" in failed.message
     assert failed.evidence is not None and failed.evidence.status is None
     assert failed.evidence.request_headers["X-Signature"] == "[redacted]"
+
+
+def test_a_server_that_keeps_rate_limiting_leaves_checks_not_exercised_never_failed() -> None:
+    proxy = RateLimitingProxy(first=10**9, retry_after="3600")
+    with proxy.running():
+        schemas = load_schemas(
+            effective_contract(PROFILE),
+            PROFILE,
+            requirement_operations(),
+            base_url=proxy.base_url,
+            seed=1,
+            max_examples=2,
+            stateful_steps=4,
+        )
+        sizes = PhaseSizes(
+            fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4
+        )
+        stats = ClientStats()
+        runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=stats)
+        try:
+            runner.run_unit_phases("listPayments")  # no ServerGoneError: the server answers
+            results = runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
+        finally:
+            runner.close()
+    [result] = results
+    assert result.outcome is Outcome.NOT_EXERCISED
+    assert result.message.startswith("rate limited (429, Retry-After '3600'")
+    assert stats.rate_limiting.counts.given_up == proxy.limited > 0

@@ -1,0 +1,85 @@
+"""The ``requests`` session schemathesis sends through, waiting out rate limits as SuiteClient does.
+
+A 429 (or a 503 with ``Retry-After``, see ``conformance.suite.ratelimit``) is never handed to
+schemathesis' checks: the session waits, signs the same prepared request again with its auth
+(fresh timestamp and nonce; method, URL, body and Idempotency-Key unchanged) and resends it.
+A request that cannot get through within its bounds raises ``RateLimitedRequest``, which the
+schema runner records as not exercised instead of a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import requests
+
+from conformance.core.results import Evidence
+from conformance.suite.client import evidence_from_parts
+from conformance.suite.ratelimit import (
+    RETRY_AFTER,
+    RateLimitExhausted,
+    RateLimiting,
+    RequestWaits,
+    is_rate_limited,
+)
+
+
+class RateLimitedRequest(requests.RequestException):
+    """The server kept rate limiting the request past its bounds; the message says how."""
+
+
+class ResendingSession(requests.Session):
+    """A session whose every request goes through the rate-limit policy of ``rates``."""
+
+    def __init__(
+        self,
+        rates: RateLimiting,
+        deadline: Callable[[], float | None] = lambda: None,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__()
+        self.rates = rates
+        self.deadline = deadline
+        self.secrets = secrets
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        deadline = self.deadline()
+        waits = RequestWaits(self.rates, deadline)
+        while True:
+            self.rates.before_send(deadline)
+            response = super().send(request, **kwargs)
+            if not is_rate_limited(response.status_code, response.headers, self.rates.rule):
+                return response
+            self.rates.judge(
+                response.status_code,
+                response.headers,
+                response.content,
+                partial(_evidence, request, response, self.secrets),
+            )
+            try:
+                waits.wait(response.status_code, response.headers.get(RETRY_AFTER))
+            except RateLimitExhausted as exc:
+                raise RateLimitedRequest(
+                    f"{request.method} {request.url}: {exc}", request=request, response=response
+                ) from None
+            if callable(self.auth):
+                self.auth(request)  # signed again: a fresh timestamp and nonce
+
+
+def _evidence(
+    request: requests.PreparedRequest, response: requests.Response, secrets: tuple[str, ...]
+) -> Evidence:
+    body = request.body
+    raw = body.encode("iso-8859-1", errors="replace") if isinstance(body, str) else body
+    return evidence_from_parts(
+        method=str(request.method),
+        url=str(request.url),
+        request_headers=[(k, str(v)) for k, v in request.headers.items()],
+        request_body=raw if isinstance(raw, bytes) else b"",
+        status=response.status_code,
+        response_headers=response.headers.items(),
+        response_body=response.content,
+        secrets=secrets,
+    )
