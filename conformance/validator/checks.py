@@ -40,6 +40,7 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.suite.client import evidence_from_parts
 from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
+from conformance.suite.ratelimit import is_rate_limited
 from conformance.suite.responses.schemas import (
     Problem,
     _format_checker,
@@ -370,6 +371,7 @@ class ExchangeValidator:
         idem = profile.data["idempotency"]
         self._key_bounds = (int(idem["min_length"]), int(idem["max_length"]))
         self._max_body = int(profile.data["status"]["max_body_bytes"])
+        self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
         self._idem_missing = profile.error("idempotency", "missing")
@@ -429,6 +431,8 @@ class ExchangeValidator:
         status = exchange.status
         if status is None:
             return []  # no response recorded: nothing the server did to judge
+        if is_rate_limited(status, _first_values(exchange.response_headers), self._rate_limit):
+            return []  # a rate limit is the server's right: the suite judged the resend
         findings: list[_Finding] = []
         headers = _first_values(exchange.request_headers)
         auth_ok = self._auth(headers, status, findings)

@@ -522,3 +522,14 @@ def test_passed_results_can_leave_their_evidence_off(profile: Profile) -> None:
     assert all(r.evidence is None for r in lean.validate(create_payment()))
     [failure] = failed(lean.validate(create_payment(status=200)))
     assert failure.evidence is not None and failure.evidence.status == 200
+
+
+def test_a_rate_limit_answer_is_not_judged(validator: ExchangeValidator) -> None:
+    # a recording keeps the suite's 429s; the request sent again after the wait is the one judged
+    limited = {"code": "rate_limited", "message": "slow down"}
+    assert validator.validate(create_payment(status=429, response_body=limited)) == []
+    unavailable = create_payment(
+        status=503, response_body=limited, response_headers=(*JSON, ("retry-after", "1"))
+    )
+    assert validator.validate(unavailable) == []
+    assert failed(validator.validate(create_payment(status=503, response_body=limited)))

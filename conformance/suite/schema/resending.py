@@ -16,6 +16,7 @@ from typing import Any
 import requests
 
 from conformance.core.results import Evidence
+from conformance.core.untrusted import mask_url_passwords
 from conformance.suite.client import evidence_from_parts
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
@@ -61,8 +62,9 @@ class ResendingSession(requests.Session):
             try:
                 waits.wait(response.status_code, response.headers.get(RETRY_AFTER))
             except RateLimitExhausted as exc:
+                where = f"{request.method} {mask_url_passwords(str(request.url))}"
                 raise RateLimitedRequest(
-                    f"{request.method} {request.url}: {exc}", request=request, response=response
+                    f"{where}: {exc}", request=request, response=response
                 ) from None
             if callable(self.auth):
                 self.auth(request)  # signed again: a fresh timestamp and nonce
