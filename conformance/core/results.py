@@ -294,6 +294,8 @@ class RunResult:
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]
+        if "rate_limit" in self.options:  # a sandbox's published limit holds for a replay too
+            words += ["--rate-limit", self.options["rate_limit"]]
         return words
 
     def _case_words(self) -> list[str]:

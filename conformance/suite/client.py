@@ -3,7 +3,9 @@
 It signs requests under the profile's scheme, adds an Idempotency-Key where the profile
 requires one, counts what it sends and keeps the last exchange as redacted evidence. A
 transport problem (no connection, no answer in time, a connection closed mid-way, bytes that
-are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happened.
+are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happened. A rate limit
+(429, or 503 with ``Retry-After``) is waited out and the request sent again, re-signed, as
+``ratelimit`` says; one that never got through raises ``RateLimitedError``.
 """
 
 from __future__ import annotations

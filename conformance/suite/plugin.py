@@ -8,7 +8,8 @@ are checked for markers, filtered by ``--only``/``--skip`` and recorded as Check
 Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``--api-key`` /
 ``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
-family's receiver listens and how the server reaches it). Markers: ``requirement(*ids)``
+family's receiver listens and how the server reaches it), ``--rate-limit N/s`` (all test
+processes together). Markers: ``requirement(*ids)``
 (mandatory on suite tests) and ``family(name)``.
 """
 

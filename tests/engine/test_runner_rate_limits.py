@@ -68,3 +68,11 @@ def test_preflight_waits_out_a_rate_limit_and_counts_it() -> None:
 class _Silent:
     def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: None
+
+
+def test_replay_and_rerun_commands_keep_the_rate_limit() -> None:
+    from tests.reporting.runs import make_run
+
+    run = make_run([], options={"quick": "true", "rate_limit": "25/s"})
+    assert "--rate-limit 25/s" in run.rerun_command()
+    assert "--rate-limit 25/s" in run.replay_command("AUTH-001")

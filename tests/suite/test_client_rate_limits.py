@@ -295,12 +295,18 @@ def test_the_session_resends_re_signed_with_the_same_body_and_key(
     stats = _session_stats(slept)
     session = signed_session(profile, stats=stats)
     body = b'{"amount":"1.00"}'
-    response = session.post(
-        url + "/v1/payments",
-        data=body,
-        headers={IDEMPOTENCY_HEADER: "key-2", "Content-Type": "application/json"},
-    )
+    tapped: list[wiretap.WireExchange] = []
+    wiretap.subscribe(tapped.append)
+    try:
+        response = session.post(
+            url + "/v1/payments",
+            data=body,
+            headers={IDEMPOTENCY_HEADER: "key-2", "Content-Type": "application/json"},
+        )
+    finally:
+        wiretap.unsubscribe(tapped.append)
     assert response.status_code == 200
+    assert [e.status for e in tapped] == [429, 200]  # the recording keeps the 429
     assert slept == [2.0]
     first, second = handler.seen
     assert first[:2] == second[:2] and first[3] == second[3] == body
