@@ -152,8 +152,9 @@ class RateLimitCounts:
 
         def number(name: str) -> float:
             value = data.get(name)
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            return float(value) if ok else 0.0  # type: ignore[arg-type]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return 0.0
+            return float(value)
 
         return cls(
             int(number("received_429")),

@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
+from typing import NoReturn
 
 from conformance.core.profile import RateLimitRule
 from conformance.core.results import Evidence, RateLimitCounts
@@ -53,6 +54,7 @@ MAX_WAIT_PER_REQUEST_S = 120.0
 RATE_LIMITED = "not exercised: rate limited"
 """Starts the message of every request given up for rate limits (the plugin looks for it)."""
 RATE_STATUSES = (429, 503)
+MAX_VIOLATIONS_KEPT = 20  # the first answers that broke the profile's rule, with evidence
 MAX_RETRY_AFTER_DIGITS = 12  # more is "wait forever": int() of thousands of digits is refused
 
 
@@ -192,11 +194,16 @@ class RateLimiting:
     # (message, evidence) of the answers that broke the profile's rule, the first few only
     violations: list[tuple[str, Evidence | None]] = field(default_factory=list)
     violations_seen: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, counts: RateLimitCounts) -> None:
-        with self._lock:
+        with self.lock:
             self.counts = self.counts + counts
+
+    def gave_up(self, reason: str) -> None:
+        with self.lock:
+            self.last_reason = reason
+            self.counts = self.counts + RateLimitCounts(given_up=1)
 
     def before_send(self, deadline: float | None) -> None:
         """Wait for this send's slot under ``--rate-limit`` (never past ``deadline``)."""
@@ -223,12 +230,13 @@ class RateLimiting:
         if self.rule is None:
             return
         problems = rule_problems(self.rule, status, headers, body)
-        with self._lock:
+        shown = evidence() if problems and len(self.violations) < MAX_VIOLATIONS_KEPT else None
+        with self.lock:
             self.answers_judged += 1
             if problems:
                 self.violations_seen += 1
-        if problems and len(self.violations) < 20:
-            self.violations.append(("; ".join(problems), evidence()))
+                if len(self.violations) < MAX_VIOLATIONS_KEPT:
+                    self.violations.append(("; ".join(problems), shown))
 
 
 class RequestWaits:
@@ -257,9 +265,7 @@ class RequestWaits:
         self.waited_s += delay
         self.attempt += 1
 
-    def _give_up(self, detail: str) -> None:
+    def _give_up(self, detail: str) -> NoReturn:
         reason = f"{RATE_LIMITED} ({detail})"
-        with self.shared._lock:
-            self.shared.last_reason = reason
-        self.shared.add(RateLimitCounts(given_up=1))
+        self.shared.gave_up(reason)
         raise RateLimitExhausted(reason)
