@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content-length"}
@@ -99,7 +100,11 @@ class RateLimitingProxy:
                 if self.command != "HEAD":
                     self.wfile.write(body)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _handle
+            def __getattr__(self, name: str) -> Any:
+                # every method is forwarded, QUERY and made-up ones too (schemathesis sends them)
+                if name.startswith("do_"):
+                    return self._handle
+                raise AttributeError(name)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
