@@ -316,6 +316,7 @@ def test_the_session_resends_re_signed_with_the_same_body_and_key(
         secret, template = profile.primary.api_secret, profile.string_to_sign
         assert verify(secret, template, headers, method, path, sent)
     assert stats.rate_limiting.counts == RateLimitCounts(received_429=1, waited_s=2.0)
+    assert stats.requests_sent == 1  # the resend (the schema phases count their cases)
 
 
 def test_the_session_gives_up_with_a_rate_limited_request_error(

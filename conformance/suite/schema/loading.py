@@ -50,9 +50,7 @@ def signed_session(
     and waits out rate limits as ``stats``' clients do (``resending``)."""
     credential = credential or profile.primary
     stats = stats if stats is not None else ClientStats()
-    resending = ResendingSession(
-        stats.rate_limiting, lambda: stats.deadline, (credential.api_secret,)
-    )
+    resending = ResendingSession(stats, (credential.api_secret,))
     session = bounded_session(resending, limits)
     session.auth = SignedRequests(
         Signer(credential.api_key, credential.api_secret, profile.string_to_sign)

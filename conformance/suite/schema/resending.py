@@ -9,7 +9,6 @@ schema runner records as not exercised instead of a failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -17,11 +16,10 @@ import requests
 
 from conformance.core.results import Evidence
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite.client import evidence_from_parts
+from conformance.suite.client import ClientStats, evidence_from_parts
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
-    RateLimiting,
     RequestWaits,
     is_rate_limited,
 )
@@ -32,28 +30,23 @@ class RateLimitedRequest(requests.RequestException):
 
 
 class ResendingSession(requests.Session):
-    """A session whose every request goes through the rate-limit policy of ``rates``."""
+    """A session whose every request goes through the rate-limit policy of ``stats``' clients
+    (their counts, limiter, profile rule and run budget); a resend counts as a request sent."""
 
-    def __init__(
-        self,
-        rates: RateLimiting,
-        deadline: Callable[[], float | None] = lambda: None,
-        secrets: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, stats: ClientStats, secrets: tuple[str, ...] = ()) -> None:
         super().__init__()
-        self.rates = rates
-        self.deadline = deadline
+        self.stats = stats
         self.secrets = secrets
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        deadline = self.deadline()
-        waits = RequestWaits(self.rates, deadline)
+        rates = self.stats.rate_limiting
+        waits = RequestWaits(rates, self.stats.deadline)
         while True:
-            self.rates.before_send(deadline)
+            rates.before_send(self.stats.deadline)
             response = super().send(request, **kwargs)
-            if not is_rate_limited(response.status_code, response.headers, self.rates.rule):
+            if not is_rate_limited(response.status_code, response.headers, rates.rule):
                 return response
-            self.rates.judge(
+            rates.judge(
                 response.status_code,
                 response.headers,
                 response.content,
@@ -68,6 +61,8 @@ class ResendingSession(requests.Session):
                 ) from None
             if callable(self.auth):
                 self.auth(request)  # signed again: a fresh timestamp and nonce
+            # the schema phases count their cases; the resends are counted here
+            self.stats.requests_sent += 1
 
 
 def _evidence(
