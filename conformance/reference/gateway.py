@@ -64,12 +64,6 @@ class GatewaySettings:
         if self.base_path != base_path(self.base_path):
             raise ValueError(f"the base path {self.base_path!r} is not normalised")
 
-    @property
-    def active(self) -> bool:
-        return (
-            self.rate_limit is not None or self.require_header is not None or bool(self.base_path)
-        )
-
 
 # ------------------------------------------------------------------------- parsing settings
 def rate_limit(value: float) -> float:
@@ -121,16 +115,20 @@ def base_path(text: str) -> str:
 
 # ------------------------------------------------------------------------------ the layers
 def wrap(
-    app: ASGIApp, settings: GatewaySettings, clock: Callable[[], float] = time.monotonic
+    app: ASGIApp,
+    settings: GatewaySettings,
+    clock: Callable[[], float] = time.monotonic,
+    not_found: tuple[int, str] = (404, "not_found"),
 ) -> ASGIApp:
     """``app`` behind the layers ``settings`` asks for, outermost first: base path, gateway
-    header, rate limit."""
+    header, rate limit. ``not_found`` is the profile's status and code for a path outside the
+    base path."""
     if settings.rate_limit is not None:
         app = RateLimit(app, settings.rate_limit, clock)
     if settings.require_header is not None:
         app = RequiredHeader(app, *settings.require_header)
     if settings.base_path:
-        app = BasePath(app, settings.base_path)
+        app = BasePath(app, settings.base_path, not_found)
     return app
 
 
@@ -152,9 +150,12 @@ class BasePath:
     """The application under ``prefix``: its path is routed without the prefix, while
     ``raw_path`` (what the signature covers) stays as sent."""
 
-    def __init__(self, app: ASGIApp, prefix: str) -> None:
+    def __init__(
+        self, app: ASGIApp, prefix: str, not_found: tuple[int, str] = (404, "not_found")
+    ) -> None:
         self.app = app
         self.prefix = prefix
+        self.not_found = not_found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -164,8 +165,9 @@ class BasePath:
         raw = (scope.get("raw_path") or b"").decode("latin-1") or path
         inner = _strip(path, self.prefix)
         if inner is None or _strip(raw, self.prefix) is None:
+            status, code = self.not_found
             await refuse(
-                send, 404, "not_found", f"no operation at {path}: the API is under {self.prefix}"
+                send, status, code, f"no operation at {path}: the API is under {self.prefix}"
             )
             return
         scope = dict(scope, path=inner, root_path=scope.get("root_path", "") + self.prefix)

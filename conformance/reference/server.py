@@ -207,7 +207,7 @@ class ReferenceServer:
             raise ServerStartError(f"cannot open the database {self.db_path}: {exc}") from None
         self._runtime = app.state.runtime
         uv_config = uvicorn.Config(
-            wrap(app, self.gateway),
+            wrap(app, self.gateway, not_found=self._not_found()),
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -228,6 +228,10 @@ class ReferenceServer:
                 raise ServerStartError("the reference server did not start")
             time.sleep(0.002)
         return self
+
+    def _not_found(self) -> tuple[int, str]:
+        spec = self.profile.error("status", "not_found")
+        return spec.status, spec.code or "not_found"
 
     def _tls_options(self) -> dict[str, Any]:
         if self.tls is None:

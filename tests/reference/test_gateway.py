@@ -303,7 +303,6 @@ def test_the_default_settings_change_nothing(profile: Profile) -> None:
     app = create_app(ServerConfig(profile))
     try:
         assert wrap(app, GatewaySettings()) is app
-        assert not GatewaySettings().active
     finally:
         app.state.runtime.close()
 
