@@ -11,7 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from conformance.cli import main
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
 from conformance.reference import gateway
@@ -369,3 +371,17 @@ def test_tls_files_that_cannot_be_used_stop_the_start_with_a_clear_error(
             ReferenceServer(profile=profile, tls_cert=cert, tls_key=key).start()
     with pytest.raises(ValueError, match="both or neither"):
         ReferenceServer(profile=profile, tls_cert=certs.server_cert)
+
+
+@pytest.mark.slow
+def test_the_suite_finds_the_server_behind_a_base_path_conformant(
+    tmp_path: Path, profile: Profile
+) -> None:
+    # Both of the suite's HTTP stacks sign the target as sent, prefix included, and idempotent
+    # replays are fingerprinted on it: the server verifies exactly that.
+    with ReferenceServer(profile=profile, base_path="/payments-api") as server:
+        args = ["run", "--no-progress", "--base-url", server.base_url, "--quick"]
+        args += ["--only", "AUTH", "--only", "IDEM", "--workers", "1"]
+        result = CliRunner().invoke(main, [*args, "--report-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "verdict: CONFORMANT" in result.output
