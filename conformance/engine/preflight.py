@@ -24,7 +24,7 @@ import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
-from conformance.suite.client import SuiteClient, SuiteTransportError
+from conformance.suite.client import SuiteClient, SuiteTlsError, SuiteTransportError
 
 PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_PATH = "/v1/payments"
@@ -129,6 +129,8 @@ def _reachable(base_url: str, client: SuiteClient, timeout_s: float) -> None:
         ) from None
     try:
         client.get(PROBE_PATH, params={"limit": 1}, sign=False)
+    except SuiteTlsError as exc:
+        raise _Failed(step, str(exc)) from None  # says which option fixes it
     except SuiteTransportError as exc:
         raise _Failed(step, f"{exc!s}; is --base-url the Payment Service API?") from None
 
