@@ -91,6 +91,28 @@ def test_an_https_server_behind_a_gateway_is_conformant_and_the_key_is_never_sho
 
 
 @pytest.mark.slow
+def test_the_key_is_masked_in_the_evidence_of_failures_and_their_curl_commands(
+    tmp_path: Path,
+) -> None:
+    reports, har = tmp_path / "reports", tmp_path / "traffic.har"
+    result = run(
+        *("--fault", "auth-accepts-stale-timestamp", "--only", "AUTH-010"),
+        *("-H", f"{GATEWAY_HEADER}: {GATEWAY_KEY}", "--quick", "--seed", "9", "--workers", "1"),
+        *("--report-dir", str(reports), "--record", str(har)),
+    )
+    assert result.exit_code == 1, result.output
+    document = json.loads((reports / "results.json").read_text(encoding="utf-8"))
+    evidence = [c["evidence"] for c in document["checks"] if c.get("evidence")]
+    assert evidence, "the failure carries the exchange that shows it"
+    assert all(e["request_headers"].get("x-gateway-key") == "[redacted]" for e in evidence)
+    assert all("x-gateway-key: [redacted]" in e["curl"] for e in evidence)
+    assert GATEWAY_KEY not in result.output
+    assert GATEWAY_KEY not in all_text(reports)
+    assert GATEWAY_KEY not in har.read_text(encoding="utf-8")
+    assert "[redacted]" in har.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
 def test_without_cacert_the_run_stops_at_preflight_naming_cacert(
     gateway_server: tuple[str, GatewayLog], tmp_path: Path
 ) -> None:
