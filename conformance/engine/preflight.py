@@ -24,6 +24,7 @@ import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
+from conformance.suite import tls
 from conformance.suite.client import SuiteClient, SuiteTlsError, SuiteTransportError
 
 PREFLIGHT_TIMEOUT_S = 10.0
@@ -132,6 +133,12 @@ def _reachable(base_url: str, client: SuiteClient, timeout_s: float) -> None:
     except SuiteTlsError as exc:
         raise _Failed(step, str(exc)) from None  # says which option fixes it
     except SuiteTransportError as exc:
+        if (
+            parts.scheme == "https"
+            and tls.active().client_cert is None
+            and tls.wants_client_certificate(parts.hostname, port)
+        ):
+            raise _Failed(step, f"{exc!s}: {tls.CLIENT_CERT_HINT}") from None
         raise _Failed(step, f"{exc!s}; is --base-url the Payment Service API?") from None
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
 import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -207,6 +208,12 @@ def using(settings: TlsSettings) -> Iterator[TlsSettings]:
 
 # -- handshake failures -----------------------------------------------------------------------
 _CACERT_HINT = "give its CA with --cacert PATH, or --insecure to skip verification"
+CLIENT_CERT_HINT = (
+    "the server asks for a client certificate (mutual TLS) and refused the connection: "
+    "give one with --client-cert PATH [--client-key PATH]"
+)
+_HANDSHAKE = 22  # TLS content type
+_CERTIFICATE_REQUEST = 13  # TLS handshake message type
 _VERIFY_DETAIL = re.compile(r"certificate verify failed: ([^(\]]+)")
 
 
@@ -239,10 +246,7 @@ def describe_failure(error: BaseException | str) -> str | None:
         )
     lowered = text.lower()
     if "certificate required" in lowered or "certificate_required" in lowered:
-        return (
-            "the server asks for a client certificate (mutual TLS) and refused the connection: "
-            "give one with --client-cert PATH [--client-key PATH]"
-        )
+        return CLIENT_CERT_HINT
     if "bad certificate" in lowered or "unknown ca" in lowered:
         return (
             "the server refused the client certificate of --client-cert (TLS alert: "
@@ -255,3 +259,36 @@ def describe_failure(error: BaseException | str) -> str | None:
             "https://?)"
         )
     return None
+
+
+def wants_client_certificate(host: str, port: int, timeout_s: float = 5.0) -> bool:
+    """Whether the server at ``host:port`` asks for a client certificate in its handshake (a
+    probe that verifies nothing and sends no request; False when it cannot tell).
+
+    Under TLS 1.3 a server wanting mutual TLS may close the connection without telling why:
+    only its CertificateRequest message shows it, seen through CPython's handshake message
+    hook (``SSLContext._msg_callback``, undocumented: without it, the answer is False).
+    """
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if not hasattr(context, "_msg_callback"):
+        return False
+    asked: list[bool] = []
+
+    def note(
+        conn: object, direction: str, version: object, content_type: int, msg_type: int, data: bytes
+    ) -> None:
+        if direction == "read" and content_type == _HANDSHAKE and msg_type == _CERTIFICATE_REQUEST:
+            asked.append(True)
+
+    context._msg_callback = note
+    try:
+        with (
+            socket.create_connection((host, port), timeout=timeout_s) as raw,
+            context.wrap_socket(raw, server_hostname=host),
+        ):
+            pass
+    except (OSError, ssl.SSLError):
+        pass  # a refusal after the CertificateRequest is the case looked for
+    return bool(asked)

@@ -165,6 +165,25 @@ def test_insecure_runs_warn_in_the_console_and_every_report(
     assert any(warning in w for w in manifest["warnings"])
 
 
+@pytest.mark.slow
+def test_a_server_wanting_mutual_tls_gets_the_client_certificate(
+    certs: CertFiles, profile: Profile, tmp_path: Path
+) -> None:
+    with reference_server(certs, profile, mutual=True) as (url, _):
+        common = ("--base-url", url, "--cacert", str(certs.ca), "--only", "AUTH-001", "--quick")
+        without = run(*common, "--report-dir", str(tmp_path / "without"))
+        result = run(
+            *common,
+            *("--client-cert", str(certs.client_cert), "--client-key", str(certs.client_key)),
+            *("--workers", "1", "--report-dir", str(tmp_path / "with")),
+        )
+    assert without.exit_code == 2, without.output
+    assert "asks for a client certificate (mutual TLS)" in without.output
+    assert "--client-cert PATH" in without.output
+    assert result.exit_code == 0, result.output
+    assert "verdict: CONFORMANT" in result.output
+
+
 # -- refused before any request --------------------------------------------------------------
 @pytest.mark.parametrize(
     ("args", "message"),

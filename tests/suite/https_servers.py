@@ -156,10 +156,15 @@ class _Gateway:
 
 @contextlib.contextmanager
 def reference_server(
-    certs: CertFiles, profile: Profile, gateway: tuple[str, str] | None = None
+    certs: CertFiles,
+    profile: Profile,
+    gateway: tuple[str, str] | None = None,
+    *,
+    mutual: bool = False,
 ) -> Iterator[tuple[str, GatewayLog]]:
     """The reference application over HTTPS (``certs``' server certificate), behind a gateway
-    wanting ``gateway`` (name, value) when given; yields its base URL and the gateway's log."""
+    wanting ``gateway`` (name, value) when given, requiring a client certificate of ``certs``'
+    CA when ``mutual``; yields its base URL and the gateway's log."""
     from conformance.reference.app import create_app
     from conformance.reference.config import ServerConfig
 
@@ -180,6 +185,8 @@ def reference_server(
         lifespan="off",
         ssl_certfile=str(certs.server_cert),
         ssl_keyfile=str(certs.server_key),
+        ssl_ca_certs=str(certs.ca) if mutual else None,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if mutual else ssl.CERT_NONE,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

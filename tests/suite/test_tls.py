@@ -15,6 +15,7 @@ from conformance.suite import tls
 from conformance.suite.client import SuiteClient, SuiteTlsError
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.tls import TlsError, TlsSettings
+from tests.engine.hostile import closed_port
 from tests.suite.https_servers import EchoServer, echo_server, expired_certificate
 from tests.tls_certs import CertFiles, issue
 
@@ -273,3 +274,15 @@ def test_settings_become_recorded_options_and_pytest_arguments(
     assert TlsSettings(insecure=True).recorded == {"insecure": "true"}
     assert TlsSettings(insecure=True).pytest_args() == ["--insecure"]
     assert TlsSettings().recorded == {}
+
+
+def test_a_probe_tells_whether_a_server_asks_for_a_client_certificate(
+    mtls_server: EchoServer, server: EchoServer
+) -> None:
+    def address(url: str) -> tuple[str, int]:
+        host, port = url.removeprefix("https://").rsplit(":", 1)
+        return host, int(port)
+
+    assert tls.wants_client_certificate(*address(mtls_server.url))
+    assert not tls.wants_client_certificate(*address(server.url))
+    assert not tls.wants_client_certificate("127.0.0.1", closed_port())
