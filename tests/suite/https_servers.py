@@ -170,6 +170,8 @@ def reference_server(
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # as ReferenceServer does: without it a response in two writes waits for a delayed ACK
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     url = f"https://127.0.0.1:{sock.getsockname()[1]}"
