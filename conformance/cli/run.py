@@ -279,6 +279,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if insecure:  # again beside the verdict it qualifies
+        click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:
         fail(for_terminal(finished.report_error))
     if result.incomplete_reason is not None:

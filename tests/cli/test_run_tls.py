@@ -154,7 +154,7 @@ def test_insecure_runs_warn_in_the_console_and_every_report(
     )
     assert result.exit_code == 0, result.output
     warning = "the server's TLS certificate was not verified"
-    assert f"warning: --insecure: {warning}" in result.output
+    assert result.output.count(f"warning: --insecure: {warning}") == 2  # at the start and end
     for name in ("report.html", "summary.md", "junit.xml", "results.json"):
         assert warning in html.unescape((reports / name).read_text(encoding="utf-8")), name
     document = json.loads((reports / "results.json").read_text(encoding="utf-8"))
