@@ -28,8 +28,9 @@ HEADERS_ENV = "PAYMENT_CONFORMANCE_HEADERS"
 
 # RFC 9110 token characters.
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-# Visible characters, spaces and tabs; no CR, LF or other control character.
-_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+# Visible ASCII, spaces and tabs: no CR, LF or other control character, and nothing an HTTP
+# stack would have to encode one way or another.
+_VALUE = re.compile(r"[\t\x20-\x7e]*")
 # Headers the suite sets itself: a gateway header must not replace them.
 RESERVED = frozenset(
     name.lower()
@@ -68,8 +69,8 @@ def parse_header(text: str) -> Header:
     value = value.strip(" \t")
     if _VALUE.fullmatch(value) is None:
         raise HeaderError(
-            f"-H {name}: the value holds a line break or a control character, which a header "
-            "cannot carry"
+            f"-H {name}: the value holds a line break, a control character or a non-ASCII "
+            "character, which a header cannot carry"
         )
     if not value:
         raise HeaderError(f"-H {name}: the value is empty")
