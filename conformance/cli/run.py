@@ -29,8 +29,10 @@ from conformance.engine.runner import (
     default_workers,
     execute,
 )
+from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.ratelimit import parse_rate
+from conformance.suite.tls import INSECURE_WARNING
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.
@@ -178,6 +180,39 @@ def default_report_dir() -> Path:
     "masked) to this HAR 1.2 file, the input of `validate`.",
 )
 @click.option(
+    "--cacert",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Trust the CA certificates of this PEM bundle for the server's TLS certificate "
+    "(default: $SSL_CERT_FILE / $SSL_CERT_DIR when set, else certifi's bundle).",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Do not verify the server's TLS certificate (the console and every report say so).",
+)
+@click.option(
+    "--client-cert",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="Client certificate (PEM) for servers that want mutual TLS; may hold the key too.",
+)
+@click.option(
+    "--client-key",
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="The private key (PEM) of --client-cert, when its file does not hold it.",
+)
+@click.option(
+    "-H",
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="Send this header on every request (a gateway's key, say; not the API's own "
+    "authentication). Repeatable. Values are secrets: masked in output, reports and --record.",
+)
+@click.option(
     "--rate-limit",
     type=RateType(),
     help="Send at most N requests a second, all test processes together (25/s or 25), for a "
@@ -204,6 +239,11 @@ def run(
     webhook_bind: str | None,
     sign_key: Path | None,
     record: Path | None,
+    cacert: Path | None,
+    insecure: bool,
+    client_cert: Path | None,
+    client_key: Path | None,
+    headers: tuple[str, ...],
     rate_limit: float | None,
     no_progress: bool,
 ) -> None:
@@ -218,6 +258,10 @@ def run(
             "--latency-ms slows the embedded reference server down; "
             "it cannot be combined with --base-url"
         )
+    try:
+        parsed_headers = gateway.parse_headers(headers)
+    except gateway.HeaderError as exc:
+        fail(for_terminal(str(exc)))
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,
@@ -239,9 +283,16 @@ def run(
         sign_key=sign_key,
         record=record,
         fail_fast=fail_fast,
+        cacert=cacert,
+        insecure=insecure,
+        client_cert=client_cert,
+        client_key=client_key,
+        headers=parsed_headers,
         rate_limit=rate_limit,
     )
     console = Console(file=sys.stdout, highlight=False)
+    if insecure:
+        click.echo(f"warning: {INSECURE_WARNING}", err=True)
     try:
         with sigterm_as_interrupt():  # SIGTERM cleans up as Ctrl-C does
             finished = execute(options, ConsoleDisplay(console, live=not no_progress))
@@ -253,6 +304,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if insecure:  # again beside the verdict it qualifies
+        click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:
         fail(for_terminal(finished.report_error))
     if result.incomplete_reason is not None:

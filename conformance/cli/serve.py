@@ -6,21 +6,23 @@ import contextlib
 import ipaddress
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from conformance.cli._common import fail, latency_option, profile_option
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.reference import gateway
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
     from conformance.reference.server import ReferenceServer
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+T = TypeVar("T")
 
 
 @click.command()
@@ -52,6 +54,43 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     help="Switch on a fault of the catalogue (repeatable; see `faults`).",
 )
 @latency_option("Answer every request this much later, as a remote server would (no CPU is used).")
+@click.option(
+    "--tls-cert",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Serve HTTPS with this certificate (PEM, the chain after it); needs --tls-key.",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The private key (PEM, unencrypted) of --tls-cert.",
+)
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Mutual TLS: require a client certificate signed by this CA (PEM).",
+)
+@click.option(
+    "--rate-limit",
+    type=float,
+    callback=lambda ctx, param, value: _parsed(gateway.rate_limit, value),
+    metavar="N",
+    help="At most N requests per second per API key, in bursts of up to N; over it: 429 with "
+    "Retry-After.",
+)
+@click.option(
+    "--require-header",
+    callback=lambda ctx, param, value: _parsed(gateway.header, value),
+    metavar='"NAME: VALUE"',
+    help="A gateway in front: requests without this header and value get 403 (the value is a "
+    "secret, never printed).",
+)
+@click.option(
+    "--base-path",
+    default="",
+    callback=lambda ctx, param, value: _parsed(gateway.base_path, value) if value else "",
+    metavar="/PREFIX",
+    help="Serve the API under this prefix (/PREFIX/v1/payments); anything else gets 404.",
+)
 def serve(
     host: str,
     port: int,
@@ -59,6 +98,12 @@ def serve(
     profile_name: str,
     faults: tuple[str, ...],
     latency_ms: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+    rate_limit: float | None,
+    require_header: tuple[str, str] | None,
+    base_path: str,
 ) -> None:
     """Run the reference server until Ctrl-C (or SIGTERM).
 
@@ -69,6 +114,10 @@ def serve(
     """
     from conformance.reference.server import ReferenceServer, ServerStartError
 
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together: give both or neither")
+    if tls_client_ca is not None and tls_cert is None:
+        raise click.UsageError("--tls-client-ca needs --tls-cert and --tls-key")
     unknown = sorted(set(faults) - fault_names())
     if unknown:
         fail(f"unknown fault {', '.join(unknown)}; `payment-conformance faults` lists them")
@@ -86,6 +135,12 @@ def serve(
         host=host,
         port=port,
         latency_ms=latency_ms,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        tls_client_ca=tls_client_ca,
+        rate_limit=rate_limit,
+        require_header=require_header,
+        base_path=base_path,
     )
     with stop_requests(server) as stop_requested:
         try:
@@ -102,11 +157,46 @@ def serve(
             )
             if faults:
                 click.echo(f"faults switched on: {', '.join(faults)}")
+            for line in deployment_lines(server):
+                click.echo(line)
             click.echo("press Ctrl-C to stop")
             server.serve_forever(until=stop_requested)
         finally:
             server.stop()
     click.echo("stopped")
+
+
+def deployment_lines(server: ReferenceServer) -> list[str]:
+    """What ``serve`` says about the deployment it stands in for (the header value is not
+    printed: it is a secret)."""
+    lines = []
+    if server.tls is not None:
+        lines.append(f"TLS: https with the certificate {server.tls.cert}")
+        if server.tls.client_ca is not None:
+            lines.append(
+                f"mutual TLS: client certificates signed by {server.tls.client_ca} required"
+            )
+    settings = server.gateway
+    if settings.base_path:
+        lines.append(f"base path: {settings.base_path} (anything outside it gets 404)")
+    if settings.require_header is not None:
+        lines.append(f"gateway header required: {settings.require_header[0]}: [redacted]")
+    if settings.rate_limit is not None:
+        lines.append(
+            f"rate limit: {settings.rate_limit:g} requests/s per API key, bursts of up to "
+            f"{max(settings.rate_limit, 1):g} (429 with Retry-After over it)"
+        )
+    return lines
+
+
+def _parsed(parse: Callable[[Any], T], value: Any) -> T | None:
+    """An option's value through ``parse``; its ValueError as click's usage error (exit 2)."""
+    if value is None:
+        return None
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -1,10 +1,12 @@
-"""Keep secrets out of output and reports: API secrets, signatures, webhook secrets."""
+"""Keep secrets out of output and reports: API secrets, signatures, webhook secrets, and the
+headers the run was told to send (``run -H``, registered with ``secret_headers``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = frozenset({"x-signature", "webhook-signature", "authorization", "cookie"})
@@ -13,8 +15,40 @@ SECRET_FIELDS = frozenset({"secret", "api_secret", "signature", "private_key"})
 WEBHOOK_SECRET = re.compile(r"whsec_[A-Za-z0-9+/=_-]+")
 
 
+# A gateway key shorter than this is masked by its header's name only: replacing "abc" in every
+# text would wreck the evidence.
+MIN_VALUE_LENGTH = 4
+_RUN_HEADERS: list[dict[str, str]] = []  # lower-case name -> value, one dict per active block
+
+
+@contextlib.contextmanager
+def secret_headers(headers: Iterable[tuple[str, str]]) -> Iterator[None]:
+    """Within the block the values of ``headers`` are secrets: masked under their names in any
+    headers, and as text wherever they appear (``run_secrets``)."""
+    _RUN_HEADERS.append({name.lower(): value for name, value in headers})
+    try:
+        yield
+    finally:
+        _RUN_HEADERS.pop()
+
+
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or any(lowered in block for block in _RUN_HEADERS)
+
+
+def run_secrets() -> tuple[str, ...]:
+    """The secret header values of the active blocks, long enough to replace as text."""
+    return tuple(
+        value
+        for block in _RUN_HEADERS
+        for value in block.values()
+        if len(value.strip()) >= MIN_VALUE_LENGTH
+    )
+
+
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: (REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+    return {k: (REDACTED if is_secret_header(k) else v) for k, v in headers.items()}
 
 
 # One token of a JSON text: a string (to its closing quote, or to the end of the text when cut
@@ -110,7 +144,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     Only the secret values change; the rest is the body as received (see ``redact_json_fields``).
     """
     redacted = WEBHOOK_SECRET.sub(REDACTED, redact_json_fields(text))
-    for secret in secrets:
+    for secret in (*secrets, *run_secrets()):
         if secret:
             redacted = redacted.replace(secret, REDACTED)
     return redacted

@@ -32,6 +32,8 @@ def budget_reason(seconds: float) -> str:
     return f"the run's time budget ({seconds:g} s) ran out"
 
 
+# The value a replay or rerun command shows for a ``-H`` header: the real one is a secret.
+REDACTED_HEADER_VALUE = "[redacted]"
 REPLAY_NOTE = (
     "a replay command runs only that requirement's checks with the same seed and options: "
     "the examples, coverage and fuzzing cases and the stateful phase's call sequences are the "
@@ -287,6 +289,7 @@ class RunResult:
         words = []
         if not self.target.embedded:
             words += ["--base-url", base_url or self.target.base_url]
+            words += self._connection_words()
         else:
             if self.target.fault:
                 words += ["--fault", self.target.fault]
@@ -297,6 +300,23 @@ class RunResult:
             words += ["--profile", profile]
         if "rate_limit" in self.options:  # a sandbox's published limit holds for a replay too
             words += ["--rate-limit", self.options["rate_limit"]]
+        return words
+
+    def _connection_words(self) -> list[str]:
+        """The TLS options of the run, and its ``-H`` headers with their values masked (secrets:
+        the reader puts them back)."""
+        words = []
+        for option, flag in (
+            ("cacert", "--cacert"),
+            ("client_cert", "--client-cert"),
+            ("client_key", "--client-key"),
+        ):
+            if option in self.options:
+                words += [flag, self.options[option]]
+        if self.options.get("insecure") == "true":
+            words.append("--insecure")
+        for name in filter(None, self.options.get("headers", "").split(",")):
+            words += ["-H", f"{name}: {REDACTED_HEADER_VALUE}"]
         return words
 
     def _case_words(self) -> list[str]:

@@ -25,7 +25,8 @@ import httpx
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
-from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
+from conformance.suite import tls
+from conformance.suite.client import ClientStats, SuiteClient, SuiteTlsError, SuiteTransportError
 from conformance.suite.ratelimit import SendLimiter
 
 PREFLIGHT_TIMEOUT_S = 10.0
@@ -141,7 +142,15 @@ def _reachable(base_url: str, client: SuiteClient, timeout_s: float) -> None:
         ) from None
     try:
         client.get(PROBE_PATH, params={"limit": 1}, sign=False)
+    except SuiteTlsError as exc:
+        raise _Failed(step, str(exc)) from None  # says which option fixes it
     except SuiteTransportError as exc:
+        if (
+            parts.scheme == "https"
+            and tls.active().client_cert is None
+            and tls.wants_client_certificate(parts.hostname, port)
+        ):
+            raise _Failed(step, f"{exc!s}: {tls.CLIENT_CERT_HINT}") from None
         raise _Failed(step, f"{exc!s}; is --base-url the Payment Service API?") from None
 
 

@@ -36,6 +36,7 @@ from rich.console import Console
 from conformance import __version__
 from conformance.core.catalogue import Requirement
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.redaction import run_secrets
 from conformance.core.results import (
     CheckResult,
     Outcome,
@@ -49,6 +50,7 @@ from conformance.core.untrusted import mask_url_passwords
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
 from conformance.engine.recording import RecordingError, check_record_path, recording
+from conformance.suite import gateway, tls
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,
@@ -116,7 +118,17 @@ class RunOptions:
     sign_key: Path | None = None  # Ed25519 private key (PEM) signing the manifest
     record: Path | None = None  # run --record: the run's traffic as a HAR file
     fail_fast: bool = False  # stop at the first failed requirement (pytest --maxfail=1)
+    cacert: Path | None = None  # run --cacert: the CA bundle (PEM) to trust
+    insecure: bool = False  # run --insecure: the server's certificate is not verified
+    client_cert: Path | None = None  # run --client-cert/--client-key: mutual TLS
+    client_key: Path | None = None
+    headers: tuple[gateway.Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
+
+    @property
+    def tls_settings(self) -> tls.TlsSettings:
+        return tls.TlsSettings(self.cacert, self.insecure, self.client_cert, self.client_key)
+
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,22 @@ def _console() -> Console:
 
 def execute(options: RunOptions, display: Display) -> Run:
     """``run_suite`` with a caller-provided display; returns the reports written too."""
+    with _connection(options):
+        return _execute(options, display)
+
+
+@contextlib.contextmanager
+def _connection(options: RunOptions) -> Iterator[None]:
+    """The run's TLS settings and gateway headers, in force for every request and report."""
+    try:
+        headers = gateway.parse_headers(f"{name}: {value}" for name, value in options.headers)
+        with tls.using(options.tls_settings), gateway.using(headers):
+            yield
+    except (tls.TlsError, gateway.HeaderError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _execute(options: RunOptions, display: Display) -> Run:
     _check_options(options)
     if options.report_dir is not None:
         check_report_dir(options.report_dir)
@@ -159,7 +187,7 @@ def execute(options: RunOptions, display: Display) -> Run:
     display.header(RunHeader(__version__, contract_sha, profile.name, seed))
     started_at = datetime.now(UTC)
     clock = time.perf_counter()
-    secrets = [c.api_secret for c in profile.credentials]
+    secrets = [c.api_secret for c in profile.credentials] + list(run_secrets())
     with recording(options.record) as record, _target(options, profile) as target:
         display.target(target)
         checked: PreflightReport | None = None
@@ -215,7 +243,7 @@ def write_run_reports(
 ) -> list[Path]:
     from conformance.reporting import ReportError, write_reports
 
-    secrets = [c.api_secret for c in profile.credentials]
+    secrets = [c.api_secret for c in profile.credentials] + list(run_secrets())
     try:
         return write_reports(result, directory, catalogue, secrets=secrets, signer=signer)
     except ReportError as exc:
@@ -385,6 +413,9 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["max_duration_s"] = f"{options.max_duration_s:g}"
     if options.fail_fast:
         recorded["fail_fast"] = "true"
+    recorded.update(options.tls_settings.recorded)
+    if options.headers:  # the names only: the values are secrets
+        recorded["headers"] = ",".join(name for name, _ in options.headers)
     if options.rate_limit is not None:
         recorded["rate_limit"] = f"{options.rate_limit:g}/s"
     return recorded
@@ -454,6 +485,7 @@ def pytest_args(
         args += ["--conformance-budget", f"{options.max_duration_s:g}"]
     if record_dir is not None:
         args += ["--record-dir", str(record_dir)]
+    args += options.tls_settings.pytest_args()  # paths; the gateway headers go by the environment
     if options.rate_limit is not None:
         # one send-time file in the run's scratch directory, shared by every test process
         args += ["--rate-limit", repr(options.rate_limit)]
@@ -520,6 +552,7 @@ def _run_pytest(
             with (
                 stop_signals(stop, hard_stop_at),
                 _credentials_env(options),
+                gateway.in_env(options.headers),
                 _workers_tmpdir(Path(scratch)),
                 contextlib.redirect_stdout(output),
                 contextlib.redirect_stderr(output),

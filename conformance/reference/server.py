@@ -8,6 +8,11 @@ returns when the server answers. ``stop()`` (idempotent) shuts down in order: uv
 accepting, lets in-flight requests finish (``SHUTDOWN_GRACE_SECS``, or until ``abort()``) and
 aborts the rest; its thread ends; the webhook dispatcher's threads are joined; the database is
 closed and the temporary one removed. No thread the server started is left running.
+
+The deployment modes (``tls_cert``/``tls_key``, ``rate_limit``, ``require_header``,
+``base_path``) put the server behind HTTPS and a gateway (``conformance.reference.gateway``), as
+implementers' staging servers are; ``base_url`` then starts with ``https://`` and ends with the
+base path. The defaults serve plain HTTP with no gateway.
 """
 
 from __future__ import annotations
@@ -16,18 +21,23 @@ import asyncio
 import logging
 import socket
 import sqlite3
+import ssl
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import uvicorn
 
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.app import Runtime, create_app
 from conformance.reference.config import ServerConfig
+from conformance.reference.gateway import GatewaySettings, wrap
+from conformance.reference.gateway import base_path as normalised
 from conformance.reference.store import Store
+from conformance.reference.tls import TlsFileError, TlsFiles
 
 START_TIMEOUT_SECS = 60.0  # a ceiling: a healthy machine starts it in milliseconds
 SHUTDOWN_GRACE_SECS = 5.0  # in-flight requests get this long to finish before they are aborted
@@ -91,6 +101,13 @@ class ReferenceServer:
         port: int = 0,
         shutdown_grace_secs: float = SHUTDOWN_GRACE_SECS,
         latency_ms: int = 0,
+        *,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
+        tls_client_ca: str | Path | None = None,
+        rate_limit: float | None = None,
+        require_header: tuple[str, str] | None = None,
+        base_path: str = "",
     ) -> None:
         self.profile = profile if profile is not None else load_profile()
         self.faults = frozenset(faults)
@@ -101,6 +118,21 @@ class ReferenceServer:
         self.latency_ms = latency_ms
         # rejects unknown faults and a bad latency before binding
         ServerConfig(self.profile, self.faults, latency_ms=latency_ms)
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: give both or neither")
+        if tls_client_ca is not None and tls_cert is None:
+            raise ValueError("tls_client_ca needs tls_cert and tls_key")
+        self.tls = (
+            TlsFiles(
+                Path(tls_cert),
+                Path(tls_key),
+                Path(tls_client_ca) if tls_client_ca is not None else None,
+            )
+            if tls_cert is not None and tls_key is not None
+            else None
+        )
+        # rejects a bad rate limit, header or base path before binding
+        self.gateway = GatewaySettings(rate_limit, require_header, normalised(base_path))
         self._server: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
         # Set when the server's thread has ended. Waiting on this rather than on
@@ -117,7 +149,8 @@ class ReferenceServer:
         if self._socket is None:
             raise RuntimeError("the server is not running")
         host = self.host if ":" not in self.host else f"[{self.host}]"
-        return f"http://{host}:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{host}:{self.port}{self.gateway.base_path}"
 
     @property
     def config(self) -> ServerConfig:
@@ -143,6 +176,11 @@ class ReferenceServer:
                 raise
 
     def _start(self) -> ReferenceServer:  # under self._lock
+        if self.tls is not None:
+            try:
+                self.tls.check()
+            except TlsFileError as exc:
+                raise ServerStartError(str(exc)) from None
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -169,7 +207,12 @@ class ReferenceServer:
             raise ServerStartError(f"cannot open the database {self.db_path}: {exc}") from None
         self._runtime = app.state.runtime
         uv_config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30
+            wrap(app, self.gateway, not_found=self._not_found()),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=30,
+            **self._tls_options(),
         )
         self._abort.clear()
         server = _Uvicorn(uv_config, self.shutdown_grace_secs, self._abort)
@@ -185,6 +228,22 @@ class ReferenceServer:
                 raise ServerStartError("the reference server did not start")
             time.sleep(0.002)
         return self
+
+    def _not_found(self) -> tuple[int, str]:
+        spec = self.profile.error("status", "not_found")
+        return spec.status, spec.code or "not_found"
+
+    def _tls_options(self) -> dict[str, Any]:
+        if self.tls is None:
+            return {}
+        options: dict[str, Any] = {
+            "ssl_certfile": str(self.tls.cert),
+            "ssl_keyfile": str(self.tls.key),
+        }
+        if self.tls.client_ca is not None:
+            options["ssl_ca_certs"] = str(self.tls.client_ca)
+            options["ssl_cert_reqs"] = ssl.CERT_REQUIRED
+        return options
 
     def stop(self) -> None:
         """Shut down in order (see the module's docstring); returns when all is done."""

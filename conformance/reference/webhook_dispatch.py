@@ -13,6 +13,14 @@ read (never more than ``MAX_ANSWER_BYTES``) before the connection is closed, one
 the whole attempt (connecting, TLS, sending, the status line), and one merchant's deliveries hold
 at most ``MAX_PER_MERCHANT`` of the ``max_concurrent`` slots, so its slow receivers cannot
 starve the other merchants.
+
+A long-lived server keeps the endpoints of merchants' earlier work, and their receivers may be
+gone (a sandbox shared by many test runs). An endpoint whose last ``FAILING_AFTER`` attempts all
+failed is *failing* (``webhook_endpoint_health`` counts its failures in a row; a 2xx resets it):
+its deliveries are claimed after every other due delivery, the ones that failed least first, and
+at most ``MAX_FAILING_IN_FLIGHT`` of them are in flight at once. Among the others, first
+attempts go before retries. So dead receivers never hold the slots that deliveries to live ones
+need, while their own deliveries are still tried, each within its attempt budget.
 """
 
 from __future__ import annotations
@@ -47,6 +55,17 @@ BACKOFF_SECS = (0.2, 0.5, 1.0, 2.0)
 CLAIM_BATCH = 32  # deliveries read per round
 MAX_PER_MERCHANT = 8  # of one merchant in flight at once: half the default 16 slots
 MAX_ANSWER_BYTES = 4096  # read of a receiver's answer, at most: room for its status line
+FAILING_AFTER = 3  # failed attempts in a row that make an endpoint failing (one send's budget)
+MAX_FAILING_IN_FLIGHT = 2  # deliveries to failing endpoints in flight at once, all merchants
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS webhook_endpoint_health (
+    merchant_id TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    failures INTEGER NOT NULL,
+    PRIMARY KEY (merchant_id, endpoint_id)
+);
+"""
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +226,7 @@ class DueDelivery:
     secret: str
     payload: str
     endpoint: tuple[str, str] = ("", "")  # (merchant id, endpoint id)
+    failing: bool = False  # its endpoint's last FAILING_AFTER attempts failed
 
 
 def _event_id(payload: str) -> str:
@@ -238,6 +258,7 @@ class WebhookDispatcher:
         self._slots = threading.BoundedSemaphore(max_concurrent)
         self._per_merchant = max_per_merchant
         self._busy: Counter[str] = Counter()  # deliveries in flight per merchant
+        self._failing_busy = 0  # deliveries to failing endpoints in flight
         self._in_flight: set[str] = set()
         self._secrets: dict[tuple[str, str], str] = {}  # fault webhook-signs-with-cached-secret
         self._lock = threading.Lock()
@@ -317,22 +338,29 @@ class WebhookDispatcher:
             due = "(d.status = 'pending' OR d.attempts < d.attempt_budget)"
         with self._transaction() as conn:
             rows = conn.execute(
-                "SELECT id, generation, url, secret, payload, merchant_id, endpoint_id FROM"
-                " (SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
-                " d.endpoint_id, d.next_attempt_us, d.created_us,"
+                "SELECT id, generation, url, secret, payload, merchant_id, endpoint_id, failing"
+                " FROM (SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
+                " d.endpoint_id, d.next_attempt_us, d.created_us, d.attempts > 0 AS retry,"
+                " COALESCE(h.failures, 0) AS failures,"
+                " COALESCE(h.failures, 0) >= ? AS failing,"
                 " ROW_NUMBER() OVER (PARTITION BY d.merchant_id, d.endpoint_id"
-                " ORDER BY d.next_attempt_us, d.created_us) AS endpoint_turn"
+                " ORDER BY d.attempts > 0, d.next_attempt_us, d.created_us) AS endpoint_turn"
                 " FROM webhook_deliveries d"
                 " JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id"
-                f" AND e.id = d.endpoint_id WHERE {due} AND d.next_attempt_us <= ?)"
-                # Round robin over merchants, then over a merchant's endpoints: a backlog of one
-                # endpoint (a dead receiver), or of one merchant's many endpoints, does not hold
-                # back the deliveries of the others.
-                " ORDER BY ROW_NUMBER() OVER (PARTITION BY merchant_id"
-                " ORDER BY endpoint_turn, next_attempt_us, created_us),"
-                " endpoint_turn, next_attempt_us, created_us"
+                " AND e.id = d.endpoint_id"
+                " LEFT JOIN webhook_endpoint_health h ON h.merchant_id = d.merchant_id"
+                " AND h.endpoint_id = d.endpoint_id"
+                f" WHERE {due} AND d.next_attempt_us <= ?)"
+                # Endpoints that answer first, failing ones after (those that failed least
+                # first). Then round robin over merchants, then over a merchant's endpoints: a
+                # backlog of one endpoint, or of one merchant's many endpoints, does not hold
+                # back the deliveries of the others. First attempts before retries.
+                " ORDER BY failing, CASE WHEN failing THEN failures ELSE 0 END,"
+                " ROW_NUMBER() OVER (PARTITION BY failing, merchant_id"
+                " ORDER BY endpoint_turn, retry, next_attempt_us, created_us),"
+                " endpoint_turn, retry, next_attempt_us, created_us"
                 f" LIMIT {CLAIM_BATCH}",
-                (now_us,),
+                (FAILING_AFTER, now_us),
             ).fetchall()
         for row in rows:
             with self._lock:
@@ -346,6 +374,7 @@ class WebhookDispatcher:
                 self._signing_secret((str(row[5]), str(row[6])), str(row[3])),
                 str(row[4]),
                 (str(row[5]), str(row[6])),
+                bool(row[7]),
             )
 
     def _signing_secret(self, endpoint: tuple[str, str], secret: str) -> str:
@@ -355,14 +384,18 @@ class WebhookDispatcher:
             return self._secrets.setdefault(endpoint, secret)
 
     def _take_merchant_turn(self, delivery: DueDelivery) -> bool:
-        """Count ``delivery`` as in flight for its merchant, unless the merchant is at its cap
-        (then the claim is dropped)."""
+        """Count ``delivery`` as in flight for its merchant, unless the merchant is at its cap,
+        or it goes to a failing endpoint and those have their share (then the claim is
+        dropped)."""
         with self._lock:
             merchant = delivery.endpoint[0]
-            if self._busy[merchant] >= self._per_merchant:
+            if self._busy[merchant] >= self._per_merchant or (
+                delivery.failing and self._failing_busy >= MAX_FAILING_IN_FLIGHT
+            ):
                 self._in_flight.discard(delivery.id)
                 return False
             self._busy[merchant] += 1
+            self._failing_busy += delivery.failing
             return True
 
     def _end_merchant_turn(self, delivery: DueDelivery) -> None:
@@ -372,6 +405,7 @@ class WebhookDispatcher:
             self._busy[merchant] -= 1
             if self._busy[merchant] <= 0:
                 del self._busy[merchant]
+            self._failing_busy -= delivery.failing
         self._wake.set()  # a delivery its merchant's cap held back may go now
 
     def _deliver_and_release(self, delivery: DueDelivery) -> None:
@@ -451,6 +485,7 @@ class WebhookDispatcher:
                     " WHERE id = ?",
                     (attempts, status, delivery.id),
                 )
+                _count_outcome(conn, delivery.endpoint, succeeded)
                 return
             if succeeded and "webhook-retries-after-success" in self._faults:
                 retry = BACKOFF_SECS[min(attempts - 1, len(BACKOFF_SECS) - 1)]
@@ -467,6 +502,22 @@ class WebhookDispatcher:
                 " last_response_status = ? WHERE id = ?",
                 (new_status, attempts, next_us, status, delivery.id),
             )
+            _count_outcome(conn, delivery.endpoint, succeeded)
+
+
+def _count_outcome(conn: sqlite3.Connection, endpoint: tuple[str, str], succeeded: bool) -> None:
+    """The endpoint's failures in a row: one more, or none after a success."""
+    if succeeded:
+        conn.execute(
+            "DELETE FROM webhook_endpoint_health WHERE merchant_id = ? AND endpoint_id = ?",
+            endpoint,
+        )
+        return
+    conn.execute(
+        "INSERT INTO webhook_endpoint_health (merchant_id, endpoint_id, failures)"
+        " VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET failures = failures + 1",
+        endpoint,
+    )
 
 
 def start_background(store: Store, config: ServerConfig) -> Callable[[], None]:

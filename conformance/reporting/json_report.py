@@ -119,6 +119,7 @@ def document(view: RunView) -> dict[str, Any]:
         "exit_code": view.exit_code,
         "incomplete_reason": view.incomplete_reason,
         "first_failure_s": view.first_failure_s,
+        "warnings": list(view.warnings),
         "rate_limits": view.rate_limits.as_dict(),
         "counts": {
             "requirements": view.counts.as_dict(),

@@ -113,6 +113,7 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("requests_sent", str(view.requests_sent)),
         ("verdict", view.verdict),
         *([("incomplete_reason", view.incomplete_reason)] if view.incomplete_reason else []),
+        *[("warning", warning) for warning in view.warnings],
         ("verdict_summary", view.verdict_summary),
         ("requirements_exercised", str(view.exercised)),
         ("requirements_selected", str(view.counts.total)),

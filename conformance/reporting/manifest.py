@@ -41,6 +41,7 @@ def render(
         "started_at": view.started_at,
         "target": view.target,
         "verdict": view.verdict,
+        **({"tls_verified": False, "warnings": list(view.warnings)} if view.insecure else {}),
         "files": {
             name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()
         },

@@ -22,6 +22,7 @@ from conformance.core.redaction import (
     SECRET_FIELDS,
     SECRET_HEADERS,
     WEBHOOK_SECRET,
+    is_secret_header,
     redact_headers,
     redact_text,
 )
@@ -44,6 +45,8 @@ _TEXT_SECRET_FIELD = re.compile(
 _CURL_SECRET_HEADER = re.compile(
     r"(?i)(" + "|".join(re.escape(h) for h in sorted(SECRET_HEADERS)) + r")(\s*:\s*)[^'\"\r\n]*"
 )
+# Any ``-H 'Name: value'`` of a curl command: the run's gateway headers are secret by name.
+_CURL_HEADER = re.compile(r"(?<=-H ['\"])([!#$%&*+.^_`|~0-9A-Za-z-]+)(\s*:\s*)[^'\"\r\n]*")
 _CURL_USER = re.compile(r"(\s(?:-u|--user)\s+)('[^']*'|\"[^\"]*\"|[^\s]+)")
 # The operation that hands out a webhook secret (spec section 4, operation 3), by URL path; the
 # base URL may carry a path prefix.
@@ -111,7 +114,7 @@ def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
             continue
         seen.add(id(evidence))
         headers = evidence.request_headers
-        secrets.update(v for k, v in headers.items() if k.lower() in SECRET_HEADERS)
+        secrets.update(v for k, v in headers.items() if is_secret_header(k))
         sent = [evidence.url, evidence.request_body]
         if hands_out_a_secret(evidence):
             sent.append(evidence.response_body)
@@ -191,6 +194,9 @@ class Scrubber:
 
     def curl(self, curl: str) -> str:
         curl = _CURL_SECRET_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", curl)
+        curl = _CURL_HEADER.sub(
+            lambda m: f"{m[1]}{m[2]}{REDACTED}" if is_secret_header(m[1]) else m[0], curl
+        )
         curl = _CURL_USER.sub(lambda m: f"{m.group(1)}{REDACTED}", curl)
         return self.text(curl)
 

@@ -87,6 +87,7 @@ def render(view: RunView) -> str:
             if view.incomplete_reason
             else []
         ),
+        *[line for warning in view.warnings for line in (f"**Warning**: {escape(warning)}.", "")],
         "| section | passed | failed | not exercised |",
         "|---|--:|--:|--:|",
     ]

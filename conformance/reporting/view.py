@@ -209,6 +209,18 @@ class RunView:
         return self.counts.passed + self.counts.failed
 
     @property
+    def insecure(self) -> bool:
+        """The run did not verify the server's TLS certificate (``run --insecure``)."""
+        return dict(self.options).get("insecure") == "true"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a reader of any report must know before trusting the verdict."""
+        from conformance.suite.tls import INSECURE_WARNING
+
+        return (INSECURE_WARNING,) if self.insecure else ()
+
+    @property
     def verdict_summary(self) -> str:
         """The verdict as every format shows it: CONFORMANT, 166 of 329 requirements exercised."""
         return summarise_verdict(self.verdict, self.exercised, self.counts.total)

@@ -18,16 +18,23 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache, partial
+from functools import partial
 from typing import Any, Final
 
 import httpx
 
 from conformance.core.profile import Credential, Profile
-from conformance.core.redaction import REDACTED, WEBHOOK_SECRET, redact_headers, redact_text
+from conformance.core.redaction import (
+    REDACTED,
+    WEBHOOK_SECRET,
+    redact_headers,
+    redact_text,
+    run_secrets,
+)
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
+from conformance.suite import gateway, tls
 from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
@@ -75,6 +82,10 @@ class SuiteTransportError(Exception):
 
 class RateLimitedError(SuiteTransportError):
     """The server kept rate limiting the request past its bounds: the check is not exercised."""
+
+
+class SuiteTlsError(SuiteTransportError):
+    """The TLS handshake failed (an untrusted certificate, no client certificate...)."""
 
 
 @dataclass
@@ -217,6 +228,7 @@ class SuiteClient:
                     request.headers.pop(name, None)
                 else:
                     request.headers[name] = value
+            request.headers.update(gateway.active())  # kept when ``auth`` removes the API's own
             return request
 
         return self._send(build(), build)
@@ -298,6 +310,9 @@ class SuiteClient:
         except httpx.TransportError as exc:
             self.stats.consecutive_timeouts = 0
             self._notify(request, None)
+            tls_failure = tls.describe_failure(exc)
+            if tls_failure is not None:
+                raise SuiteTlsError(f"{where}: {tls_failure}") from None
             raise SuiteTransportError(f"{where}: {_describe_transport(exc)}") from None
         self.stats.consecutive_timeouts = 0
         # httpx's stream wrapper and the response refer to each other: such a cycle waits for the
@@ -322,10 +337,9 @@ class SuiteClient:
         )
 
 
-@cache
 def _tls_context() -> ssl.SSLContext:
-    """One verifying TLS context for every client: building one costs ~0.1 s (CA bundle)."""
-    return httpx.create_ssl_context()
+    """The run's one TLS context (``tls.active_context``), built once per process."""
+    return tls.active_context()
 
 
 def _describe_timeout(exc: httpx.TimeoutException) -> str:
@@ -372,7 +386,7 @@ def _redacted_headers(
 ) -> dict[str, str]:
     redacted = redact_headers(dict(headers))
     for name, value in redacted.items():
-        for secret in secrets:
+        for secret in (*secrets, *run_secrets()):
             if secret:
                 value = value.replace(secret, REDACTED)
         redacted[name] = WEBHOOK_SECRET.sub(REDACTED, value)

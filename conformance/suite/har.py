@@ -5,11 +5,11 @@ exchanges its transports carry (``wiretap``) to a part file of its own, one HAR 
 per line; ``conformance.engine.recording`` merges the parts into one HAR file.
 
 Masking keeps the rest byte for byte: the value of a secret header (``redaction.SECRET_HEADERS``:
-``X-Signature``, ``Authorization``...) becomes ``[redacted]`` (the header stays, so a reader sees
-that it was sent), and in every other header value, the URL and the bodies the API secrets,
-``whsec_`` webhook secrets, URL passwords and the values of secret JSON fields become
-``[redacted]`` too. A body that is UTF-8 is recorded as text, any other as base64
-(``"encoding": "base64"``), masked the same way.
+``X-Signature``, ``Authorization``..., and the run's ``-H`` gateway headers) becomes
+``[redacted]`` (the header stays, so a reader sees that it was sent), and in every other header
+value, the URL and the bodies the API secrets, ``whsec_`` webhook secrets, URL passwords and
+the values of secret JSON fields become ``[redacted]`` too. A body that is UTF-8 is recorded as
+text, any other as base64 (``"encoding": "base64"``), masked the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from conformance import __version__
-from conformance.core.redaction import REDACTED, SECRET_HEADERS, WEBHOOK_SECRET, redact_text
+from conformance.core.redaction import (
+    REDACTED,
+    WEBHOOK_SECRET,
+    is_secret_header,
+    redact_text,
+    run_secrets,
+)
 from conformance.core.untrusted import mask_url_passwords
 from conformance.suite import wiretap
 from conformance.suite.transport import describe_size
@@ -42,7 +48,7 @@ def started_date_time(epoch_s: float) -> str:
 
 def _mask(text: str, secrets: Iterable[str]) -> str:
     masked = WEBHOOK_SECRET.sub(REDACTED, mask_url_passwords(text))
-    for secret in secrets:
+    for secret in (*secrets, *run_secrets()):
         if secret:
             masked = masked.replace(secret, REDACTED)
     return masked
@@ -52,7 +58,7 @@ def _headers(headers: wiretap.Headers, secrets: tuple[str, ...]) -> list[dict[st
     return [
         {
             "name": name,
-            "value": REDACTED if name.lower() in SECRET_HEADERS else _mask(value, secrets),
+            "value": REDACTED if is_secret_header(name) else _mask(value, secrets),
         }
         for name, value in headers
     ]

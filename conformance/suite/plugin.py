@@ -8,14 +8,17 @@ are checked for markers, filtered by ``--only``/``--skip`` and recorded as Check
 Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``--api-key`` /
 ``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
-family's receiver listens and how the server reaches it), ``--rate-limit N/s`` (all test
-processes together). Markers: ``requirement(*ids)``
-(mandatory on suite tests) and ``family(name)``.
+family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
+``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
+``--rate-limit N/s`` (all test processes together); gateway headers come from the environment
+(``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)`` (mandatory on suite
+tests) and ``family(name)``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import random
@@ -28,6 +31,7 @@ import pytest
 
 from conformance import __version__
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.redaction import run_secrets
 from conformance.core.results import (
     CheckResult,
     Evidence,
@@ -98,8 +102,8 @@ class _SessionState:
     def secrets(self) -> tuple[str, ...]:
         profile = self.profile
         if profile is None:
-            return ()
-        return tuple(c.api_secret for c in profile.credentials)
+            return run_secrets()
+        return (*(c.api_secret for c in profile.credentials), *run_secrets())
 
 
 @dataclass
@@ -127,6 +131,7 @@ _ITEM = pytest.StashKey[_ItemState]()
 _IN_SUITE = pytest.StashKey[dict[Path, bool]]()
 _UNMARKED = pytest.StashKey[bool]()
 _RECORDER = pytest.StashKey[Any]()  # a har.PartRecorder under --record-dir
+_CONNECTION = pytest.StashKey[contextlib.ExitStack]()  # TLS and gateway headers in force
 UNMARKED_MESSAGE = (
     "conformance checks must name the requirements they verify with "
     "@pytest.mark.requirement('ID', ...)"
@@ -187,12 +192,63 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     # ``run --rate-limit``: the file the processes of the run share the next free send time in
     group.addoption("--conformance-rate-file", help=argparse.SUPPRESS)
+    _add_tls_options(group)
     parser.addini(
         "conformance_suite_dirs",
         type="paths",
         default=[],
         help="Extra directories whose tests are conformance checks (local extensions).",
     )
+
+
+def _add_tls_options(group: pytest.OptionGroup) -> None:
+    from conformance.suite.gateway import HEADERS_ENV
+
+    group.addoption(
+        "--cacert",
+        metavar="PATH",
+        help="Trust the CA certificates of this PEM bundle (default: $SSL_CERT_FILE or "
+        "$SSL_CERT_DIR, else certifi's).",
+    )
+    group.addoption(
+        "--insecure",
+        action="store_true",
+        default=False,
+        help="Do not verify the server's TLS certificate (reports say so).",
+    )
+    group.addoption(
+        "--client-cert",
+        metavar="PATH",
+        help=f"Client certificate (PEM) for mutual TLS. Gateway headers: env {HEADERS_ENV}.",
+    )
+    group.addoption(
+        "--client-key", metavar="PATH", help="Its private key, when not in --client-cert's file."
+    )
+
+
+def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
+    """The TLS settings and gateway headers of this process, active until the stack closes."""
+    from conformance.suite import gateway, tls
+
+    def path(name: str) -> Path | None:
+        raw = config.getoption(name)
+        return None if raw is None else Path(str(raw))
+
+    settings = tls.TlsSettings(
+        cacert=path("--cacert"),
+        insecure=bool(config.getoption("--insecure")),
+        client_cert=path("--client-cert"),
+        client_key=path("--client-key"),
+    )
+    stack = contextlib.ExitStack()
+    try:
+        headers = gateway.from_env(os.environ.get(gateway.HEADERS_ENV))
+        stack.enter_context(tls.using(settings))
+    except (tls.TlsError, gateway.HeaderError) as exc:
+        stack.close()
+        raise pytest.UsageError(str(exc)) from None
+    stack.enter_context(gateway.using(headers))
+    return stack
 
 
 def _split(values: list[str]) -> tuple[str, ...]:
@@ -277,6 +333,7 @@ def pytest_configure(config: pytest.Config) -> None:
         api_key=api_key,
         api_secret=api_secret,
     )
+    config.stash[_CONNECTION] = _connection_blocks(config)
     stats = config.stash[_STATE].stats
     stats.deadline = config.getoption("--conformance-deadline")
     stats.budget_s = config.getoption("--conformance-budget")
@@ -308,6 +365,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is not None and state.restore is not None:
         state.restore()
         state.restore = None
+    connection = config.stash.get(_CONNECTION, None)
+    if connection is not None:
+        connection.close()
 
 
 def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:

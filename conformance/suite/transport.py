@@ -39,7 +39,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from conformance.core import jsonsafe
-from conformance.suite import wiretap
+from conformance.suite import tls, wiretap
 
 if TYPE_CHECKING:
     from urllib3._base_connection import BaseHTTPConnection
@@ -415,6 +415,19 @@ class BoundedAdapter(HTTPAdapter):
             "http": _WatchedHTTPConnectionPool,
             "https": _WatchedHTTPSConnectionPool,
         }
+
+    def build_connection_pool_key_attributes(
+        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Every https:// pool gets the run's one TLS context (``tls.active_context``) and
+        nothing else: no ``cert_reqs``, CA or client-certificate path of requests' ``verify``
+        and ``cert``, which urllib3 would load into that shared context or let override it."""
+        host_params, _ = super().build_connection_pool_key_attributes(request, verify, None)
+        return host_params, {"ssl_context": tls.active_context()}
+
+    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        """Nothing to set: the pool's ``ssl_context`` decides (requests' version would set its
+        CA bundle and ``cert_reqs`` on the pool)."""
 
     def send(
         self,

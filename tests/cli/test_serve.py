@@ -6,6 +6,7 @@ import dataclasses
 import re
 import signal
 import socket
+import ssl
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from conformance.cli.serve import exposure_warning
 from conformance.core.profile import load_profile
 from conformance.reference.faults import catalogue
 from tests.cli.processes import CommandProcess, leftovers
+from tests.tls_certs import issue
 
 
 def test_faults_lists_every_fault_with_category_and_requirements() -> None:
@@ -148,3 +150,78 @@ def test_serve_refuses_a_latency_out_of_range(value: str) -> None:
     result = CliRunner().invoke(main, ["serve", "--latency-ms", value])
     assert result.exit_code == 2
     assert "--latency-ms" in result.output
+
+
+# ------------------------------------------------------------------------ deployment modes
+GATEWAY_VALUE = "gw-secret-7f3a"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-key", "key.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-client-ca", "ca.pem"], "--tls-client-ca needs --tls-cert"),
+        (["--rate-limit", "0"], "positive number"),
+        (["--rate-limit", "-3"], "positive number"),
+        (["--rate-limit", "nan"], "positive number"),
+        (["--rate-limit", "many"], "'many' is not a valid float"),
+        (["--require-header", "X-Gateway-Key"], '"Name: value"'),
+        (["--require-header", f"X Gateway: {GATEWAY_VALUE}"], '"Name: value"'),
+        (["--require-header", f"X-Api-Key: {GATEWAY_VALUE}"], "cannot be a gateway header"),
+        (["--require-header", f"X-Gateway-Key: {GATEWAY_VALUE}\r\nX: y"], "visible ASCII"),
+        (["--base-path", "payments-api"], "must start with /"),
+        (["--base-path", "/api?v=1"], "may hold only"),
+        (["--base-path", "/a/../b"], ". or .. segment"),
+    ],
+)
+def test_serve_refuses_bad_deployment_options_with_exit_2(args: list[str], says: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", "0", *args])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and says in result.output
+    assert "Traceback" not in result.output
+    assert GATEWAY_VALUE not in result.output  # the header's value is a secret
+
+
+def test_serve_refuses_tls_files_it_cannot_use_with_exit_2(tmp_path: Path) -> None:
+    certs = issue(tmp_path)
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    unreadable = tmp_path / "missing.pem"
+    for cert, key, says in [
+        (junk, junk, "cannot be used"),
+        (certs.server_cert, certs.client_key, "key values mismatch"),
+        (unreadable, certs.server_key, f"cannot read {unreadable}"),
+    ]:
+        result = CliRunner().invoke(
+            main, ["serve", "--port", "0", "--tls-cert", str(cert), "--tls-key", str(key)]
+        )
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("error: ") and says in result.output
+        assert "Traceback" not in result.output
+
+
+def test_serve_in_every_deployment_mode_says_so_and_never_prints_the_header_value(
+    tmp_path: Path,
+) -> None:
+    certs = issue(tmp_path)
+    args = ["serve", "--port", "0", "--tls-cert", str(certs.server_cert)]
+    args += ["--tls-key", str(certs.server_key), "--rate-limit", "25"]
+    args += ["--require-header", f"X-Gateway-Key: {GATEWAY_VALUE}", "--base-path", "/api/"]
+    with CommandProcess(args, tmpdir=tmp_path) as proc:
+        line = proc.wait_for_line(lambda line: "listening on" in line)
+        found = re.search(r"https://127\.0\.0\.1:[0-9]+/api\b", line)
+        assert found is not None, line
+        url = found.group()
+        started(proc)
+        assert "gateway header required: X-Gateway-Key: [redacted]" in proc.stdout
+        assert "rate limit: 25 requests/s per API key" in proc.stdout
+        assert "base path: /api" in proc.stdout and "TLS: https" in proc.stdout
+        with httpx.Client(verify=ssl.create_default_context(cafile=certs.ca)) as client:
+            gateway = {"X-Gateway-Key": GATEWAY_VALUE}
+            assert client.get(url + "/v1/payments", headers=gateway).status_code == 401
+            assert client.get(url + "/v1/payments").status_code == 403
+            assert client.get(url.removesuffix("/api") + "/v1/payments").status_code == 404
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait() == 0, proc.describe()
+    assert GATEWAY_VALUE not in proc.stdout + proc.stderr

@@ -87,6 +87,28 @@ def test_words_with_spaces_are_quoted_for_the_shell() -> None:
     assert words[words.index("--profile") + 1] == "my profiles/p.toml"
 
 
+def test_tls_options_and_gateway_headers_are_repeated_with_the_header_values_masked() -> None:
+    remote = run(
+        Target("https://sandbox.example.test", embedded=False),
+        {
+            "cacert": "certs/ca.pem",
+            "client_cert": "client.pem",
+            "client_key": "client.key",
+            "headers": "X-Gateway-Key,X-Tenant",
+        },
+    )
+    connection = [
+        *("--cacert", "certs/ca.pem", "--client-cert", "client.pem", "--client-key", "client.key"),
+        *("-H", "X-Gateway-Key: [redacted]", "-H", "X-Tenant: [redacted]"),
+    ]
+    for command in (remote.replay_command("AUTH-002"), remote.rerun_command()):
+        words = shlex.split(command)
+        assert words[2:4] == ["--base-url", "https://sandbox.example.test"]
+        assert words[4:14] == connection
+    insecure = run(Target("https://sandbox.example.test", embedded=False), {"insecure": "true"})
+    assert "--insecure" in shlex.split(insecure.rerun_command())
+
+
 def test_split_steps_separates_a_message_from_its_step_list() -> None:
     message = f"expected 409, got 200\n{STEPS_HEADING}\n  1. create\n\n     POST /v1/x -> 201"
     assert split_steps(message) == (

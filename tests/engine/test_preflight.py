@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,11 @@ import pytest
 from conformance.core.profile import Profile, load_profile
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.reference.server import ReferenceServer
+from conformance.suite import tls
+from conformance.suite.tls import TlsSettings
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
+from tests.suite.https_servers import echo_server, expired_certificate
+from tests.tls_certs import CertFiles, issue
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +163,52 @@ def test_an_unexpected_error_in_a_step_is_a_failed_step_not_a_traceback(
     step, detail = failed_step(preflight(server_url, profile))
     assert step == "fixtures present"
     assert "RecursionError: maximum recursion depth exceeded" in detail
+
+
+# -- TLS -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> CertFiles:
+    return issue(tmp_path_factory.mktemp("certs"))
+
+
+def tls_failure(url: str, profile: Profile, settings: TlsSettings) -> tuple[str, str]:
+    with tls.using(settings):
+        return failed_step(preflight(url, profile))
+
+
+def test_an_untrusted_certificate_stops_preflight_naming_cacert_and_insecure(
+    profile: Profile, certs: CertFiles
+) -> None:
+    with echo_server(certs.server_cert, certs.server_key) as server:
+        step, detail = tls_failure(server.url, profile, TlsSettings())
+    assert step == "reachable"
+    assert "the server's certificate is not trusted (CERTIFICATE_VERIFY_FAILED: " in detail
+    assert detail.endswith("give its CA with --cacert PATH, or --insecure to skip verification")
+
+
+def test_a_server_wanting_a_client_certificate_stops_preflight_naming_client_cert(
+    profile: Profile, certs: CertFiles
+) -> None:
+    with echo_server(certs.server_cert, certs.server_key, client_ca=certs.ca) as server:
+        step, detail = tls_failure(server.url, profile, TlsSettings(cacert=certs.ca))
+    assert step == "reachable"
+    assert "asks for a client certificate (mutual TLS)" in detail
+    assert "--client-cert PATH [--client-key PATH]" in detail
+
+
+def test_a_hostname_mismatch_and_an_expired_certificate_are_named(
+    profile: Profile, certs: CertFiles, tmp_path: Path
+) -> None:
+    with echo_server(certs.server_cert, certs.server_key, host="127.0.0.2") as server:
+        _, mismatch = tls_failure(server.url, profile, TlsSettings(cacert=certs.ca))
+    cert, key = expired_certificate(tmp_path)
+    with echo_server(cert, key) as server:
+        _, expired = tls_failure(server.url, profile, TlsSettings(cacert=cert))
+    assert "the server's certificate is not valid for this host name" in mismatch
+    assert "the server's certificate has expired" in expired
+
+
+def test_https_to_a_plain_http_server_is_named(profile: Profile, server_url: str) -> None:
+    step, detail = failed_step(preflight(server_url.replace("http://", "https://"), profile))
+    assert step == "reachable"
+    assert "the server does not speak TLS on this port" in detail

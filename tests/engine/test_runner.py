@@ -25,6 +25,7 @@ from conformance.engine.runner import (
     _check_exit,
     _credentials_env,
     _profile,
+    _recorded_options,
     check_report_dir,
     execute,
     phase_of,
@@ -130,6 +131,49 @@ def test_pytest_arguments(tmp_path: Path) -> None:
         assert expected in joined
     assert "sk_secret" not in joined and "mk_key" not in joined
     assert "-n" not in pytest_args(RunOptions(), target, 11, tmp_path / "pytest.ini")
+
+
+def test_tls_paths_go_in_argv_and_gateway_headers_do_not(tmp_path: Path) -> None:
+    options = RunOptions(
+        base_url="https://api.test",
+        cacert=Path("ca.pem"),
+        client_cert=Path("/certs/client.pem"),
+        client_key=Path("/certs/client.key"),
+        headers=(("X-Gateway-Key", "gwk-secret-value"),),
+    )
+    args = pytest_args(
+        options, Target("https://api.test", embedded=False), 1, tmp_path / "pytest.ini"
+    )
+    joined = " ".join(args)
+    assert f"--cacert {Path('ca.pem').absolute()}" in joined  # the workers' cwd may differ
+    assert "--client-cert /certs/client.pem --client-key /certs/client.key" in joined
+    assert "gwk-secret-value" not in joined and "X-Gateway-Key" not in joined
+    assert pytest_args(
+        RunOptions(insecure=True),
+        Target("https://api.test", embedded=False),
+        1,
+        tmp_path / "pytest.ini",
+    )[-1:] == ["--insecure"]
+
+
+def test_recorded_options_name_the_tls_options_and_the_headers_without_values() -> None:
+    options = RunOptions(
+        base_url="https://api.test",
+        insecure=True,
+        headers=(("X-Gateway-Key", "gwk-secret-value"), ("X-Tenant", "t1")),
+    )
+    recorded = _recorded_options(options, load_profile())
+    assert recorded["insecure"] == "true"
+    assert recorded["headers"] == "X-Gateway-Key,X-Tenant"
+    assert "gwk-secret-value" not in json.dumps(recorded)
+    assert "insecure" not in _recorded_options(RunOptions(), load_profile())
+
+
+def test_bad_tls_files_and_headers_stop_the_run_before_anything_starts(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"--cacert .*: no such file"):
+        execute(RunOptions(cacert=tmp_path / "none.pem"), NullDisplay())
+    with pytest.raises(RunError, match="the suite sets this header itself"):
+        execute(RunOptions(headers=(("Content-Type", "text/plain"),)), NullDisplay())
 
 
 def test_credentials_travel_in_the_environment_only_during_the_run(

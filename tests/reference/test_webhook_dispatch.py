@@ -83,7 +83,7 @@ NOW = datetime.now(UTC).replace(microsecond=0)  # deliveries are due from their 
 @pytest.fixture
 def store() -> Iterator[Store]:
     opened = Store(None)
-    opened.apply_schema(events.SCHEMA + webhooks.SCHEMA)
+    opened.apply_schema(events.SCHEMA + webhooks.SCHEMA + webhook_dispatch.SCHEMA)
     yield opened
     opened.close()
 
@@ -292,3 +292,72 @@ def test_one_merchants_trickling_receivers_do_not_starve_another_merchant(store:
         finally:
             trickle.__exit__(None, None, None)  # ends A's attempts, so stop() need not wait
             dispatcher.stop()
+
+
+# ------------------------------------------------------ the backlog of earlier runs (issue 16)
+def failures_in_a_row(store: Store) -> dict[str, int]:
+    with store.transaction() as conn:
+        rows = conn.execute("SELECT endpoint_id, failures FROM webhook_endpoint_health").fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def test_dead_endpoints_of_earlier_runs_do_not_delay_a_live_one(store: Store) -> None:
+    # A long-lived server: earlier runs left 40 endpoints whose receivers never answer, each of
+    # whose deliveries failed every try. A new run registers a live endpoint; its event goes to
+    # all 41. Before the fix the live delivery waited behind five rounds of timed-out attempts
+    # (8 per merchant at once): 15.1 s with a 3 s deadline; now it goes first (4 ms).
+    dead = 40
+    with HostileReceiver("trickle", interval=1.0) as silent, WebhookReceiver() as live:
+        with store.transaction() as conn:
+            for n in range(dead):
+                add_merchant_endpoint(conn, "m_alpha", f"ep_dead_{n:02}", silent.url(f"/{n}"))
+            events.emit(conn, "m_alpha", "payment.created", {"run": 1}, NOW)
+        earlier = WebhookDispatcher(store.transaction, timeout=0.05)
+        earlier.start()
+        try:
+            deadline = time.monotonic() + 60
+            while any(status != "failed" for status, _, _ in attempt_rows(store)):
+                assert time.monotonic() < deadline, attempt_rows(store)
+                time.sleep(0.05)
+        finally:
+            earlier.stop()
+        assert set(failures_in_a_row(store).values()) == {events.ATTEMPTS_PER_SEND}
+        silent.wait_for(lambda r: r.ended == r.connections)
+        silent.forget_max_open()
+
+        with store.transaction() as conn:
+            add_merchant_endpoint(conn, "m_alpha", "ep_live", live.url)
+            emitted = events.emit(conn, "m_alpha", "payment.created", {"run": 2}, NOW)
+        assert len(emitted) == dead + 1
+        dispatcher = WebhookDispatcher(store.transaction, timeout=3.0)
+        started = time.monotonic()
+        dispatcher.start()
+        try:
+            (received,) = live.wait_for(lambda got: len(got) == 1, timeout=30.0)
+            waited = time.monotonic() - started
+            assert json.loads(received.body)["data"] == {"run": 2}
+            assert waited < 1.5, f"the live delivery waited {waited:.1f} s"
+            # the dead endpoints are still tried, a few at a time
+            silent.wait_for(lambda r: r.connections >= dead + 2)
+            assert silent.max_open <= webhook_dispatch.MAX_FAILING_IN_FLIGHT
+        finally:
+            silent.__exit__(None, None, None)  # ends the attempts, so stop() need not wait
+            dispatcher.stop()
+
+
+def test_an_endpoint_that_answers_again_is_no_longer_failing(store: Store) -> None:
+    with WebhookReceiver(statuses=[500] * 3) as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        for _ in range(events.ATTEMPTS_PER_SEND):
+            with store.transaction() as conn:  # every retry due now
+                conn.execute("UPDATE webhook_deliveries SET next_attempt_us = 0")
+            dispatcher.run_once()
+        assert failures_in_a_row(store) == {"ep": webhook_dispatch.FAILING_AFTER}
+        with store.transaction() as conn:
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        assert dispatcher.run_once() == 1  # a failing endpoint's delivery is still sent
+        assert failures_in_a_row(store) == {}
+    assert [status for status, _, _ in attempt_rows(store)].count("succeeded") == 1

@@ -130,6 +130,11 @@ class HostileReceiver:
                     )
                 self._changed.wait(left)
 
+    def forget_max_open(self) -> None:
+        """Count ``max_open`` from now on (from the connections open now)."""
+        with self._changed:
+            self.max_open = len(self._open)
+
     def _accept(self) -> None:
         self._listener.settimeout(0.1)
         while not self._stop.is_set():

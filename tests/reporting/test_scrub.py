@@ -179,3 +179,18 @@ def test_the_password_of_the_base_url_is_hidden_wherever_it_is_echoed(tmp_path: 
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert results["target"]["base_url"] == "http://user:[redacted]@127.0.0.1:53117"
     assert results["options"]["base_url"] == "http://user:[redacted]@127.0.0.1:53117"
+
+
+def test_a_gateway_header_of_the_run_is_masked_in_curl_commands_and_headers() -> None:
+    from conformance.suite import gateway
+
+    scrubber = Scrubber(())
+    curl = "curl -X GET https://api.test/v1/payments -H 'X-Gateway-Key: gwk-123456789' -H 'X-A: 1'"
+    with gateway.using([("X-Gateway-Key", "gwk-123456789")]):
+        assert scrubber.curl(curl) == (
+            "curl -X GET https://api.test/v1/payments -H 'X-Gateway-Key: [redacted]' -H 'X-A: 1'"
+        )
+        assert scrubber.headers({"x-gateway-key": "gwk-123456789"}) == (
+            ("x-gateway-key", REDACTED),
+        )
+    assert scrubber.curl(curl) == curl  # outside the run that gave it, a header like any other

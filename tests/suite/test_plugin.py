@@ -551,3 +551,51 @@ def test_exitfirst_runs_the_one_exchange_families_before_the_scenarios(
     first.assert_outcomes(failed=1)  # the auth check ran first and stopped the session
     whole = project.runpytest_inprocess("--base-url", server_url, "-p", "no:randomly", "-v")
     whole.stdout.fnmatch_lines(["*test_a_long_scenario PASSED*", "*test_one_exchange FAILED*"])
+
+
+# -- TLS and gateway headers -----------------------------------------------------------------
+CONNECTION_CHECK = """
+import pytest
+from conformance.suite import gateway, tls
+
+@pytest.mark.requirement("AUTH-001")
+def test_connection():
+    assert tls.active() == tls.TlsSettings(insecure=True)
+    assert gateway.active() == (("X-Gateway-Key", "gwk-from-the-environment"),)
+"""
+
+
+def test_tls_options_and_gateway_headers_hold_for_the_session_only(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.suite import gateway, tls
+
+    write_check(project, "test_connection", CONNECTION_CHECK)
+    monkeypatch.setenv(gateway.HEADERS_ENV, "X-Gateway-Key: gwk-from-the-environment")
+    project.inline_run("--insecure").assertoutcome(passed=1)
+    assert tls.active() == tls.TlsSettings()
+    assert gateway.active() == ()
+
+
+@pytest.mark.parametrize(
+    ("args", "headers", "message"),
+    [
+        (("--cacert", "/no/such/ca.pem"), "", "--cacert /no/such/ca.pem: no such file"),
+        (("--client-key", "/no/key.pem"), "", "--client-key needs --client-cert"),
+        ((), "X-Api-Key: mk_mine", "the suite sets this header itself"),
+        ((), "X-Gateway-Key", "expected 'Name: value'"),
+    ],
+)
+def test_bad_tls_options_and_gateway_headers_are_usage_errors(
+    project: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    headers: str,
+    message: str,
+) -> None:
+    from conformance.suite.gateway import HEADERS_ENV
+
+    monkeypatch.setenv(HEADERS_ENV, headers)
+    result = project.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()

@@ -17,7 +17,7 @@ import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import negated_parameters
 
-from conformance.core.redaction import REDACTED, redact_headers, redact_text
+from conformance.core.redaction import REDACTED, redact_headers, redact_text, run_secrets
 from conformance.core.results import Evidence
 from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.transport import cut_marker, request_body_cut_at
@@ -43,7 +43,7 @@ def _text(
 def _headers(headers: dict[str, str], secrets: tuple[str, ...]) -> dict[str, str]:
     redacted = redact_headers(headers)
     for name, value in redacted.items():
-        for secret in secrets:
+        for secret in (*secrets, *run_secrets()):
             if secret:
                 value = value.replace(secret, REDACTED)
         redacted[name] = value

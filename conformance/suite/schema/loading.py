@@ -24,6 +24,7 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
+from conformance.suite import gateway
 from conformance.suite.client import ClientStats
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
@@ -56,6 +57,9 @@ def signed_session(
         Signer(credential.api_key, credential.api_secret, profile.string_to_sign)
     )
     session.trust_env = False  # no proxy from the environment for a loopback server
+    # schemathesis adds the session's headers to every case it sends (the case's own win, and
+    # a gateway header is not in the contract)
+    session.headers.update(gateway.active())
     return session
 
 
