@@ -130,7 +130,6 @@ class RunOptions:
         return tls.TlsSettings(self.cacert, self.insecure, self.client_cert, self.client_key)
 
 
-
 @dataclass(frozen=True)
 class Run:
     """A finished run: its result, the reports written and the requirements it covered."""
