@@ -21,14 +21,13 @@ from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import (
-    LOCAL_WORKERS_MAX,
-    REMOTE_WORKERS,
     Run,
     RunError,
     RunOptions,
     default_workers,
     execute,
 )
+from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
@@ -106,9 +105,9 @@ def default_report_dir() -> Path:
     type=WorkersType(),
     default="auto",
     show_default=True,
-    help=f"Parallel test processes. auto: up to {LOCAL_WORKERS_MAX} (one per core) for the "
-    f"embedded server, {REMOTE_WORKERS} for --base-url or --latency-ms (they wait on the "
-    "network, not the CPU).",
+    help="Parallel test processes. auto: chosen after preflight from the cores and the round "
+    f"trip it measured: one per core for a server that answers at once, more the farther it "
+    f"is (they wait on the network, not the CPU), at most {MAX_AUTO_WORKERS}.",
 )
 @click.option("--quick", is_flag=True, help="A short run covering every operation and family.")
 @click.option(
@@ -215,6 +214,7 @@ def run(
         sign_key=sign_key,
         record=record,
         fail_fast=fail_fast,
+        auto_workers=workers is None,
     )
     console = Console(file=sys.stdout, highlight=False)
     try:
