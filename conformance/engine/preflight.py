@@ -42,6 +42,9 @@ class PreflightStep:
 class PreflightReport:
     steps: tuple[PreflightStep, ...]
     requests_sent: int
+    # the server's round trip: the quickest of its steps' mean time per request (a loaded
+    # machine only adds to it), None when no step got through
+    round_trip_ms: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,6 +72,7 @@ def preflight(
     """Run the three steps in order; stop at the first that fails."""
     steps: list[PreflightStep] = []
     clients: list[SuiteClient] = []
+    round_trips: list[float] = []  # per step: its time over its requests, in ms
 
     def client(credential: Credential) -> SuiteClient:
         made = SuiteClient(base_url, profile, credential, read_timeout_s=timeout_s)
@@ -83,6 +87,8 @@ def preflight(
             ("fixtures present", lambda: _fixtures(primary, client(profile.secondary))),
         )
         for name, step in steps_to_run:
+            sent = sum(c.requests_sent for c in clients)
+            started = time.perf_counter()
             try:
                 step()
             except _Failed as failure:
@@ -93,10 +99,14 @@ def preflight(
                 steps.append(PreflightStep(name, False, detail))
                 break
             steps.append(PreflightStep(name, True))
+            requests = sum(c.requests_sent for c in clients) - sent
+            if requests:
+                round_trips.append((time.perf_counter() - started) * 1000 / requests)
     finally:
         for made in clients:
             made.close()
-    return PreflightReport(tuple(steps), sum(c.requests_sent for c in clients))
+    round_trip = min(round_trips) if round_trips else None
+    return PreflightReport(tuple(steps), sum(c.requests_sent for c in clients), round_trip)
 
 
 # -- step 1 ----------------------------------------------------------------------------------
