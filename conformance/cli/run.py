@@ -21,14 +21,13 @@ from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import (
-    LOCAL_WORKERS_MAX,
-    REMOTE_WORKERS,
     Run,
     RunError,
     RunOptions,
     default_workers,
     execute,
 )
+from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.ratelimit import parse_rate
@@ -125,9 +124,9 @@ def default_report_dir() -> Path:
     type=WorkersType(),
     default="auto",
     show_default=True,
-    help=f"Parallel test processes. auto: up to {LOCAL_WORKERS_MAX} (one per core) for the "
-    f"embedded server, {REMOTE_WORKERS} for --base-url or --latency-ms (they wait on the "
-    "network, not the CPU).",
+    help="Parallel test processes. auto: chosen after preflight from the cores and the round "
+    f"trip it measured: one per core for a server that answers at once, more the farther it "
+    f"is (they wait on the network, not the CPU), at most {MAX_AUTO_WORKERS}.",
 )
 @click.option("--quick", is_flag=True, help="A short run covering every operation and family.")
 @click.option(
@@ -288,6 +287,7 @@ def run(
         client_cert=client_cert,
         client_key=client_key,
         headers=parsed_headers,
+        auto_workers=workers is None,
         rate_limit=rate_limit,
     )
     console = Console(file=sys.stdout, highlight=False)

@@ -44,6 +44,9 @@ class PreflightStep:
 class PreflightReport:
     steps: tuple[PreflightStep, ...]
     requests_sent: int
+    # the server's round trip: the quickest of its steps' mean time per request (a loaded
+    # machine only adds to it), None when no step got through
+    round_trip_ms: float | None = None
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)  # 429s waited out
 
     @property
@@ -77,6 +80,7 @@ def preflight(
     out as in the suite; ``rate_limit`` (requests a second) spaces the requests."""
     steps: list[PreflightStep] = []
     clients: list[SuiteClient] = []
+    round_trips: list[float] = []  # per step: its time over its requests, in ms
     stats = ClientStats()
     stats.rate_limiting.limiter = None if rate_limit is None else SendLimiter(rate_limit)
 
@@ -93,6 +97,8 @@ def preflight(
             ("fixtures present", lambda: _fixtures(primary, client(profile.secondary))),
         )
         for name, step in steps_to_run:
+            sent = sum(c.requests_sent for c in clients)
+            started = time.perf_counter()
             try:
                 step()
             except _Failed as failure:
@@ -103,11 +109,18 @@ def preflight(
                 steps.append(PreflightStep(name, False, detail))
                 break
             steps.append(PreflightStep(name, True))
+            requests = sum(c.requests_sent for c in clients) - sent
+            if requests:
+                round_trips.append((time.perf_counter() - started) * 1000 / requests)
     finally:
         for made in clients:
             made.close()
+    round_trip = min(round_trips) if round_trips else None
     return PreflightReport(
-        tuple(steps), sum(c.requests_sent for c in clients), stats.rate_limiting.counts
+        tuple(steps),
+        sum(c.requests_sent for c in clients),
+        round_trip,
+        rate_limits=stats.rate_limiting.counts,
     )
 
 

@@ -49,6 +49,7 @@ class Display(Protocol):
     def header(self, header: RunHeader) -> None: ...
     def target(self, target: Target) -> None: ...
     def preflight(self, report: PreflightReport) -> None: ...
+    def workers(self, line: str) -> None: ...
     def collected(self, phases: dict[str, int]) -> None: ...
     def test_done(self, phase: str, family: str, failed: bool, requests: int) -> None: ...
     def close(self) -> None: ...
@@ -64,6 +65,9 @@ class NullDisplay:
         pass
 
     def preflight(self, report: PreflightReport) -> None:
+        pass
+
+    def workers(self, line: str) -> None:
         pass
 
     def collected(self, phases: dict[str, int]) -> None:
@@ -118,6 +122,9 @@ class ConsoleDisplay:
     def preflight(self, report: PreflightReport) -> None:
         parts = [f"{'✓' if s.ok else '✗'} {s.name}" for s in report.steps]
         line = for_terminal("preflight " + " ".join(parts))
+        self.console.print(escape(line), highlight=False, soft_wrap=True)
+
+    def workers(self, line: str) -> None:
         self.console.print(escape(line), highlight=False, soft_wrap=True)
 
     def collected(self, phases: dict[str, int]) -> None:

@@ -6,10 +6,10 @@ pytest on the ``conformance.suite`` package in this process with its own output 
 and the caller's pytest configuration shut out, collects
 the CheckResults the plugin attaches to each test report, and folds them per requirement.
 
-A run that cannot finish (its time budget ran out, a test process crashed, Ctrl-C or SIGTERM
-during the tests) still gives a result and reports with what ran until then, marked
-incomplete (``RunResult.incomplete_reason``, exit code 2). ``stop_signals`` is the one place
-where the run handles signals.
+A run that cannot finish (its time budget ran out, a test process crashed, the server stopped
+answering, Ctrl-C or SIGTERM during the tests) still gives a result and reports with what ran
+until then, marked incomplete (``RunResult.incomplete_reason``, exit code 2). ``stop_signals``
+is the one place where the run handles signals.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -65,6 +65,7 @@ from conformance.suite.recording import (
     REQUESTS_PROPERTY,
     check_from_dict,
 )
+from conformance.suite.tool_errors import SERVER_GONE
 
 OUTPUT_TAIL_CHARS = 3000
 # Past the budget no new check starts and no request is sent; a check still running this long
@@ -74,6 +75,15 @@ INTERRUPTED_REASON = "the run was interrupted (Ctrl-C)"
 TERMINATED_REASON = "the run was stopped by SIGTERM"
 NOT_REACHED_CHECK = "run: not reached"
 FAIL_FAST_REASON = "the run stopped at its first failure (--fail-fast)"
+AUTOLOAD_ENV = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+# the suite's own plugins (entry points payment_conformance and payment_conformance_embedded)
+# and hypothesis' (its @given tests report through it, as in a plain pytest run)
+SUITE_PLUGINS = (
+    "conformance.suite.plugin",
+    "conformance.engine.embedded",
+    "_hypothesis_pytestplugin",
+)
+XDIST_PLUGIN = "xdist.plugin"
 
 
 # Test processes when the server answers at once (the embedded one): one per core, at most two,
@@ -124,6 +134,11 @@ class RunOptions:
     client_key: Path | None = None
     headers: tuple[gateway.Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
+
+    # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
+    # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
+    auto_workers: bool = False
+    auto_why: str | None = None
 
     @property
     def tls_settings(self) -> tls.TlsSettings:
@@ -196,6 +211,9 @@ def _execute(options: RunOptions, display: Display) -> Run:
             display.preflight(checked)
             if not checked.ok:
                 raise RunError(checked.message)
+        if options.auto_workers:
+            options = _auto_workers(options, target, checked)
+            display.workers(f"workers: {options.workers} (auto: {options.auto_why})")
         collector = ResultCollector(display, started=clock)
         try:
             incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
@@ -384,6 +402,21 @@ def _target(options: RunOptions, profile: Profile) -> Iterator[Target]:
         server.stop()
 
 
+def _auto_workers(
+    options: RunOptions, target: Target, checked: PreflightReport | None
+) -> RunOptions:
+    """``options`` with the workers ``auto`` picks from the cores and the round trip."""
+    from conformance.engine.workers import choose_workers, usable_cores
+
+    round_trip = checked.round_trip_ms if checked is not None else None
+    if round_trip is None and target.embedded:
+        round_trip = float(options.embedded_latency_ms)
+    if round_trip is None:  # no preflight against another server: today's default
+        return replace(options, auto_why="no round trip measured (preflight off)")
+    choice = choose_workers(usable_cores(), round_trip, embedded=target.embedded)
+    return replace(options, workers=choice.workers, auto_why=choice.why)
+
+
 def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
     recorded = {
         "profile": options.profile,
@@ -415,6 +448,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
     recorded.update(options.tls_settings.recorded)
     if options.headers:  # the names only: the values are secrets
         recorded["headers"] = ",".join(name for name, _ in options.headers)
+    if options.auto_workers:
+        recorded["workers_auto"] = options.auto_why or "auto"
     if options.rate_limit is not None:
         recorded["rate_limit"] = f"{options.rate_limit:g}/s"
     return recorded
@@ -471,8 +506,12 @@ def pytest_args(
         args += ["--only", prefix]
     for prefix in options.skip:
         args += ["--skip", prefix]
+    # Only the plugins the suite needs (``_only_named_plugins``): each test process then
+    # neither loads the others nor rewrites the asserts of every module of their packages.
+    for plugin in SUITE_PLUGINS:
+        args += ["-p", plugin]
     if options.workers > 1:
-        args += ["-n", str(options.workers)]
+        args += ["-p", XDIST_PLUGIN, "-n", str(options.workers)]
     if options.fail_fast:
         args.append("--maxfail=1")
     if options.webhook_url is not None:
@@ -510,6 +549,26 @@ def _credentials_env(options: RunOptions) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _only_named_plugins() -> Iterator[None]:
+    """pytest (and its xdist workers, started now) loads only the plugins ``-p`` names.
+
+    Every installed plugin package (pytest11 entry point) is otherwise loaded, and all of its
+    modules get their asserts rewritten as they are imported: schemathesis, hypothesis and this
+    package, several hundred modules, in every test process (without a bytecode cache, as under
+    PYTHONDONTWRITEBYTECODE, about half of each process's start-up).
+    """
+    saved = os.environ.get(AUTOLOAD_ENV)
+    os.environ[AUTOLOAD_ENV] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(AUTOLOAD_ENV, None)
+        else:
+            os.environ[AUTOLOAD_ENV] = saved
 
 
 @contextlib.contextmanager
@@ -553,6 +612,7 @@ def _run_pytest(
                 _credentials_env(options),
                 gateway.in_env(options.headers),
                 _workers_tmpdir(Path(scratch)),
+                _only_named_plugins(),
                 contextlib.redirect_stdout(output),
                 contextlib.redirect_stderr(output),
             ):
@@ -573,7 +633,19 @@ def _run_pytest(
         spent = budget_reason(options.max_duration_s)
         if stop.reason or any(c.reason_not_exercised == spent for c in collector.checks):
             reason = spent  # checks were skipped for the budget, or its hard stop fired
+    if reason is None:
+        reason = server_gone(collector.checks)
     return reason
+
+
+def server_gone(checks: Sequence[CheckResult]) -> str | None:
+    """Why the run is incomplete when the server stopped answering during it (``None``: it did
+    not): a run whose later checks could not reach the server has no verdict."""
+    for check in checks:
+        reason = check.reason_not_exercised or ""
+        if SERVER_GONE in reason:
+            return reason[reason.index(SERVER_GONE) :]
+    return None
 
 
 def _raised_while_interrupted(exc: BaseException) -> bool:

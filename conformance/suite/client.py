@@ -43,6 +43,7 @@ from conformance.suite.ratelimit import (
     RequestWaits,
     is_rate_limited,
 )
+from conformance.suite.tool_errors import SERVER_GONE
 from conformance.suite.transport import (
     BoundedTransport,
     Limits,
@@ -84,7 +85,13 @@ class RateLimitedError(SuiteTransportError):
     """The server kept rate limiting the request past its bounds: the check is not exercised."""
 
 
-class SuiteTlsError(SuiteTransportError):
+class NoAnswerError(SuiteTransportError):
+    """The request got no HTTP answer at all (refused, reset, TLS handshake, no byte in time,
+    closed before any response, not sent): not an answer of the server, so never its failure
+    (``tool_errors``). A reply that is not valid HTTP, or incomplete at its deadline, is one."""
+
+
+class SuiteTlsError(NoAnswerError):
     """The TLS handshake failed (an untrusted certificate, no client certificate...)."""
 
 
@@ -101,12 +108,19 @@ class ClientStats:
     deadline: float | None = None
     budget_s: float = 0.0
     budget_refusals: int = 0
+    consecutive_refused: int = 0  # connections refused (or failing their TLS handshake) in a row
+    # of the timeouts in a row, those of a response begun but incomplete at its deadline: a
+    # server that trickles is there, and too slow; one that sends nothing is gone
+    late_answers: int = 0
     # 429s and 503s with Retry-After: counts, waits, --rate-limit (``ratelimit``)
     rate_limiting: RateLimiting = field(default_factory=RateLimiting)
 
     @property
     def server_gone(self) -> bool:
-        return self.consecutive_timeouts >= TIMEOUTS_BEFORE_GIVING_UP
+        return (
+            self.consecutive_timeouts >= TIMEOUTS_BEFORE_GIVING_UP
+            or self.consecutive_refused >= TIMEOUTS_BEFORE_GIVING_UP
+        )
 
     @property
     def out_of_time(self) -> bool:
@@ -291,13 +305,10 @@ class SuiteClient:
         where = f"{request.method} {mask_url_passwords(str(request.url))}"
         if self.stats.out_of_time:
             self.stats.budget_refusals += 1
+            # not judged either way: the plugin reports it as the budget's cut (_spare_budget_cut)
             raise SuiteTransportError(f"{where}: not sent: {budget_reason(self.stats.budget_s)}")
         if self.stats.server_gone:
-            raise SuiteTransportError(
-                f"{where}: not sent: the server stopped answering "
-                f"({self.stats.consecutive_timeouts} requests in a row got no complete "
-                "response in time)"
-            )
+            raise NoAnswerError(f"{where}: not sent: {gone_reason(self.stats)}")
         self.stats.rate_limiting.before_send(self.stats.deadline)
         self.requests_sent += 1
         self.stats.requests_sent += 1
@@ -305,16 +316,22 @@ class SuiteClient:
             response = self._http.send(request)
         except httpx.TimeoutException as exc:
             self.stats.consecutive_timeouts += 1
+            self.stats.late_answers += int(isinstance(exc, ResponseDeadlineExceeded))
             self._notify(request, None)
-            raise SuiteTransportError(f"{where}: {_describe_timeout(exc)}") from None
+            error = SuiteTransportError if _answered(exc) else NoAnswerError
+            raise error(f"{where}: {_describe_timeout(exc)}") from None
         except httpx.TransportError as exc:
-            self.stats.consecutive_timeouts = 0
+            self.stats.consecutive_timeouts = self.stats.late_answers = 0
+            refused = isinstance(exc, httpx.ConnectError)
+            self.stats.consecutive_refused = self.stats.consecutive_refused + 1 if refused else 0
             self._notify(request, None)
             tls_failure = tls.describe_failure(exc)
             if tls_failure is not None:
                 raise SuiteTlsError(f"{where}: {tls_failure}") from None
-            raise SuiteTransportError(f"{where}: {_describe_transport(exc)}") from None
-        self.stats.consecutive_timeouts = 0
+            error = SuiteTransportError if _answered(exc) else NoAnswerError
+            raise error(f"{where}: {_describe_transport(exc)}") from None
+        self.stats.consecutive_timeouts = self.stats.late_answers = 0
+        self.stats.consecutive_refused = 0
         # httpx's stream wrapper and the response refer to each other: such a cycle waits for the
         # garbage collector, and a test sending many requests keeps every body until it runs.
         # The body is read: a plain stream of it breaks the cycle.
@@ -335,6 +352,31 @@ class SuiteClient:
         return build_evidence(
             self._last_request, self._last_response, secrets=(self.credential.api_secret,)
         )
+
+
+def gone_reason(stats: ClientStats) -> str:
+    """Why no more requests are sent to a server that is gone (``stats.server_gone``)."""
+    if stats.consecutive_refused >= TIMEOUTS_BEFORE_GIVING_UP:
+        return f"{SERVER_GONE} ({stats.consecutive_refused} connections in a row could not be made)"
+    if stats.late_answers:
+        return (
+            f"the server answers too slowly ({stats.consecutive_timeouts} requests in a row got "
+            "no complete response in time)"
+        )
+    return (
+        f"{SERVER_GONE} ({stats.consecutive_timeouts} requests in a row got no complete "
+        "response in time)"
+    )
+
+
+def _answered(exc: httpx.TransportError) -> bool:
+    """Whether the server sent something back: bytes that are not valid HTTP, or a response
+    still incomplete at its deadline (a trickle). Everything else got no answer at all."""
+    if isinstance(exc, ResponseDeadlineExceeded):
+        return True
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "without sending" not in str(exc) and "disconnected" not in str(exc).lower()
+    return False
 
 
 def _tls_context() -> ssl.SSLContext:

@@ -10,9 +10,23 @@ Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``-
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
 family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
 ``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
-``--rate-limit N/s`` (all test processes together); gateway headers come from the environment
-(``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)`` (mandatory on suite
-tests) and ``family(name)``.
+``--rate-limit N/s`` (all test processes together); gateway headers come from the
+environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
+(mandatory on suite tests) and ``family(name)``.
+
+Only an answer of the server fails a requirement (``tool_errors.not_the_servers``). A check
+that raised one of hypothesis' own errors (``Flaky``, "Inconsistent data generation",
+``Unsatisfiable``, a health check) or whose request got no HTTP answer (a refused or reset
+connection, a TLS handshake or DNS error, no byte of a response within the read timeout, a
+connection closed before any response) is not exercised, with that reason; what it recorded
+from the server's answers before (``CheckRecorder`` failures with their evidence) stays. A reply
+that is not valid HTTP, a body cut at the size cap and a response still incomplete at its 30 s
+deadline (a trickle) are the server's answers and may fail the requirements that cover them.
+When the server is gone (three requests in a row of the suite's client timed out or could not
+connect), no further check runs, and the engine ends the run incomplete (exit code 2). The
+schema phases' own HTTP stack giving up while the suite's client still reaches the server
+leaves its checks not exercised, not the run incomplete. A request the server kept rate
+limiting past its bounds leaves what it cut short not exercised (``rate_limit_checks``).
 """
 
 from __future__ import annotations
@@ -41,7 +55,12 @@ from conformance.core.results import (
     budget_reason,
 )
 from conformance.suite import rate_limit_checks
-from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
+from conformance.suite.client import (
+    ClientStats,
+    SuiteClient,
+    SuiteTransportError,
+    gone_reason,
+)
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
@@ -51,6 +70,7 @@ from conformance.suite.recording import (
     check_to_dict,
     clean_message,
 )
+from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
 
 SUITE_DIR = Path(__file__).resolve().parent
 DEFAULT_MAX_EXAMPLES = 20
@@ -117,6 +137,7 @@ class _ItemState:
     reports: dict[str, pytest.TestReport] = field(default_factory=dict)
     evidence: Evidence | None = None
     synthesized_failure: bool = False
+    not_judged: dict[str, str] = field(default_factory=dict)  # phase -> why, not the server's
 
 
 # Exception names that add nothing to a failure message in a report.
@@ -718,10 +739,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(budget_reason(stats.budget_s))
     if stats.server_gone:
         # Every further check would wait for its own timeouts: bound the run instead.
-        pytest.skip(
-            f"not run: the server stopped answering ({stats.consecutive_timeouts} requests "
-            "in a row timed out)"
-        )
+        pytest.skip(f"not run: {gone_reason(stats)}")
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -754,6 +772,10 @@ def pytest_runtest_makereport(
     state = item.config.stash[_STATE]
     if report.when == "call":
         _note_server_health(state.stats, call, report)
+    if report.failed and call.excinfo is not None:
+        reason = not_the_servers(call.excinfo.value)
+        if reason is not None:
+            item_state.not_judged[report.when] = reason
     if report.failed and item_state.evidence is None:
         item_state.evidence = _evidence_since(state.stats, item_state.exchanges_at_start)
     recorder = item_state.recorder
@@ -780,7 +802,7 @@ def _note_server_health(
     excinfo = call.excinfo
     if excinfo is None:
         if report.passed:
-            stats.consecutive_timeouts = 0
+            stats.consecutive_timeouts = stats.late_answers = 0
         return
     if not isinstance(excinfo.value, SuiteTransportError) and _is_timeout(excinfo.value):
         stats.consecutive_timeouts += 1
@@ -796,14 +818,21 @@ def _test_outcome(item_state: _ItemState) -> tuple[Outcome, str]:
     setup = item_state.reports.get("setup")
     call = item_state.reports.get("call")
     teardown = item_state.reports.get("teardown")
+    not_judged = item_state.not_judged
+    if setup is not None and setup.failed and "setup" in not_judged:
+        return Outcome.NOT_EXERCISED, not_judged["setup"]
     if setup is not None and setup.failed:
         return Outcome.FAILED, "error while preparing the check: " + _report_message(setup)
     if setup is not None and setup.skipped:
         return Outcome.NOT_EXERCISED, _report_message(setup)
+    if call is not None and call.failed and "call" in not_judged:
+        return Outcome.NOT_EXERCISED, not_judged["call"]
     if call is not None and call.failed:
         return Outcome.FAILED, _report_message(call)
     if call is not None and call.skipped:
         return Outcome.NOT_EXERCISED, _report_message(call)
+    if teardown is not None and teardown.failed and "teardown" in not_judged:
+        return Outcome.NOT_EXERCISED, not_judged["teardown"]
     if teardown is not None and teardown.failed:
         return Outcome.FAILED, "error while cleaning up: " + _report_message(teardown)
     return Outcome.PASSED, ""
@@ -841,6 +870,9 @@ def _final_properties(
     outcome, message = _test_outcome(item_state)
     message = clean_message(message, state.secrets)
     recorded = item_state.recorder.checks if item_state.recorder is not None else []
+    gone = state.stats.server_gone and SERVER_GONE not in message
+    if outcome is Outcome.NOT_EXERCISED and item_state.not_judged and gone:
+        message = f"{message}; {gone_reason(state.stats)}"
     if state.stats.budget_refusals > item_state.budget_refusals_at_start:
         outcome, message, recorded = _spare_budget_cut(
             outcome, message, recorded, item_state, state

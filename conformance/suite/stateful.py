@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import httpx
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.core.profile import ErrorSpec, Profile
@@ -36,6 +36,7 @@ from conformance.core.results import STEPS_HEADING, Evidence, Outcome
 from conformance.suite.client import SuiteClient, SuiteTransportError, build_evidence
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
+from conformance.suite.tool_errors import not_the_servers
 
 STEP_LIMIT = 40  # steps shown in a failure message; a shrunk sequence is far shorter
 # Shrinking replays call sequences against the server; hypothesis allows it 300 s. A shorter
@@ -159,6 +160,8 @@ class Verdicts:
         self.transcript = transcript
         self._tally: dict[str, _Tally] = {}
         self._errors: list[tuple[ConformanceFailure, str]] = []
+        # why a sequence broke off without an answer of the server to blame (tool_errors)
+        self.not_judged: str | None = None
 
     def _entry(self, requirement_id: str) -> _Tally:
         return self._tally.setdefault(requirement_id, _Tally())
@@ -224,6 +227,18 @@ class Verdicts:
                 entry.failure = failure
                 entry.steps = steps
 
+    def broke_off(self, exc: BaseException) -> None:
+        """A sequence ended on ``exc``: a failure of every id of the run when the server's
+        answer caused it, else (no answer, an error of hypothesis) the reason its unchecked
+        ids are not exercised."""
+        reason = not_the_servers(exc)
+        if reason is not None:
+            self.transcript.note(reason)
+            if self.not_judged is None:
+                self.not_judged = reason
+            return
+        self.fail(ConformanceFailure((), str(exc), self.transcript.evidence))
+
     def seen(self, requirement_id: str) -> bool:
         entry = self._tally.get(requirement_id)
         return entry is not None and (entry.passes > 0 or entry.failure is not None)
@@ -277,6 +292,8 @@ class Verdicts:
                     if isinstance(not_reached, Mapping)
                     else not_reached
                 )
+                if self.not_judged is not None:
+                    reason = f"{self.not_judged}; {reason}"
                 self.recorder.record(
                     check_id, (requirement_id,), Outcome.NOT_EXERCISED, reason, operation_id
                 )
@@ -369,7 +386,9 @@ def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
 
     A conformance failure is noted with its requirement ids; a transport error or a
     prerequisite the server refused breaks the sequence off and fails every id of the run
-    (``Verdicts.finish``), with the reason.
+    (``Verdicts.finish``), with the reason. What is not an answer of the server (no HTTP answer,
+    an error of hypothesis: ``tool_errors``) fails nothing: the ids no check reached are not
+    exercised, with that reason.
     """
     try:
         body()
@@ -381,10 +400,14 @@ def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
         found = _failures(group)
         for inner in found:
             verdicts.fail(inner)
-        if not found:
+        if not found and not_the_servers(group) is None:
             verdicts.fail(ConformanceFailure((), f"inconsistent behaviour: {group}"))
+        elif not found:
+            verdicts.broke_off(group)
     except (SuiteTransportError, PrerequisiteError) as exc:
-        verdicts.fail(ConformanceFailure((), str(exc), verdicts.transcript.evidence))
+        verdicts.broke_off(exc)
+    except HypothesisException as exc:
+        verdicts.broke_off(exc)
 
 
 def _failures(error: BaseException) -> list[ConformanceFailure]:

@@ -24,7 +24,12 @@ from conformance.core.contract import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.suite.boundaries import parameters
-from conformance.suite.client import IDEMPOTENCY_HEADER, SuiteClient, SuiteTransportError
+from conformance.suite.client import (
+    IDEMPOTENCY_HEADER,
+    NoAnswerError,
+    SuiteClient,
+    SuiteTransportError,
+)
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
 from conformance.suite.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
@@ -357,11 +362,23 @@ def concurrent_use(run: Run) -> None:
     finally:
         for client in clients:
             client.close()
+    unanswered = [r for r in results if isinstance(r, NoAnswerError)]
+    if len(unanswered) == len(results):  # no answer is no failure of the server
+        run.recorder.record(
+            f"idempotency {run.operation_id} concurrent use",
+            ("IDEM-013",),
+            Outcome.NOT_EXERCISED,
+            f"no request of the burst got an answer: {unanswered[0]}",
+            run.operation_id,
+        )
+        return
     once, in_use = Check(ran=True), Check()
     in_use_error = run.profile.error("idempotency", "in_use")
     success = run.profile.success_status(run.operation_id)
     bodies = set()
     for result in results:
+        if isinstance(result, NoAnswerError):
+            continue
         if isinstance(result, str):
             once.expect([result], base)
         elif result.status_code == success:
@@ -403,15 +420,19 @@ def concurrent_use(run: Run) -> None:
 
 def send_together(
     clients: list[SuiteClient], spec: RequestSpec, key: str
-) -> list[httpx.Response | str]:
-    """Send ``spec`` with ``key`` from every client at the same moment (threads, a barrier)."""
+) -> list[httpx.Response | str | NoAnswerError]:
+    """Send ``spec`` with ``key`` from every client at the same moment (threads, a barrier);
+    a request that got no answer at all is its ``NoAnswerError`` (not judged)."""
     barrier = threading.Barrier(len(clients))
-    results: list[httpx.Response | str] = ["no response: the thread did not finish"] * len(clients)
+    results: list[httpx.Response | str | NoAnswerError]
+    results = ["no response: the thread did not finish"] * len(clients)
 
     def one(index: int) -> None:
         try:
             barrier.wait(timeout=10)
             results[index] = send(clients[index], spec, idempotency_key=key)
+        except NoAnswerError as exc:
+            results[index] = exc
         except (SuiteTransportError, threading.BrokenBarrierError) as exc:
             results[index] = f"no response: {exc}"
 

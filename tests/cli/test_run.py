@@ -64,6 +64,11 @@ def test_a_small_clean_run_exits_0_and_writes_reports(
     assert "· profile default · seed 5" in lines[0]
     assert lines[1].startswith("target: embedded reference server at http://127.0.0.1:")
     assert "preflight ✓ reachable ✓ signed request accepted ✓ fixtures present" in result.output
+    # --workers auto: picked after preflight, at most 2 for the embedded server, and said why
+    auto = re.search(
+        r"^workers: ([12]) \(auto: (\d+ cores?, \d+ ms round trip)\)$", result.output, re.M
+    )
+    assert auto is not None, result.output
     assert (
         "verdict: CONFORMANT, 1 of 1 requirements exercised (1 passed, 0 failed, 0 not exercised;"
         in result.output
@@ -71,6 +76,8 @@ def test_a_small_clean_run_exits_0_and_writes_reports(
     assert f"reports: {out}/" in result.output
     results = json.loads((out / "results.json").read_text())
     assert "AUTH-001" in json.dumps(results)
+    assert results["options"]["workers"] == auto.group(1)
+    assert results["options"]["workers_auto"] == auto.group(2)
     assert (out / "summary.md").is_file() and (out / "manifest.json").is_file()
 
 

@@ -52,6 +52,19 @@ def test_the_reference_server_passes_every_step(profile: Profile, server_url: st
     assert report.requests_sent == 3 + len(profile.currencies)
 
 
+def test_it_measures_the_servers_round_trip(profile: Profile) -> None:
+    with ReferenceServer(profile=profile, latency_ms=40) as slow:
+        report = preflight(slow.base_url, profile)
+    assert report.ok
+    assert report.round_trip_ms is not None
+    assert 40 <= report.round_trip_ms < 400
+
+
+def test_a_failed_first_step_measures_no_round_trip(profile: Profile) -> None:
+    report = preflight(f"http://127.0.0.1:{closed_port()}", profile)
+    assert report.round_trip_ms is None
+
+
 def failed_step(report: PreflightReport) -> tuple[str, str]:
     last = report.steps[-1]
     assert not last.ok

@@ -16,12 +16,14 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.contract import document_sha256
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome, Target, Verdict, budget_reason, fold
+from conformance.engine.preflight import PreflightReport, PreflightStep
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import (
     INTERRUPTED_REASON,
     ResultCollector,
     RunError,
     RunOptions,
+    _auto_workers,
     _check_exit,
     _credentials_env,
     _profile,
@@ -31,6 +33,7 @@ from conformance.engine.runner import (
     phase_of,
     pytest_args,
     run_suite,
+    server_gone,
 )
 from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
 from conformance.suite.recording import (
@@ -291,6 +294,41 @@ def test_pytest_exit_codes_that_mean_the_run_did_not_happen(
 ) -> None:
     with pytest.raises(RunError, match=message):
         _check_exit(int(code), ResultCollector(NullDisplay()), "boom")
+
+
+def test_a_server_that_stopped_answering_leaves_the_run_incomplete() -> None:
+    gone = "the server stopped answering (3 requests in a row got no complete response in time)"
+    answered = CheckResult("t1", "auth", ("AUTH-001",), Outcome.PASSED)
+    refused = CheckResult(
+        "t2", "auth", ("AUTH-002",), Outcome.NOT_EXERCISED, reason_not_exercised="no answer"
+    )
+    skipped = CheckResult(
+        "t3", "auth", ("AUTH-003",), Outcome.NOT_EXERCISED, reason_not_exercised=f"not run: {gone}"
+    )
+    assert server_gone([answered, refused]) is None
+    assert server_gone([answered, refused, skipped]) == gone
+
+
+def test_auto_workers_are_picked_after_preflight_and_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("conformance.engine.workers.usable_cores", lambda: 2)
+    auto = RunOptions(base_url="http://api.example", workers=8, auto_workers=True)
+    measured = PreflightReport((PreflightStep("reachable", True),), 3, round_trip_ms=21.0)
+    picked = _auto_workers(auto, Target("http://api.example", embedded=False), measured)
+    assert (picked.workers, picked.auto_why) == (6, "2 cores, 21 ms round trip")
+    recorded = _recorded_options(picked, load_profile())
+    assert (recorded["workers"], recorded["workers_auto"]) == ("6", "2 cores, 21 ms round trip")
+    local = PreflightReport((PreflightStep("reachable", True),), 3, round_trip_ms=1.0)
+    assert _auto_workers(auto, Target("http://127.0.0.1:1", embedded=False), local).workers == 2
+    # without preflight the embedded server's round trip is its --latency-ms
+    embedded = RunOptions(embedded_latency_ms=50, workers=8, auto_workers=True)
+    assert _auto_workers(embedded, Target("http://127.0.0.1:1", embedded=True), None).workers == 8
+    unmeasured = _auto_workers(auto, Target("http://api.example", embedded=False), None)
+    assert (unmeasured.workers, unmeasured.auto_why) == (
+        8,
+        "no round trip measured (preflight off)",
+    )
 
 
 def test_a_check_without_requirements_means_a_broken_suite() -> None:

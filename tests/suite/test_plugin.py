@@ -357,6 +357,120 @@ def test_a_failed_check_carries_the_last_exchange_as_redacted_evidence(
     assert requests == [2]
 
 
+# -- only an answer of the server fails a requirement ------------------------------------------
+def test_errors_of_hypothesis_are_not_exercised_and_failures_inside_them_stay(
+    project: pytest.Pytester,
+) -> None:
+    write_check(
+        project,
+        "test_tool",
+        """
+        import pytest
+        from hypothesis.errors import FlakyFailure, FlakyStrategyDefinition, Unsatisfiable
+
+        @pytest.mark.requirement("PAY-001")
+        def test_inconsistent_generation():
+            raise FlakyStrategyDefinition("Inconsistent data generation! Data generation ...")
+
+        @pytest.mark.requirement("PAY-002")
+        def test_unsatisfiable():
+            raise Unsatisfiable("Unable to satisfy assumptions of test_unsatisfiable")
+
+        @pytest.mark.requirement("PAY-003")
+        def test_flaky_server_failure():
+            raise FlakyFailure("did not reproduce", [AssertionError("expected 201, got 500")])
+
+        @pytest.mark.requirement("PAY-004", "PAY-005")
+        def test_recorded_before(check_recorder):
+            check_recorder.record("status", ["PAY-004"], "failed", "expected 201, got 500")
+            raise FlakyStrategyDefinition("Inconsistent data generation!")
+        """,
+    )
+    checks = recorded(project.inline_run())
+    tests = by_test(checks)
+    for name, error in (
+        ("test_inconsistent_generation", "FlakyStrategyDefinition: Inconsistent data generation"),
+        ("test_unsatisfiable", "Unsatisfiable: Unable to satisfy"),
+    ):
+        assert tests[name].outcome is Outcome.NOT_EXERCISED, name
+        assert tests[name].reason_not_exercised is not None
+        assert "an error of the test tool, not of the server" in tests[name].reason_not_exercised
+        assert f"hypothesis {error}" in tests[name].reason_not_exercised
+    assert tests["test_flaky_server_failure"].outcome is Outcome.FAILED
+    assert [(c.check_id, c.outcome) for c in checks if "PAY-004" in c.requirement_ids] == [
+        ("status", Outcome.FAILED),
+        ("test_tool.py::test_recorded_before", Outcome.NOT_EXERCISED),
+    ]
+
+
+def test_a_tls_error_of_another_http_stack_is_not_exercised_and_the_run_goes_on(
+    project: pytest.Pytester,
+) -> None:
+    write_check(
+        project,
+        "test_stacks",
+        """
+        import pytest
+        import requests
+
+        @pytest.mark.requirement("PAY-001")
+        def test_schemathesis_session():
+            raise requests.exceptions.SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] self-signed")
+
+        @pytest.mark.requirement("PAY-002")
+        def test_garbled_reply():
+            raise requests.exceptions.ChunkedEncodingError("invalid chunk length")
+
+        @pytest.mark.requirement("PAY-003")
+        def test_next():
+            pass
+        """,
+    )
+    checks = by_test(recorded(project.inline_run()))
+    tls = checks["test_schemathesis_session"]
+    assert tls.outcome is Outcome.NOT_EXERCISED
+    assert tls.reason_not_exercised == (
+        "no answer from the server, not judged: SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] "
+        "self-signed"
+    )
+    assert checks["test_garbled_reply"].outcome is Outcome.FAILED  # bytes came back
+    assert checks["test_next"].outcome is Outcome.PASSED
+
+
+def test_a_request_without_an_answer_is_not_exercised_until_the_server_is_gone(
+    project: pytest.Pytester,
+) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    write_check(
+        project,
+        "test_gone",
+        """
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        @pytest.mark.requirement("PAY-001")
+        def test_refused(suite_client, n):
+            suite_client.get("/v1/payments")
+        """,
+    )
+    checks = by_test(recorded(project.inline_run("--base-url", f"http://127.0.0.1:{closed}")))
+    assert [c.outcome for c in checks.values()] == [Outcome.NOT_EXERCISED] * 4
+    first = checks["test_refused[0]"].reason_not_exercised or ""
+    assert first.startswith("no answer from the server, not judged: GET http://127.0.0.1:")
+    assert "could not connect" in first
+    # the third refusal in a row: the server is gone, and the rest of the run is not run
+    assert "the server stopped answering (3 connections in a row" in str(
+        checks["test_refused[2]"].reason_not_exercised
+    )
+    assert str(checks["test_refused[3]"].reason_not_exercised).startswith(
+        "not run: the server stopped answering"
+    )
+
+
 def test_secrets_never_reach_a_recorded_message(project: pytest.Pytester) -> None:
     secret = load_profile().primary.api_secret
     write_check(

@@ -2,8 +2,9 @@
 
 A failing check of a state machine is reported once per requirement, with the shortest call
 sequence hypothesis found as a numbered step list; checks that held are reported passed, ids no
-sequence reached "not exercised" with the reason; a sequence broken off by the transport fails
-every id of the run.
+sequence reached "not exercised" with the reason; a sequence broken off by an answer that is not
+HTTP fails every id of the run, one broken off with no answer at all (or by an error of
+hypothesis) fails none.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from typing import Any
 import httpx
 import pytest
 from hypothesis import core
+from hypothesis.errors import FlakyFailure, FlakyStrategyDefinition, Unsatisfiable
 from hypothesis.stateful import Bundle, rule
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
 from conformance.reference.server import ReferenceServer
-from conformance.suite.client import SuiteClient
+from conformance.suite.client import NoAnswerError, SuiteClient
 from conformance.suite.factories import Factories
 from conformance.suite.recording import CheckRecorder
 from conformance.suite.stateful import (
@@ -149,12 +151,14 @@ def test_a_failure_carries_the_shrunk_step_list_and_its_exchange(profile: Profil
     assert evidence is not None and evidence.status == 409 and evidence.method == "POST"
 
 
-def test_a_transport_error_fails_every_id_of_the_run(profile: Profile) -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("refused", request=request)
+def guarded_against(profile: Profile, error: Exception) -> list[CheckResult]:
+    """The checks of a scenario whose only request the transport answers with ``error``."""
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        raise error
 
     recorder = CheckRecorder("stateful-test")
-    client = SuiteClient("http://127.0.0.1:9", profile, transport=httpx.MockTransport(refuse))
+    client = SuiteClient("http://127.0.0.1:9", profile, transport=httpx.MockTransport(broken))
     transcript = Transcript().attach(client)
     verdicts = Verdicts(recorder, "stateful-test", transcript)
 
@@ -164,12 +168,76 @@ def test_a_transport_error_fails_every_id_of_the_run(profile: Profile) -> None:
 
     run_guarded(verdicts, scenario)
     verdicts.finish("scenario", IDS)
-    failed = [c for c in recorder.checks if c.outcome is Outcome.FAILED]
+    return recorder.checks
+
+
+def test_a_reply_that_is_not_http_fails_every_id_of_the_run(profile: Profile) -> None:
+    checks = guarded_against(profile, httpx.RemoteProtocolError("illegal status line"))
+    failed = [c for c in checks if c.outcome is Outcome.FAILED]
     assert len(failed) == 1
     assert set(failed[0].requirement_ids) == set(IDS)
-    assert "could not connect" in failed[0].message
+    assert "not valid HTTP" in failed[0].message
     assert "1. list payments" in failed[0].message
     assert "GET /v1/payments -> no response" in failed[0].message
+
+
+def test_a_refused_connection_fails_nothing_its_ids_are_not_exercised(profile: Profile) -> None:
+    checks = guarded_against(profile, httpx.ConnectError("connection refused"))
+    assert {c.requirement_ids[0]: c.outcome for c in checks} == {
+        rid: Outcome.NOT_EXERCISED for rid in IDS
+    }
+    assert all("no answer from the server" in c.message for c in checks)
+    assert all("could not connect" in c.message for c in checks)
+
+
+def test_a_failure_noted_before_the_connection_dropped_stays_failed(profile: Profile) -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+
+    def scenario() -> None:
+        verdicts.check(["SUB-002"], False, "status 500, expected 201", fatal=False)
+        raise NoAnswerError("GET /v1/payments: the server closed the connection")
+
+    run_guarded(verdicts, scenario)
+    verdicts.finish("scenario", IDS)
+    outcomes = {c.requirement_ids[0]: c.outcome for c in recorder.checks}
+    assert outcomes == {"SUB-002": Outcome.FAILED, "SUB-STATE-003": Outcome.NOT_EXERCISED}
+
+
+def test_hypothesis_own_errors_fail_nothing() -> None:
+    for error in (
+        FlakyStrategyDefinition(
+            "Inconsistent data generation! Data generation behaved differently"
+        ),
+        Unsatisfiable("Unable to satisfy assumptions"),
+        FlakyFailure("did not reproduce", [NoAnswerError("GET /v1/payments: reset")]),
+    ):
+        recorder = CheckRecorder("stateful-test")
+        verdicts = Verdicts(recorder, "stateful-test", Transcript())
+
+        def raise_it(error: Exception = error) -> None:
+            raise error
+
+        run_guarded(verdicts, raise_it)
+        verdicts.finish("scenario", IDS)
+        assert [c.outcome for c in recorder.checks] == [Outcome.NOT_EXERCISED] * 2, error
+        assert f"hypothesis {type(error).__name__}" in recorder.checks[0].message
+
+
+def test_a_flaky_failure_that_wraps_a_failed_check_stays_failed() -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+
+    def flaky() -> None:
+        raise FlakyFailure(
+            "Hypothesis found 1 distinct failure, but it did not reproduce",
+            [ConformanceFailure(["SUB-002"], "status 500, expected 201")],
+        )
+
+    run_guarded(verdicts, flaky)
+    verdicts.finish("scenario", IDS)
+    outcomes = {c.requirement_ids[0]: (c.outcome, c.message) for c in recorder.checks}
+    assert outcomes["SUB-002"] == (Outcome.FAILED, "status 500, expected 201")
 
 
 def test_a_non_fatal_failure_lets_the_scenario_go_on() -> None:

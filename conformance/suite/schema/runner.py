@@ -69,6 +69,7 @@ from conformance.suite.schema.loading import (
 )
 from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.tool_errors import ServerGone, no_answer
 
 TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise
@@ -110,7 +111,11 @@ def applies(check: str, case: schemathesis.Case[Any], response: schemathesis.Res
 
 # ------------------------------------------------------------------------ the runner
 class ServerGoneError(RuntimeError):
-    """Several requests in a row got no response: the phases cannot go on."""
+    """Several requests in a row got no usable response: the phases cannot go on."""
+
+
+class ServerUnreachableError(ServerGoneError, ServerGone):
+    """Several requests in a row got no answer at all: the server is gone."""
 
 
 @dataclass(frozen=True)
@@ -189,17 +194,18 @@ class SchemaPhaseRunner:
         self.validate(case, response, kwargs, recorder)
 
     def transport_failure(self, operation_id: str, exc: requests.RequestException) -> None:
-        """No response at all: worse than a 5xx. After a few in a row the server is gone.
-
-        A request the server kept rate limiting past its bounds is no failure: its case is
-        left out, and a check it leaves without a case is not exercised for that reason."""
+        """No usable response. A reply that is not HTTP (or a broken body) fails
+        no_server_error; no answer at all (refused, reset, TLS, timeout) fails nothing
+        (``tool_errors``). After a few in a row the server is gone. A request the
+        server kept rate limiting past its bounds is no failure either: its case is left out,
+        and a check it leaves without a case is not exercised for that reason."""
         self.counts.cases[self._phase] += 1
         if isinstance(exc, RateLimitedRequest):
             self.ledger.rate_limited.setdefault(operation_id, rate_limited_reason(str(exc)) or "")
             return
         self._transport_errors += 1
         request = exc.request if isinstance(exc.request, requests.PreparedRequest) else None
-        if request is not None:
+        if request is not None and not no_answer(exc):
             self.ledger.failed(
                 "no_server_error",
                 operation_id,
@@ -209,10 +215,12 @@ class SchemaPhaseRunner:
                 request_evidence(request, self.secrets),
             )
         if self._transport_errors >= TRANSPORT_ERRORS_BEFORE_GIVING_UP:
-            raise ServerGoneError(
-                f"the server stopped answering ({self._transport_errors} requests in a row got "
-                f"no response; last: {type(exc).__name__}: {exc})"
-            )
+            last = f"{self._transport_errors} requests in a row got no response; last: "
+            last += f"{type(exc).__name__}: {exc}"
+            if no_answer(exc):
+                # not SERVER_GONE: the suite's own client may still reach the server
+                raise ServerUnreachableError(f"the schema phases gave up ({last})")
+            raise ServerGoneError(f"the server's answers cannot be used ({last})")
 
     def validate(
         self,

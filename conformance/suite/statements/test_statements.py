@@ -297,7 +297,7 @@ class LedgerMachine(ConformanceMachine):
         except ConformanceFailure as failure:
             self.verdicts.fail(failure)
         except (SuiteTransportError, PrerequisiteError) as exc:
-            self.verdicts.fail(ConformanceFailure((), str(exc), self.ctx.transcript.evidence))
+            self.verdicts.broke_off(exc)
         self.ctx.extra[STOPPED] = True
         return default
 

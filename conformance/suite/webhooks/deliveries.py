@@ -151,6 +151,9 @@ class DeliveryScenario:
         self.succeeded_seen: dict[str, float] = {}  # delivery id -> answer time of the listing
         self.resent: dict[str, float] = {}  # delivery id -> when the resend was sent
         self.expected: list[Expected] = []  # every event the suite caused
+        # ids listed before the suite caused its events (None: that listing failed); a record
+        # not among them and not final is a delivery of this run still on its way
+        self.listed_before: set[str] | None = None
         self.not_reached: dict[str, str] = dict(unreachable(self.profile))
         self.actions = Actions(ctx.factories, clock)
 
@@ -335,6 +338,40 @@ class DeliveryScenario:
         self.listings.append(listing)
         return listing
 
+    def ids_listed(self) -> set[str] | None:
+        """The delivery ids the server lists now (a long-lived server keeps earlier runs'
+        deliveries); None when it does not list them."""
+        try:
+            return set(self.read_listing().records)
+        except PrerequisiteError:
+            return None
+
+    def on_its_way(self, expected: Expected, listing: Listing) -> str | None:
+        """Why a webhook that did not arrive is not judged: the server lists a delivery of its
+        event type, made since the suite caused it, that is not final and not attempted yet.
+        The receiver is live, so a try of a delivery to it would have arrived: a listed try
+        that did not is some other endpoint's. None: the server lists no such delivery, so the
+        missing webhook is its failure (listed as delivered or failed, or never recorded)."""
+        if self.listed_before is None:
+            return None
+        arrived = {a.delivery_id for a in self.arrivals()}
+        for delivery_id, record in listing.records.items():
+            if delivery_id in self.listed_before or delivery_id in arrived:
+                continue
+            status = record.get("status")
+            if (
+                record.get("event_type") == expected.event_type
+                and status not in (SUCCEEDED, FAILED)
+                and record.get("attempts") == 0
+            ):
+                waited = self.clock() - expected.started_at
+                return (
+                    f"the {expected.event_type} delivery was still on its way after "
+                    f"{waited:.0f} s (the server lists delivery {delivery_id} as {status!r}, "
+                    "not attempted yet)"
+                )
+        return None
+
     def arrivals(self, endpoint: Endpoint | None = None) -> list[Arrival]:
         by_path = {e.path: e for e in self.endpoints}
         found = []
@@ -405,6 +442,7 @@ class DeliveryScenario:
             self.rotate(endpoint)
         self.refusals()
 
+        self.listed_before = self.ids_listed()
         started = self.clock()
         expected = self.cause(set(caused))
         self.expected += expected
@@ -607,6 +645,12 @@ class DeliveryScenario:
             found = self.matching(endpoint, expected)
             keys = {a.key for a in found}
             ids = ["DLV-003"] + ([expected.requirement_id] if endpoint is self.ok else [])
+            late = None if len(keys) >= expected.minimum else self.on_its_way(expected, listing)
+            if late is not None:
+                self.ctx.transcript.note(f"endpoint {endpoint.name}: not judged: {late}")
+                for requirement_id in ids:
+                    self.not_reached.setdefault(requirement_id, late)
+                continue
             self.v.check(
                 ids,
                 len(keys) >= expected.minimum,

@@ -1,4 +1,5 @@
-"""Driving the phases (conformance/suite/schema/runner.py): sizes, and a server that is gone."""
+"""Driving the phases (conformance/suite/schema/runner.py): sizes, a server that is gone (no
+answer: nothing fails) and one whose replies are not HTTP (no_server_error fails)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
 from conformance.suite.client import ClientStats
+from conformance.suite.schema.ledger import RecordedCheck
 from conformance.suite.schema.loading import load_schemas
 from conformance.suite.schema.requirements import requirement_operations
 from conformance.suite.schema.runner import (
     PhaseSizes,
     SchemaPhaseRunner,
     ServerGoneError,
+    ServerUnreachableError,
     spread,
 )
+from tests.engine.hostile import Behaviour, hostile_server
 from tests.rate_limiting_proxy import RateLimitingProxy
 
 PROFILE = load_profile()
@@ -36,8 +40,8 @@ def test_spread_takes_one_case_of_each_kind_before_a_second() -> None:
     assert spread(cases, 10, key=lambda c: c[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
 
 
-def test_a_server_that_does_not_answer_fails_no_server_error_then_stops_the_phases() -> None:
-    base_url = f"http://127.0.0.1:{closed_port()}"
+def phases_against(base_url: str, error: type[ServerGoneError]) -> list[RecordedCheck]:
+    """The unit phases of listPayments against ``base_url``, which stop with ``error``."""
     schemas = load_schemas(
         effective_contract(PROFILE),
         PROFILE,
@@ -50,12 +54,24 @@ def test_a_server_that_does_not_answer_fails_no_server_error_then_stops_the_phas
     sizes = PhaseSizes(fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4)
     runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes)
     try:
-        with pytest.raises(ServerGoneError, match="stopped answering"):
+        with pytest.raises(ServerGoneError) as raised:
             runner.run_unit_phases("listPayments")
-        results = runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
+        assert type(raised.value) is error
+        return runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
     finally:
         runner.close()
-    [failed] = results
+
+
+def test_a_server_that_does_not_answer_fails_nothing_and_is_gone() -> None:
+    [result] = phases_against(f"http://127.0.0.1:{closed_port()}", ServerUnreachableError)
+    # a refused connection is no answer of the server: no_server_error had nothing to check
+    assert result.outcome is Outcome.NOT_EXERCISED
+    assert result.requirement_ids == ("ERR-006",)
+
+
+def test_a_server_whose_replies_are_not_http_fails_no_server_error_then_stops_the_phases() -> None:
+    with hostile_server(Behaviour.GARBAGE) as base_url:
+        [failed] = phases_against(base_url, ServerGoneError)
     assert failed.outcome is Outcome.FAILED
     assert failed.requirement_ids == ("ERR-006",)
     assert "no response" in failed.message

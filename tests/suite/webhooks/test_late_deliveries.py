@@ -1,0 +1,80 @@
+"""A webhook that did not arrive in the delivery scenario: the server's delivery records say
+whether it is still on its way (not judged) or the server's failure (listed as delivered or
+failed, or not listed at all)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from conformance.suite.stateful import Transcript, Verdicts
+from conformance.suite.webhooks.causes import Expected
+from conformance.suite.webhooks.deliveries import DeliveryScenario, Endpoint, Listing
+
+CREATED = Expected("payment.created", "pay_1", "EVT-001", "createPayment", started_at=100.0)
+
+
+class SilentReceiver:
+    """A live receiver at which nothing arrived."""
+
+    def snapshot(self) -> list[Any]:
+        return []
+
+
+def judged(records: list[dict[str, Any]], listed_before: set[str]) -> DeliveryScenario:
+    scenario = DeliveryScenario.__new__(DeliveryScenario)
+    scenario.receiver = SilentReceiver()  # type: ignore[assignment]
+    transcript = Transcript()
+    scenario.ctx = SimpleNamespace(transcript=transcript)  # type: ignore[assignment]
+    scenario.v = Verdicts(recorder=None, family="deliveries", transcript=transcript)
+    scenario.ok = Endpoint("ok", "we_ok", "/ok", ["payment.created"])
+    scenario.endpoints = [scenario.ok]
+    scenario.not_reached = {}
+    scenario.listed_before = listed_before
+    scenario.clock = lambda: 125.0
+    listing = Listing({str(r["id"]): r for r in records}, sent_at=124.0, answered_at=124.5)
+    scenario.judge_expected([(scenario.ok, CREATED)], listing)
+    return scenario
+
+
+def record(delivery_id: str, status: str, attempts: int) -> dict[str, Any]:
+    return {
+        "id": delivery_id,
+        "event_type": "payment.created",
+        "status": status,
+        "attempts": attempts,
+    }
+
+
+def test_a_delivery_not_attempted_yet_is_not_judged() -> None:
+    scenario = judged([record("dl_old", "failed", 5), record("dl_new", "pending", 0)], {"dl_old"})
+    assert "EVT-001" not in scenario.v._tally and "DLV-003" not in scenario.v._tally
+    reason = scenario.not_reached["EVT-001"]
+    assert reason == (
+        "the payment.created delivery was still on its way after 25 s "
+        "(the server lists delivery dl_new as 'pending', not attempted yet)"
+    )
+    assert scenario.not_reached["DLV-003"] == reason
+
+
+@pytest.mark.parametrize(
+    ("records", "listed_before"),
+    [
+        pytest.param([record("dl_new", "succeeded", 1)], set(), id="listed-as-delivered"),
+        pytest.param([record("dl_new", "failed", 3)], set(), id="failed-against-a-live-receiver"),
+        pytest.param([], set(), id="no-delivery-record"),
+        pytest.param([record("dl_old", "pending", 0)], {"dl_old"}, id="only-an-earlier-runs"),
+        # a try that did not reach the live receiver was some other endpoint's
+        pytest.param([record("dl_new", "pending", 2)], set(), id="tried-elsewhere"),
+    ],
+)
+def test_a_missing_webhook_the_server_does_not_list_as_on_its_way_fails(
+    records: list[dict[str, Any]], listed_before: set[str]
+) -> None:
+    scenario = judged(records, listed_before)
+    failure = scenario.v._tally["EVT-001"].failure
+    assert failure is not None
+    assert "0 payment.created webhook(s) reached endpoint ok within 20 s" in failure.message
+    assert scenario.not_reached == {}
