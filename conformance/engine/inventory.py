@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core.results import Target
-from conformance.engine.runner import RunError, RunOptions, pytest_args
+from conformance.engine.runner import RunError, RunOptions, _only_named_plugins, pytest_args
 from conformance.suite.plugin import is_suite_item
 
 
@@ -40,7 +40,11 @@ def collect_suite(plugin: object, profile: str = "default", *, quick: bool = Fal
         # collection only: no request is sent, the address is never used
         target = Target("http://127.0.0.1:9", embedded=False)
         args = pytest_args(RunOptions(profile=profile, quick=quick), target, 0, config_file)
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        with (
+            _only_named_plugins(),  # as a run: pytest_args names the suite's plugins with -p
+            contextlib.redirect_stdout(output),
+            contextlib.redirect_stderr(output),
+        ):
             code = pytest.main([*args, "--collect-only"], plugins=[plugin])
     if code != pytest.ExitCode.OK:
         raise RunError(
