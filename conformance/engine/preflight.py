@@ -98,6 +98,7 @@ def preflight(
         )
         for name, step in steps_to_run:
             sent = sum(c.requests_sent for c in clients)
+            waited = _waited_s(stats)
             started = time.perf_counter()
             try:
                 step()
@@ -110,8 +111,9 @@ def preflight(
                 break
             steps.append(PreflightStep(name, True))
             requests = sum(c.requests_sent for c in clients) - sent
-            if requests:
-                round_trips.append((time.perf_counter() - started) * 1000 / requests)
+            if requests:  # the time spent waiting out rate limits is no round trip
+                spent = time.perf_counter() - started - (_waited_s(stats) - waited)
+                round_trips.append(max(spent, 0.0) * 1000 / requests)
     finally:
         for made in clients:
             made.close()
@@ -122,6 +124,11 @@ def preflight(
         round_trip,
         rate_limits=stats.rate_limiting.counts,
     )
+
+
+def _waited_s(stats: ClientStats) -> float:
+    counts = stats.rate_limiting.counts
+    return counts.waited_s + counts.limiter_waited_s
 
 
 # -- step 1 ----------------------------------------------------------------------------------

@@ -65,6 +65,21 @@ def test_preflight_waits_out_a_rate_limit_and_counts_it() -> None:
     assert report.rate_limits.limiter_waited_s > 0
 
 
+def test_preflight_round_trip_leaves_out_the_time_rate_limits_made_it_wait() -> None:
+    # --workers auto is chosen from this round trip: a 1 s Retry-After is no network latency
+    server = ReferenceServer(profile=load_profile()).start()
+    try:
+        proxy = RateLimitingProxy(server.base_url, first=1, every=2, retry_after="1")
+        with proxy.running():
+            report = preflight(proxy.base_url, load_profile())
+    finally:
+        server.stop()
+    assert report.ok, report.message
+    assert report.rate_limits.waited_s >= 2.0  # every step waited
+    assert report.round_trip_ms is not None
+    assert report.round_trip_ms < 250
+
+
 class _Silent:
     def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: None
