@@ -74,6 +74,28 @@ profile_option = click.option(
 )
 
 
+def server_rate_limit_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--server-rate-limit N``: the embedded reference server's rate limit (``serve
+    --rate-limit``): 429 with Retry-After past N requests a second per API key."""
+    from conformance.reference.gateway import rate_limit
+
+    def parse(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+        if value is None:
+            return None
+        try:
+            return rate_limit(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return click.option(
+        "--server-rate-limit",
+        type=float,
+        callback=parse,
+        metavar="N",
+        help=help,
+    )
+
+
 def latency_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--latency-ms MS``: the reference server answers every request this much later."""
     from conformance.reference.config import MAX_LATENCY_MS

@@ -15,7 +15,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from conformance.cli._common import fail, latency_option, profile_option, split_selectors
+from conformance.cli._common import (
+    fail,
+    latency_option,
+    profile_option,
+    server_rate_limit_option,
+    split_selectors,
+)
 from conformance.cli._signals import sigterm_as_interrupt
 from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
@@ -152,6 +158,10 @@ def default_report_dir() -> Path:
     help="Switch on a reference-server fault (embedded server only; list: `faults`).",
 )
 @latency_option("The embedded server answers every request this much later, as a remote one would.")
+@server_rate_limit_option(
+    "The embedded server answers 429 with Retry-After past N requests a second per API key, "
+    "as a rate-limited sandbox would (serve --rate-limit)."
+)
 @click.option(
     "--webhook-url",
     metavar="URL",
@@ -234,6 +244,7 @@ def run(
     max_duration: float,
     fault: str | None,
     latency_ms: int,
+    server_rate_limit: float | None,
     webhook_url: str | None,
     webhook_bind: str | None,
     sign_key: Path | None,
@@ -269,6 +280,7 @@ def run(
         skip=split_selectors(skip),
         embedded_fault=fault,
         embedded_latency_ms=latency_ms,
+        embedded_rate_limit=server_rate_limit,
         quick=quick,
         max_examples=max_examples,
         report_dir=report_dir if report_dir is not None else default_report_dir(),

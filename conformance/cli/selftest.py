@@ -16,7 +16,12 @@ from types import FrameType
 import click
 from rich.console import Console
 
-from conformance.cli._common import fail, latency_option, split_selectors
+from conformance.cli._common import (
+    fail,
+    latency_option,
+    server_rate_limit_option,
+    split_selectors,
+)
 from conformance.core.untrusted import for_terminal
 from conformance.engine.selftest import (
     SelftestError,
@@ -86,6 +91,10 @@ INTERRUPTED = 130
     "not as before, in a fraction of the time.",
 )
 @latency_option("Each run's embedded server answers this much later (run --latency-ms).")
+@server_rate_limit_option(
+    "Each run's embedded server answers 429 past N requests a second per API key "
+    "(run --server-rate-limit): is every fault still caught behind a rate limit?"
+)
 @click.option("--no-progress", is_flag=True, help="No live footer (plain lines only).")
 def selftest(
     quick: bool,
@@ -98,6 +107,7 @@ def selftest(
     report_file: Path | None,
     fail_fast: bool,
     latency_ms: int,
+    server_rate_limit: float | None,
     no_progress: bool,
 ) -> None:
     """Run the suite against the reference server once per catalogue fault: the kill matrix."""
@@ -111,6 +121,7 @@ def selftest(
         timeout_s=timeout_s,
         fail_fast=fail_fast,
         latency_ms=latency_ms,
+        server_rate_limit=server_rate_limit,
     )
     console = Console(file=sys.stdout, highlight=False)
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -114,6 +114,7 @@ class RunOptions:
     skip: tuple[str, ...] = ()
     embedded_fault: str | None = None
     embedded_latency_ms: int = 0  # the embedded server answers each request this much later
+    embedded_rate_limit: float | None = None  # and 429s past this many requests/s per API key
     quick: bool = False
     max_examples: int | None = None
     report_dir: Path | None = None
@@ -295,6 +296,11 @@ def _check_options(options: RunOptions) -> None:
             "--fault switches on a fault of the embedded reference server; "
             "it cannot be combined with --base-url"
         )
+    if options.embedded_rate_limit is not None and options.base_url is not None:
+        raise RunError(
+            "--server-rate-limit rate-limits the embedded reference server; "
+            "it cannot be combined with --base-url"
+        )
     if options.base_url is not None and not options.base_url.startswith(("http://", "https://")):
         raise RunError(f"--base-url must start with http:// or https://, not {options.base_url!r}")
     if options.workers < 1:
@@ -392,7 +398,10 @@ def _target(options: RunOptions, profile: Profile) -> Iterator[Target]:
     faults = (options.embedded_fault,) if options.embedded_fault else ()
     try:
         server = ReferenceServer(
-            profile=profile, faults=faults, latency_ms=options.embedded_latency_ms
+            profile=profile,
+            faults=faults,
+            latency_ms=options.embedded_latency_ms,
+            rate_limit=options.embedded_rate_limit,
         ).start()
     except (ValueError, ServerStartError) as exc:
         raise RunError(f"the embedded reference server cannot start: {exc}") from None
@@ -429,6 +438,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["fault"] = options.embedded_fault
     if options.embedded_latency_ms:
         recorded["latency_ms"] = str(options.embedded_latency_ms)
+    if options.embedded_rate_limit is not None:
+        recorded["server_rate_limit"] = f"{options.embedded_rate_limit:g}"
     if options.only:
         recorded["only"] = ",".join(options.only)
     if options.skip:

@@ -37,7 +37,7 @@ from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, Fault, catalogue
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
-REPORT_SCHEMA = "payment-conformance-selftest/2"  # 2: fail_fast, latency_ms, first failures
+REPORT_SCHEMA = "payment-conformance-selftest/3"  # 3: server_rate_limit; 2: fail_fast, latency_ms
 # A quick run takes ~25 s on two idle cores with one worker, a default run a few minutes; on a
 # loaded machine several times that. The timeout is there for runs that hang, not slow ones.
 DEFAULT_TIMEOUT_S = {True: 600.0, False: 1800.0}
@@ -66,6 +66,7 @@ class SelftestOptions:
     timeout_s: float | None = None  # per run; None: DEFAULT_TIMEOUT_S
     fail_fast: bool = False  # each run stops at its first failure: the matrix in minutes
     latency_ms: int = 0  # the embedded server's latency in each run (a remote server's)
+    server_rate_limit: float | None = None  # and its rate limit (a rate-limited sandbox's)
 
     @property
     def run_timeout_s(self) -> float:
@@ -82,6 +83,7 @@ class RunSpec:
     only: tuple[str, ...] = ()
     fail_fast: bool = False
     latency_ms: int = 0
+    server_rate_limit: float | None = None
 
     @property
     def name(self) -> str:
@@ -298,6 +300,7 @@ class Matrix:
             "timeout_s": self.options.run_timeout_s,
             "fail_fast": self.options.fail_fast,
             "latency_ms": self.options.latency_ms,
+            "server_rate_limit": self.options.server_rate_limit,
             "median_first_failure_s": self.median_first_failure_s,
             "wall_s": round(self.wall_s, 3),
             "runs_planned": len(self.specs),
@@ -371,7 +374,15 @@ def plan(
     if not 0 <= options.latency_ms <= MAX_LATENCY_MS:
         raise SelftestError(f"--latency-ms must be 0 to {MAX_LATENCY_MS}, not {options.latency_ms}")
     return seed, [
-        RunSpec(fault, options.quick, seed, options.only, options.fail_fast, options.latency_ms)
+        RunSpec(
+            fault,
+            options.quick,
+            seed,
+            options.only,
+            options.fail_fast,
+            options.latency_ms,
+            options.server_rate_limit,
+        )
         for fault in (None, *selected)
     ]
 
@@ -394,6 +405,8 @@ def suite_command(spec: RunSpec, report_dir: Path) -> list[str]:
         args.append("--fail-fast")  # the unfaulted run runs whole: it must pass everything
     if spec.latency_ms:
         args += ["--latency-ms", str(spec.latency_ms)]
+    if spec.server_rate_limit is not None:
+        args += ["--server-rate-limit", f"{spec.server_rate_limit:g}"]
     return args
 
 

@@ -116,6 +116,8 @@ class SelftestDisplay:
             mode += ", each faulted run stopping at its first failure"
         if options.latency_ms:
             mode += f", server latency {options.latency_ms} ms"
+        if options.server_rate_limit is not None:
+            mode += f", server rate limit {options.server_rate_limit:g} requests/s per API key"
         self._print(
             f"selftest: {self._total} runs (unfaulted + {self._total - 1} faults: {faults})"
             f" · {mode} mode · seed {matrix.seed} · {options.jobs} jobs"

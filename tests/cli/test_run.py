@@ -39,6 +39,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
         (("--fault", "no-such-fault"), "unknown fault"),
         (("--base-url", "localhost:8000"), "must start with http"),
         (("--max-duration", "0"), "--max-duration"),
+        (("--server-rate-limit", "0"), "--server-rate-limit"),
+        (("--server-rate-limit", "nan"), "--server-rate-limit"),
+        (("--server-rate-limit", "5", "--base-url", "http://x.test"), "cannot be combined"),
     ],
 )
 def test_options_that_cannot_run_exit_2_with_a_message(args: tuple[str, ...], message: str) -> None:

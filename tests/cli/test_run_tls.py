@@ -13,9 +13,9 @@ from click.testing import CliRunner, Result
 
 from conformance.cli import main
 from conformance.core.profile import Profile, load_profile
+from conformance.reference.certificates import CertFiles, issue
 from conformance.suite.tls import CERT_DIR_ENV, CERT_FILE_ENV
 from tests.suite.https_servers import GatewayLog, reference_server
-from tests.tls_certs import CertFiles, issue
 
 GATEWAY_HEADER = "X-Gateway-Key"
 GATEWAY_KEY = "gwk-5d8e1f0a2b7c4e93-distinctive"

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from conformance.cli import main
 from conformance.cli.serve import exposure_warning
 from conformance.core.profile import load_profile
+from conformance.reference.certificates import issue
 from conformance.reference.faults import catalogue
 from tests.cli.processes import CommandProcess, leftovers
-from tests.tls_certs import issue
 
 
 def test_faults_lists_every_fault_with_category_and_requirements() -> None:

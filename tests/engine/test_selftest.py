@@ -264,7 +264,7 @@ def test_the_json_report_holds_the_matrix_grouped_by_category(tmp_path: Path) ->
     matrix = run({"pay-cancel-after-paid": "fail:PAY-STATE-001,SHAPE-001"})
     matrix.write_json(tmp_path / "matrix.json")
     report = json.loads((tmp_path / "matrix.json").read_text())
-    assert report["schema"] == "payment-conformance-selftest/2"
+    assert report["schema"] == "payment-conformance-selftest/3"
     assert (report["quick"], report["seed"], report["jobs"], report["exit_code"]) == (
         False,
         7,
@@ -333,6 +333,14 @@ def test_fail_fast_and_latency_reach_every_faulted_run_and_the_unfaulted_run_run
     for args in (faulted, unfaulted):
         assert args[args.index("--latency-ms") + 1] == "50"
     assert "--latency-ms" not in suite_command(plan(options(), FAULTS)[1][1], Path("/r"))
+
+
+def test_a_server_rate_limit_reaches_every_run_faulted_or_not() -> None:
+    _, specs = plan(options(server_rate_limit=25.0), FAULTS)
+    for spec in specs:
+        args = suite_command(spec, Path("/r"))
+        assert args[args.index("--server-rate-limit") + 1] == "25"
+    assert "--server-rate-limit" not in suite_command(plan(options(), FAULTS)[1][1], Path("/r"))
 
 
 def test_a_latency_out_of_range_is_refused_before_any_run() -> None:

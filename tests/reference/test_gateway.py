@@ -18,12 +18,12 @@ from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
 from conformance.reference import gateway
 from conformance.reference.app import create_app
+from conformance.reference.certificates import issue
 from conformance.reference.config import ServerConfig
 from conformance.reference.gateway import GatewaySettings, wrap
 from conformance.reference.server import ReferenceServer, ServerStartError
 from tests.reference.factories import payment_body
 from tests.reference.signed_client import SignedClient
-from tests.tls_certs import issue
 
 GATEWAY_HEADER = ("X-Gateway-Key", "gw-secret-7f3a")
 

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from conformance.core.profile import Profile
-from tests.tls_certs import CertFiles
+from conformance.reference.certificates import CertFiles
 
 LIST_BODY = json.dumps({"payments": [], "has_more": False}).encode()
 

@@ -1,5 +1,7 @@
-"""Throw-away certificates for tests of TLS: a private CA, a server certificate it signed for
-127.0.0.1 and localhost, and a client certificate for mutual TLS, written as PEM files.
+"""Throw-away certificates for trying the reference server's TLS mode (``serve --tls-cert``):
+a private CA, a server certificate it signed for 127.0.0.1 and localhost, and a client
+certificate for mutual TLS, written as PEM files. Never for a real deployment: the keys are
+unencrypted and live two days.
 
 ``issue(directory)`` makes a fresh set; every call makes a new CA, so a certificate of one set
 is never trusted by the CA of another (a test of an untrusted certificate uses two sets).
