@@ -1,5 +1,5 @@
 """Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s bench``,
-``nox -s compare``, ``nox -s flakes``."""
+``nox -s compare``, ``nox -s flakes``, ``nox -s deployments``."""
 
 from __future__ import annotations
 
@@ -47,3 +47,11 @@ def flakes(session: nox.Session) -> None:
     """The flake gate: 20 default runs with new seeds against the unfaulted reference server."""
     session.install("-e", ".[dev]")
     session.run("python", "-m", "conformance.benchmarks.flakes", "--runs", "20", *session.posargs)
+
+
+@nox.session(python="3.11")
+def deployments(session: nox.Session) -> None:
+    """The suite against each deployment the reference server stands in for (TLS, mutual TLS,
+    rate limits, a gateway header, a base path, latency): verdict, wall, CPU, 429s."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "conformance.benchmarks.deployments", *session.posargs)
