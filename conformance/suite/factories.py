@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import httpx
 
+from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.profile import Profile
 from conformance.suite.client import SuiteClient
 from conformance.suite.outcomes import json_body
@@ -667,9 +668,6 @@ def sign_payment(
 ) -> dict[str, Any]:
     """An x402 ``payment_payload`` paying ``requirement`` in full (unless ``changes`` say
     otherwise), signed by the wallet (EIP-3009 over the domain in the entry's ``extra``)."""
-    # eth-account takes about half a second to import: only a test process that signs pays it
-    from conformance.core.eip712 import TypedDataError, payment_payload
-
     try:
         return payment_payload(private_key, requirement, now=now, **changes)
     except (TypedDataError, KeyError, ValueError) as exc:
