@@ -35,6 +35,7 @@ from rich.console import Console
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement
+from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
@@ -133,7 +134,7 @@ class RunOptions:
     insecure: bool = False  # run --insecure: the server's certificate is not verified
     client_cert: Path | None = None  # run --client-cert/--client-key: mutual TLS
     client_key: Path | None = None
-    headers: tuple[gateway.Header, ...] = field(default=(), repr=False)  # run -H: secrets
+    headers: tuple[Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the

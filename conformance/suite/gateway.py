@@ -12,43 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from conformance.core import headers as parsing
+from conformance.core.headers import Header
 from conformance.core.redaction import secret_headers
-from conformance.core.signing import (
-    API_KEY_HEADER,
-    NONCE_HEADER,
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
-)
 
 HEADERS_ENV = "PAYMENT_CONFORMANCE_HEADERS"
 """One ``Name: value`` a line: the run's gateway headers, for its test processes."""
 
-# RFC 9110 token characters.
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-# Visible ASCII, spaces and tabs: no CR, LF or other control character, and nothing an HTTP
-# stack would have to encode one way or another.
-_VALUE = re.compile(r"[\t\x20-\x7e]*")
-# Headers the suite sets itself: a gateway header must not replace them.
-RESERVED = frozenset(
-    name.lower()
-    for name in (
-        API_KEY_HEADER,
-        SIGNATURE_HEADER,
-        TIMESTAMP_HEADER,
-        NONCE_HEADER,
-        "Idempotency-Key",
-        "Content-Type",
-        "Content-Length",
-        "Transfer-Encoding",
-        "Host",
-        "Connection",
-    )
-)
-
-Header = tuple[str, str]
+RESERVED = parsing.RESERVED
 
 
 class HeaderError(ValueError):
@@ -56,30 +29,12 @@ class HeaderError(ValueError):
 
 
 def parse_header(text: str) -> Header:
-    """``"Name: value"`` as ``(name, value)``; ``HeaderError`` when it is not one."""
-    name, colon, value = text.partition(":")
-    if not colon:
-        raise HeaderError("-H: expected 'Name: value', found no colon")
-    if _TOKEN.fullmatch(name) is None:
-        shown = name[:40].encode("unicode_escape").decode()
-        raise HeaderError(
-            f"-H: {shown!r} is not a header name (letters, digits and !#$%&'*+.^_`|~- only, "
-            "no space before the colon)"
-        )
-    value = value.strip(" \t")
-    if _VALUE.fullmatch(value) is None:
-        raise HeaderError(
-            f"-H {name}: the value holds a line break, a control character or a non-ASCII "
-            "character, which a header cannot carry"
-        )
-    if not value:
-        raise HeaderError(f"-H {name}: the value is empty")
-    if name.lower() in RESERVED:
-        raise HeaderError(
-            f"-H {name}: the suite sets this header itself (authentication, idempotency and "
-            "framing headers cannot be replaced)"
-        )
-    return name, value
+    """``"Name: value"`` as ``(name, value)`` (``core.headers``); ``HeaderError`` when it is
+    not one."""
+    try:
+        return parsing.parse_header(text)
+    except parsing.HeaderError as exc:
+        raise HeaderError(f"-H {exc}") from None
 
 
 def parse_headers(texts: Iterable[str]) -> tuple[Header, ...]:

@@ -192,7 +192,7 @@ def test_a_server_wanting_mutual_tls_gets_the_client_certificate(
         (("--client-key", "/no/key.pem"), "--client-key needs --client-cert"),
         (("--cacert", "/etc/hostname", "--insecure"), "cannot be combined with --cacert"),
         (("-H", "X-Gateway-Key"), "expected 'Name: value'"),
-        (("-H", "X-Api-Key: mk_mine"), "the suite sets this header itself"),
+        (("-H", "X-Api-Key: mk_mine"), "the API or HTTP itself uses this header"),
         (("--header", "Bad Name: v"), "is not a header name"),
         (("-H", "X-A: 1", "-H", "x-a: 2"), "given twice"),
     ],

@@ -175,7 +175,7 @@ def test_recorded_options_name_the_tls_options_and_the_headers_without_values() 
 def test_bad_tls_files_and_headers_stop_the_run_before_anything_starts(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"--cacert .*: no such file"):
         execute(RunOptions(cacert=tmp_path / "none.pem"), NullDisplay())
-    with pytest.raises(RunError, match="the suite sets this header itself"):
+    with pytest.raises(RunError, match="the API or HTTP itself uses this header"):
         execute(RunOptions(headers=(("Content-Type", "text/plain"),)), NullDisplay())
 
 

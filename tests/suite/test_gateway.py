@@ -46,12 +46,12 @@ def test_a_header_is_a_token_a_colon_and_a_value() -> None:
         ("X-Key: a\x00b", "holds a line break, a control character or a non-ASCII"),
         ("X-Key: clé", "holds a line break, a control character or a non-ASCII"),
         ("X-Key:   ", "the value is empty"),
-        ("X-Api-Key: mk_other", "the suite sets this header itself"),
-        ("x-signature: s", "the suite sets this header itself"),
-        ("Idempotency-Key: k", "the suite sets this header itself"),
-        ("Content-Type: text/plain", "the suite sets this header itself"),
-        ("Content-Length: 3", "the suite sets this header itself"),
-        ("Host: example.com", "the suite sets this header itself"),
+        ("X-Api-Key: mk_other", "the API or HTTP itself uses this header"),
+        ("x-signature: s", "the API or HTTP itself uses this header"),
+        ("Idempotency-Key: k", "the API or HTTP itself uses this header"),
+        ("Content-Type: text/plain", "the API or HTTP itself uses this header"),
+        ("Content-Length: 3", "the API or HTTP itself uses this header"),
+        ("Host: example.com", "the API or HTTP itself uses this header"),
     ],
 )
 def test_what_is_not_a_sendable_header_is_refused(text: str, message: str) -> None:

@@ -696,7 +696,7 @@ def test_tls_options_and_gateway_headers_hold_for_the_session_only(
     [
         (("--cacert", "/no/such/ca.pem"), "", "--cacert /no/such/ca.pem: no such file"),
         (("--client-key", "/no/key.pem"), "", "--client-key needs --client-cert"),
-        ((), "X-Api-Key: mk_mine", "the suite sets this header itself"),
+        ((), "X-Api-Key: mk_mine", "the API or HTTP itself uses this header"),
         ((), "X-Gateway-Key", "expected 'Name: value'"),
     ],
 )
