@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
 USAGE_ERROR = 2  # could not run: bad options, bad files, nothing to test
+T = TypeVar("T")
 
 
 def fail(message: str) -> NoReturn:
@@ -74,23 +75,32 @@ profile_option = click.option(
 )
 
 
+def parsed_by(
+    parse: Callable[[Any], T],
+) -> Callable[[click.Context, click.Parameter, Any], T | None]:
+    """A click callback: the option's value through ``parse`` (None stays None); its ValueError
+    is click's usage error (exit 2)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> T | None:
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return callback
+
+
 def server_rate_limit_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--server-rate-limit N``: the embedded reference server's rate limit (``serve
     --rate-limit``): 429 with Retry-After past N requests a second per API key."""
     from conformance.reference.gateway import rate_limit
 
-    def parse(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-        if value is None:
-            return None
-        try:
-            return rate_limit(value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-
     return click.option(
         "--server-rate-limit",
         type=float,
-        callback=parse,
+        callback=parsed_by(rate_limit),
         metavar="N",
         help=help,
     )

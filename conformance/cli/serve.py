@@ -6,14 +6,14 @@ import contextlib
 import ipaddress
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
-from conformance.cli._common import fail, latency_option, profile_option
+from conformance.cli._common import fail, latency_option, parsed_by, profile_option
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.reference import gateway
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from conformance.reference.server import ReferenceServer
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-T = TypeVar("T")
 
 
 @click.command()
@@ -72,14 +71,14 @@ T = TypeVar("T")
 @click.option(
     "--rate-limit",
     type=float,
-    callback=lambda ctx, param, value: _parsed(gateway.rate_limit, value),
+    callback=parsed_by(gateway.rate_limit),
     metavar="N",
     help="At most N requests per second per API key, in bursts of up to N; over it: 429 with "
     "Retry-After.",
 )
 @click.option(
     "--require-header",
-    callback=lambda ctx, param, value: _parsed(gateway.header, value),
+    callback=parsed_by(gateway.header),
     metavar='"NAME: VALUE"',
     help="A gateway in front: requests without this header and value get 403 (the value is a "
     "secret, never printed).",
@@ -87,7 +86,7 @@ T = TypeVar("T")
 @click.option(
     "--base-path",
     default="",
-    callback=lambda ctx, param, value: _parsed(gateway.base_path, value) if value else "",
+    callback=parsed_by(gateway.base_path),
     metavar="/PREFIX",
     help="Serve the API under this prefix (/PREFIX/v1/payments); anything else gets 404.",
 )
@@ -187,16 +186,6 @@ def deployment_lines(server: ReferenceServer) -> list[str]:
             f"{max(settings.rate_limit, 1):g} (429 with Retry-After over it)"
         )
     return lines
-
-
-def _parsed(parse: Callable[[Any], T], value: Any) -> T | None:
-    """An option's value through ``parse``; its ValueError as click's usage error (exit 2)."""
-    if value is None:
-        return None
-    try:
-        return parse(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
 
 
 @contextlib.contextmanager
