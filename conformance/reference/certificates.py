@@ -3,14 +3,16 @@ a private CA, a server certificate it signed for 127.0.0.1 and localhost, and a 
 certificate for mutual TLS, written as PEM files. Never for a real deployment: the keys are
 unencrypted and live two days.
 
-``issue(directory)`` makes a fresh set; every call makes a new CA, so a certificate of one set
-is never trusted by the CA of another (a test of an untrusted certificate uses two sets).
+``issue(directory)`` (or ``python -m conformance.reference.certificates DIR``) makes a fresh
+set; every call makes a new CA, so a certificate of one set is never trusted by the CA of
+another (a test of an untrusted certificate uses two sets).
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,3 +133,24 @@ def issue(directory: Path) -> CertFiles:
     _write_cert(client_cert, files.client_cert)
     _write_key(client_key, files.client_key)
     return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m conformance.reference.certificates DIR``: a fresh set in DIR, its files
+    listed."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m conformance.reference.certificates DIR", file=sys.stderr)
+        return 2
+    try:
+        files = issue(Path(args[0]))
+    except OSError as exc:
+        print(f"error: cannot write the certificates to {args[0]}: {exc}", file=sys.stderr)
+        return 2
+    for name, path in vars(files).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reference.certificates import issue
+from conformance.reference.certificates import issue, main
 
 
 def _handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> None:
@@ -44,3 +44,22 @@ def test_another_set_s_ca_does_not_trust_it(tmp_path: Path) -> None:
     other = issue(tmp_path / "two")
     with pytest.raises(ssl.SSLCertVerificationError):
         _handshake(server, ssl.create_default_context(cafile=str(other.ca)))
+
+
+def test_run_as_a_module_it_writes_a_set_and_lists_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(tmp_path / "certs")]) == 0
+    listed = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert set(listed) == {"ca", "server_cert", "server_key", "client_cert", "client_key"}
+    assert all(Path(path).is_file() for path in listed.values())
+
+
+def test_a_directory_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    assert main([str(blocker / "certs")]) == 2
+    assert "cannot write the certificates" in capsys.readouterr().err
+    assert main([]) == 2
