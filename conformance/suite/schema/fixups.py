@@ -19,6 +19,13 @@ from schemathesis.core.parameters import ParameterLocation
 from conformance.suite.schema.generation import schema_rules
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+# Headers that frame the HTTP message itself. A generated value (schemathesis adds headers of
+# random names to negative cases, ``content-length: &m`` among them) makes the request invalid
+# HTTP, which the server's HTTP layer refuses before the API sees it: no requirement of the
+# contract is tested by that, so the HTTP client sets these itself.
+FRAMING_HEADERS = frozenset(
+    {"content-length", "transfer-encoding", "host", "connection", "upgrade", "te", "trailer"}
+)
 
 
 class CasePreparer:
@@ -27,7 +34,8 @@ class CasePreparer:
     - a fresh Idempotency-Key whenever the generated one is itself valid (schemathesis repeats
       values like ``"0"``; a repeated key would turn a case into a replay or a reuse);
     - in positive cases, the fixups of ``rules.yaml`` (unique fields, ordered and future
-      date-times), rules that JSON Schema cannot state.
+      date-times), rules that JSON Schema cannot state;
+    - in every case, no generated header that frames the HTTP message (``FRAMING_HEADERS``).
     """
 
     def __init__(self, seed: int) -> None:
@@ -44,6 +52,9 @@ class CasePreparer:
 
     def prepare(self, case: schemathesis.Case[Any], operation_id: str) -> bool:
         """Fix ``case`` up in place; True when it got a fresh Idempotency-Key (a first use)."""
+        if case.headers:
+            for name in [n for n in case.headers if n.lower() in FRAMING_HEADERS]:
+                del case.headers[name]
         fresh_key = self._idempotency_key(case)
         if not _is_positive(case):
             return fresh_key
