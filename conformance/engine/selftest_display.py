@@ -111,7 +111,7 @@ class SelftestDisplay:
             if spec.fault is not None:
                 categories[spec.category] = categories.get(spec.category, 0) + 1
         faults = ", ".join(f"{c} {n}" for c, n in categories.items())
-        mode = "quick" if options.quick else "default"
+        mode = "quick mode" if options.quick else "default mode"
         if options.fail_fast:
             mode += ", each faulted run stopping at its first failure"
         if options.latency_ms:
@@ -120,7 +120,7 @@ class SelftestDisplay:
             mode += f", server rate limit {options.server_rate_limit:g} requests/s per API key"
         self._print(
             f"selftest: {self._total} runs (unfaulted + {self._total - 1} faults: {faults})"
-            f" · {mode} mode · seed {matrix.seed} · {options.jobs} jobs"
+            f" · {mode} · seed {matrix.seed} · {options.jobs} jobs"
             f" · timeout {options.run_timeout_s:.0f} s per run"
         )
         if options.only:

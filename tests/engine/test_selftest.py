@@ -343,6 +343,21 @@ def test_a_server_rate_limit_reaches_every_run_faulted_or_not() -> None:
     assert "--server-rate-limit" not in suite_command(plan(options(), FAULTS)[1][1], Path("/r"))
 
 
+def test_the_header_names_the_server_s_latency_and_rate_limit() -> None:
+    output = io.StringIO()
+    display = SelftestDisplay(Console(file=output, width=300), live=True)
+    run_selftest(
+        options(jobs=1, quick=True, latency_ms=50, server_rate_limit=25.0),
+        display,
+        command=fake_command({}),
+        faults=FAULTS,
+    )
+    assert (
+        "· quick mode, server latency 50 ms, server rate limit 25 requests/s per API key · seed"
+        in output.getvalue().splitlines()[0]
+    )
+
+
 def test_a_latency_out_of_range_is_refused_before_any_run() -> None:
     with pytest.raises(SelftestError, match="--latency-ms must be 0 to 10000"):
         plan(options(latency_ms=20_000), FAULTS)
