@@ -47,6 +47,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.benchmarks.flakes import exercised_text
 from conformance.reference.certificates import CertFiles, issue
 
 RUN_TIMEOUT_S = {True: 900.0, False: 2400.0}  # for a run that hangs, never a slow one
@@ -352,7 +353,7 @@ def row_from_results(
         wall_s,
         cpu_s,
         failed,
-        _exercised(data),
+        exercised_text(data),
         requests if isinstance(requests, int) else None,
         _number(limits, "received_429", int),
         _number(limits, "waited_s", float),
@@ -368,16 +369,6 @@ def _number(data: dict[str, Any], key: str, kind: type[int] | type[float]) -> An
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return kind(value)
-
-
-def _exercised(data: dict[str, Any]) -> str:
-    exercised = data.get("requirements_exercised")
-    if not isinstance(exercised, int):
-        return ""
-    counts = data.get("counts")
-    requirements = counts.get("requirements") if isinstance(counts, dict) else None
-    total = requirements.get("total") if isinstance(requirements, dict) else None
-    return f"{exercised} of {total}" if isinstance(total, int) else str(exercised)
 
 
 # -- output ---------------------------------------------------------------------------------------

@@ -113,13 +113,13 @@ def run_once(seed: int, quick: bool, workers: int | None) -> FlakeRun:
             done.returncode,
             wall,
             failed,
-            _exercised(data),
+            exercised_text(data),
             data.get("requests_sent"),
             str(data.get("incomplete_reason") or ""),
         )
 
 
-def _exercised(data: dict[str, Any]) -> str:
+def exercised_text(data: dict[str, Any]) -> str:
     """How many requirements a results.json exercised, as "332 of 333" (the bare count when
     the total is missing)."""
     exercised = data.get("requirements_exercised")

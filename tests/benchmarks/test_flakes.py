@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.flakes import FlakeRun, _exercised, main
+from conformance.benchmarks.flakes import FlakeRun, exercised_text, main
 
 
 class Runs:
@@ -100,4 +100,4 @@ def test_bad_arguments_exit_2_with_a_message(
 def test_a_run_shows_how_many_requirements_of_the_catalogue_it_exercised(
     results: dict[str, object], shown: str
 ) -> None:
-    assert _exercised(results) == shown
+    assert exercised_text(results) == shown
