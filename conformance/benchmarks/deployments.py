@@ -96,6 +96,17 @@ CACERT = ("--cacert", "{ca}")
 GATEWAY_SERVER = ("--require-header", f"{GATEWAY_HEADER}: {{gateway}}")
 GATEWAY_CLIENT = ("-H", f"{GATEWAY_HEADER}: {{gateway}}")
 
+EVERYTHING = (
+    *TLS,
+    "--rate-limit",
+    "25",
+    *GATEWAY_SERVER,
+    "--base-path",
+    "/payments-api",
+    "--latency-ms",
+    "50",
+)
+
 MODES: tuple[Mode, ...] = (
     Mode("plain"),
     Mode("base-path-latency", ("--base-path", "/payments-api", "--latency-ms", "80")),
@@ -116,20 +127,8 @@ MODES: tuple[Mode, ...] = (
     ),
     Mode("gateway-header", GATEWAY_SERVER, GATEWAY_CLIENT),
     Mode("gateway-header-missing", GATEWAY_SERVER, expect_exit=2),
-    Mode(
-        "everything",
-        (
-            *TLS,
-            "--rate-limit",
-            "25",
-            *GATEWAY_SERVER,
-            "--base-path",
-            "/payments-api",
-            "--latency-ms",
-            "50",
-        ),
-        (*CACERT, *GATEWAY_CLIENT),
-    ),
+    Mode("everything", EVERYTHING, (*CACERT, *GATEWAY_CLIENT)),
+    Mode("everything-client-limit", EVERYTHING, (*CACERT, *GATEWAY_CLIENT, "--rate-limit", "25/s")),
 )
 MODE_NAMES = tuple(mode.name for mode in MODES)
 

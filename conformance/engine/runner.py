@@ -423,7 +423,9 @@ def _auto_workers(
         round_trip = float(options.embedded_latency_ms)
     if round_trip is None:  # no preflight against another server: today's default
         return replace(options, auto_why="no round trip measured (preflight off)")
-    choice = choose_workers(usable_cores(), round_trip, embedded=target.embedded)
+    choice = choose_workers(
+        usable_cores(), round_trip, embedded=target.embedded, rate_limit=options.rate_limit
+    )
     return replace(options, workers=choice.workers, auto_why=choice.why)
 
 

@@ -79,12 +79,12 @@ def test_every_mode_runs_in_order_with_one_seed_and_meets_its_expectation(
     runs = Runs()
     assert main(["--quick", "--seed", "7", "--workers", "3"], runs) == 0
     assert [mode.name for mode, _ in runs.calls] == list(MODE_NAMES)
-    assert len(MODE_NAMES) == 12
+    assert len(MODE_NAMES) == 13
     assert {(s.seed, s.quick, s.workers) for _, s in runs.calls} == {(7, True, "3")}
     out = capsys.readouterr().out
     assert "seed 7" in out
-    assert "12 of 12 modes met their expectation" in out
-    assert out.count("expectation held") == 12
+    assert "13 of 13 modes met their expectation" in out
+    assert out.count("expectation held") == 13
 
 
 def test_mode_chooses_the_modes_and_the_seed_is_drawn_and_printed(
@@ -137,7 +137,7 @@ def test_a_mode_that_misses_its_expectation_fails_the_benchmark_and_is_named(
     bad = Row("rate-limit", 1, "NOT CONFORMANT", 40.0, 30.0, ["RATE-001"], "330 of 334", 900)
     assert main(["--seed", "1"], Runs({"rate-limit": bad, "https-no-cacert": conformant("x")})) == 1
     out = capsys.readouterr().out
-    assert "10 of 12 modes met their expectation; not: rate-limit, https-no-cacert" in out
+    assert "11 of 13 modes met their expectation; not: rate-limit, https-no-cacert" in out
     assert "NOT MET: CONFORMANT, 0 failed, exit 0" in out
     assert "NOT MET: exit 2, refused at preflight naming --cacert" in out
     assert "| rate-limit | NOT CONFORMANT (RATE-001) | 1 |" in out

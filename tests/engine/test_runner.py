@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -321,6 +322,10 @@ def test_auto_workers_are_picked_after_preflight_and_recorded(
     assert (recorded["workers"], recorded["workers_auto"]) == ("6", "2 cores, 21 ms round trip")
     local = PreflightReport((PreflightStep("reachable", True),), 3, round_trip_ms=1.0)
     assert _auto_workers(auto, Target("http://127.0.0.1:1", embedded=False), local).workers == 2
+    # with --rate-limit, no more processes than it takes to send that many requests a second
+    limited = replace(auto, rate_limit=25.0)
+    far = Target("http://api.example", embedded=False)
+    assert _auto_workers(limited, far, measured).workers == 2
     # without preflight the embedded server's round trip is its --latency-ms
     embedded = RunOptions(embedded_latency_ms=50, workers=8, auto_workers=True)
     assert _auto_workers(embedded, Target("http://127.0.0.1:1", embedded=True), None).workers == 8

@@ -32,6 +32,23 @@ def test_auto_picks_from_the_cores_and_the_round_trip(
     assert choose_workers(cores, round_trip_ms, embedded=embedded).workers == workers
 
 
+@pytest.mark.parametrize(
+    ("cores", "round_trip_ms", "rate_limit", "workers"),
+    [
+        (2, 55.0, 25.0, 2),  # a rate-limited sandbox far away: 8 without --rate-limit
+        (2, 3.0, 20.0, 2),  # never fewer than the cores
+        (2, 55.0, 100.0, 7),  # enough processes to send 100 requests a second
+        (2, 55.0, 1000.0, MAX_AUTO_WORKERS),
+    ],
+)
+def test_under_a_client_rate_limit_auto_picks_no_more_than_it_takes_to_send_that_many(
+    cores: int, round_trip_ms: float, rate_limit: float, workers: int
+) -> None:
+    choice = choose_workers(cores, round_trip_ms, rate_limit=rate_limit)
+    assert choice.workers == workers
+    assert choice.why.endswith(f", --rate-limit {rate_limit:g}/s")
+
+
 def test_auto_says_what_it_picked_and_why() -> None:
     choice = choose_workers(2, 21.4)
     assert choice.line() == "workers: 6 (auto: 2 cores, 21 ms round trip)"
