@@ -105,8 +105,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     type=int,
     callback=parsed_by(connections.max_connections),
     metavar="N",
-    help=f"Connections open at once, at most; over it a new one is answered 503 and closed, "
-    f"with one log line (default: {connections.MAX_CONNECTIONS}, fewer if ulimit -n is low).",
+    help=f"Connections open at once, at most (default: {connections.MAX_CONNECTIONS}, fewer if "
+    "ulimit -n is low). Past it a new one closes the connection idle the longest, or is answered "
+    "503 when none is idle; one log line says so.",
 )
 def serve(
     host: str,
