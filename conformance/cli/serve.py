@@ -15,7 +15,7 @@ import click
 
 from conformance.cli._common import fail, latency_option, parsed_by, profile_option
 from conformance.core.profile import Profile, ProfileError, load_profile
-from conformance.reference import gateway
+from conformance.reference import connections, gateway
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
@@ -90,6 +90,25 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     metavar="/PREFIX",
     help="Serve the API under this prefix (/PREFIX/v1/payments); anything else gets 404.",
 )
+@click.option(
+    "--header-timeout",
+    type=float,
+    default=connections.HEADER_TIMEOUT_SECS,
+    show_default=True,
+    callback=parsed_by(connections.header_timeout),
+    metavar="SECONDS",
+    help="Close a connection that has not sent a whole request head within this long (from "
+    "connecting, or from the next request's first byte on a kept-alive connection).",
+)
+@click.option(
+    "--max-connections",
+    type=int,
+    callback=parsed_by(connections.max_connections),
+    metavar="N",
+    help=f"Connections open at once, at most (default: {connections.MAX_CONNECTIONS}, fewer if "
+    "ulimit -n is low). Past it a new one closes the connection idle the longest, or is answered "
+    "503 when none is idle; one log line says so.",
+)
 def serve(
     host: str,
     port: int,
@@ -103,6 +122,8 @@ def serve(
     rate_limit: float | None,
     require_header: tuple[str, str] | None,
     base_path: str,
+    header_timeout: float,
+    max_connections: int | None,
 ) -> None:
     """Run the reference server until Ctrl-C (or SIGTERM).
 
@@ -140,6 +161,8 @@ def serve(
         rate_limit=rate_limit,
         require_header=require_header,
         base_path=base_path,
+        header_timeout=header_timeout,
+        max_connections=max_connections,
     )
     with stop_requests(server) as stop_requested:
         try:
@@ -158,6 +181,10 @@ def serve(
                 click.echo(f"faults switched on: {', '.join(faults)}")
             for line in deployment_lines(server):
                 click.echo(line)
+            click.echo(
+                f"connections: at most {server.max_connections} open, request heads within "
+                f"{server.header_timeout:g} s"
+            )
             click.echo("press Ctrl-C to stop")
             server.serve_forever(until=stop_requested)
         finally:

@@ -358,6 +358,12 @@ def _profile(options: RunOptions) -> Profile:
         profile = load_profile(options.profile)
     except ProfileError as exc:
         raise RunError(f"--profile: {exc}") from None
+    if options.base_url is None:
+        from conformance.engine.credentials import embedded_credential_problem
+
+        problem = embedded_credential_problem(profile, options.api_key, options.api_secret)
+        if problem is not None:
+            raise RunError(problem)
     return with_credential(profile, options.api_key, options.api_secret)
 
 

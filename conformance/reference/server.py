@@ -32,6 +32,7 @@ from typing import Any
 import uvicorn
 
 from conformance.core.profile import Profile, load_profile
+from conformance.reference import connections
 from conformance.reference.app import Runtime, create_app
 from conformance.reference.config import ServerConfig
 from conformance.reference.gateway import GatewaySettings, wrap
@@ -108,6 +109,8 @@ class ReferenceServer:
         rate_limit: float | None = None,
         require_header: tuple[str, str] | None = None,
         base_path: str = "",
+        header_timeout: float = connections.HEADER_TIMEOUT_SECS,
+        max_connections: int | None = None,
     ) -> None:
         self.profile = profile if profile is not None else load_profile()
         self.faults = frozenset(faults)
@@ -133,6 +136,13 @@ class ReferenceServer:
         )
         # rejects a bad rate limit, header or base path before binding
         self.gateway = GatewaySettings(rate_limit, require_header, normalised(base_path))
+        # rejects a bad header timeout or connection cap before binding (None: the default)
+        self.header_timeout = connections.header_timeout(header_timeout)
+        self.max_connections = (
+            connections.max_connections(max_connections)
+            if max_connections is not None
+            else connections.default_max_connections()
+        )
         self._server: _Uvicorn | None = None
         self._thread: threading.Thread | None = None
         # Set when the server's thread has ended. Waiting on this rather than on
@@ -212,6 +222,9 @@ class ReferenceServer:
             access_log=False,
             lifespan="off",
             timeout_keep_alive=30,
+            http=connections.protocol_class(
+                connections.ConnectionGuard(self.header_timeout, self.max_connections)
+            ),
             **self._tls_options(),
         )
         self._abort.clear()

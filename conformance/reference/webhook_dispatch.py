@@ -10,7 +10,8 @@ rotation applies to every later attempt.
 
 A receiver is the merchant's code, so it may be hostile: only the status line of its answer is
 read (never more than ``MAX_ANSWER_BYTES``) before the connection is closed, one deadline bounds
-the whole attempt (connecting, TLS, sending, the status line), and one merchant's deliveries hold
+the whole attempt (looking up the name, connecting, TLS, sending, the status line), a redirect
+is a failed attempt and never followed, and one merchant's deliveries hold
 at most ``MAX_PER_MERCHANT`` of the ``max_concurrent`` slots, so its slow receivers cannot
 starve the other merchants.
 
@@ -29,6 +30,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import re
@@ -38,10 +40,11 @@ import ssl
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -57,6 +60,8 @@ MAX_PER_MERCHANT = 8  # of one merchant in flight at once: half the default 16 s
 MAX_ANSWER_BYTES = 4096  # read of a receiver's answer, at most: room for its status line
 FAILING_AFTER = 3  # failed attempts in a row that make an endpoint failing (one send's budget)
 MAX_FAILING_IN_FLIGHT = 2  # deliveries to failing endpoints in flight at once, all merchants
+# Name lookups running at once, those that outlived their attempt included (see ``_resolve``).
+MAX_LOOKUPS = 16
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS webhook_endpoint_health (
@@ -179,7 +184,7 @@ def post_for_status(url: str, body: bytes, headers: Mapping[str, str], timeout: 
         head.append("Authorization: Basic " + base64.b64encode(userinfo.encode()).decode())
     head += [f"{name}: {value}" for name, value in headers.items()]
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-    sock = socket.create_connection((parts.hostname, port), timeout=deadline.left())
+    sock = _connect(_resolve(parts.hostname, port, deadline), deadline)
     try:
         if parts.scheme == "https":
             sock.settimeout(deadline.left())  # the handshake as a whole
@@ -189,6 +194,60 @@ def post_for_status(url: str, body: bytes, headers: Mapping[str, str], timeout: 
         return _read_status(sock, deadline)
     finally:
         sock.close()
+
+
+_lookups = threading.BoundedSemaphore(MAX_LOOKUPS)
+_Address = tuple[int, int, int, str, Any]  # getaddrinfo's: family, type, proto, name, address
+
+
+def _resolve(host: str, port: int, deadline: _Deadline) -> Sequence[_Address]:
+    """The addresses of ``host`` within the attempt's deadline (``getaddrinfo`` has no timeout
+    of its own, and a resolver may take many seconds): an IP address at once, a name looked up
+    in a thread of its own. A lookup that outlives its attempt ends in that thread, unwaited
+    for; at most ``MAX_LOOKUPS`` run at once, so a stalled resolver holds no more threads."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    if not _lookups.acquire(timeout=deadline.left()):
+        raise TimeoutError(f"no lookup of {host} could start before the attempt's deadline")
+    found: list[_Address] = []
+    failed: list[Exception] = []
+    done = threading.Event()
+
+    def look_up() -> None:
+        try:
+            found.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except Exception as exc:  # gaierror, or UnicodeError for a name IDNA cannot encode
+            failed.append(exc)
+        finally:
+            _lookups.release()
+            done.set()
+
+    threading.Thread(target=look_up, name="webhook-lookup", daemon=True).start()
+    if not done.wait(deadline.left()):
+        raise TimeoutError(f"looking up {host} took longer than the attempt's deadline")
+    if failed:
+        raise failed[0]
+    return found
+
+
+def _connect(addresses: Sequence[_Address], deadline: _Deadline) -> socket.socket:
+    """A socket connected to the first of ``addresses`` that accepts, as
+    ``socket.create_connection`` does, within the deadline."""
+    error: OSError = OSError("the name has no address")
+    for family, kind, proto, _, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(deadline.left())
+            sock.connect(address)
+            return sock
+        except OSError as exc:  # TimeoutError too: then every later address times out at once
+            sock.close()
+            error = exc
+    raise error
 
 
 def _read_status(sock: socket.socket, deadline: _Deadline) -> int:

@@ -174,16 +174,27 @@ def test_a_key_or_a_secret_alone_is_accepted(
     assert "sk_only_a_secret" not in result.output
 
 
-@pytest.mark.slow
-def test_an_api_secret_alone_replaces_the_first_credentials_secret(tmp_path: Path) -> None:
-    # the embedded server takes the same profile: with the secret replaced on both sides the
-    # run passes, which it could not if the suite still signed with the profile's secret
-    result = run(
-        *("--only", "AUTH-001", "--quick", "--workers", "1", "--report-dir", str(tmp_path)),
-        env={"PAYMENT_CONFORMANCE_API_SECRET": "sk_test_replaced_secret_0123456789"},
-    )
-    assert result.exit_code == 0, result.output
-    assert "sk_test_replaced_secret_0123456789" not in result.output
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--api-secret", "sk_test_wrong_secret_0123456789"), {}),
+        ((), {"PAYMENT_CONFORMANCE_API_SECRET": "sk_test_wrong_secret_0123456789"}),
+    ],
+)
+def test_a_secret_for_the_embedded_server_is_refused_before_it_starts(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    # The embedded server would adopt it, so a wrong secret would pass: refused instead.
+    started = time.monotonic()
+    result = run(*args, "--quick", "--report-dir", str(tmp_path / "out"), env=env)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: --api-secret ")
+    assert "--base-url" in result.output and "PAYMENT_CONFORMANCE_API_SECRET" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "sk_test_wrong_secret_0123456789" not in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()  # nothing ran
+    assert time.monotonic() - started < 20
 
 
 # -- runs that do not finish -----------------------------------------------------------------

@@ -176,6 +176,11 @@ GATEWAY_VALUE = "gw-secret-7f3a"
         (["--base-path", "payments-api"], "must start with /"),
         (["--base-path", "/api?v=1"], "may hold only"),
         (["--base-path", "/a/../b"], ". or .. segment"),
+        (["--header-timeout", "0"], "the header timeout must be a positive number"),
+        (["--header-timeout", "inf"], "the header timeout must be a positive number"),
+        (["--header-timeout", "soon"], "'soon' is not a valid float"),
+        (["--max-connections", "0"], "must be at least 1"),
+        (["--max-connections", "100000000"], "open-file limit (ulimit -n)"),
     ],
 )
 def test_serve_refuses_bad_deployment_options_with_exit_2(args: list[str], says: str) -> None:
@@ -228,3 +233,27 @@ def test_serve_in_every_deployment_mode_says_so_and_never_prints_the_header_valu
         proc.send_signal(signal.SIGINT)
         assert proc.wait() == 0, proc.describe()
     assert GATEWAY_VALUE not in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------------ slow and idle clients
+def test_serve_closes_idle_connections_and_logs_the_connection_cap_once(tmp_path: Path) -> None:
+    args = ["serve", "--port", "0", "--header-timeout", "1", "--max-connections", "5"]
+    with CommandProcess(args, tmpdir=tmp_path) as proc:
+        url = listening_url(proc)
+        assert "connections: at most 5 open, request heads within 1 s" in proc.stdout
+        port = int(url.rsplit(":", 1)[1])
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+        try:
+            for sock in idle:  # 5 held until the header timeout, 15 refused at once
+                sock.settimeout(30)
+                while sock.recv(4096):
+                    pass
+            line = proc.wait_for_line(lambda line: "--max-connections" in line, "stderr")
+            assert "5 connections open" in line
+            assert httpx.get(url + "/v1/payments").status_code == 401
+        finally:
+            for sock in idle:
+                sock.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait() == 0, proc.describe()
+        assert proc.stderr.count("--max-connections") == 1

@@ -416,7 +416,7 @@ def test_a_report_directory_without_write_permission_is_refused(tmp_path: Path) 
 # -- credentials -----------------------------------------------------------------------------
 def test_an_api_secret_alone_replaces_only_the_first_secret() -> None:
     profile = load_profile()
-    replaced = _profile(RunOptions(api_secret="sk_other"))
+    replaced = _profile(RunOptions(base_url="http://x.test", api_secret="sk_other"))
     assert replaced.primary.api_secret == "sk_other"
     assert replaced.primary.api_key == profile.primary.api_key
     assert replaced.secondary == profile.secondary
@@ -424,9 +424,34 @@ def test_an_api_secret_alone_replaces_only_the_first_secret() -> None:
 
 def test_an_api_key_alone_replaces_only_the_first_key() -> None:
     profile = load_profile()
-    replaced = _profile(RunOptions(api_key="mk_other"))
+    replaced = _profile(RunOptions(base_url="http://x.test", api_key="mk_other"))
     assert replaced.primary.api_key == "mk_other"
     assert replaced.primary.api_secret == profile.primary.api_secret
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (RunOptions(api_secret="sk_given_7f3a"), "--api-secret"),
+        (RunOptions(api_key="mk_given_7f3a"), "--api-key"),
+        (
+            RunOptions(api_key="mk_given_7f3a", api_secret="sk_given_7f3a"),
+            "--api-key and --api-secret",
+        ),
+    ],
+)
+def test_credentials_other_than_the_embedded_servers_own_are_refused(
+    options: RunOptions, named: str
+) -> None:
+    # The embedded server would adopt them, so a wrong secret could never fail.
+    with pytest.raises(RunError, match=f"^{named} .*--base-url") as refused:
+        _profile(options)
+    assert "given_7f3a" not in str(refused.value)  # the values are never printed
+
+
+def test_the_embedded_servers_own_credentials_may_be_given() -> None:
+    own = load_profile().primary
+    assert _profile(RunOptions(api_key=own.api_key, api_secret=own.api_secret)).primary == own
 
 
 def test_a_single_credential_part_travels_alone(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import sqlite3
 import threading
 import time
@@ -361,3 +362,74 @@ def test_an_endpoint_that_answers_again_is_no_longer_failing(store: Store) -> No
         assert dispatcher.run_once() == 1  # a failing endpoint's delivery is still sent
         assert failures_in_a_row(store) == {}
     assert [status for status, _, _ in attempt_rows(store)].count("succeeded") == 1
+
+
+# ------------------------------------------------------------------ names and redirects (issue 17)
+@pytest.fixture
+def slow_resolver(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """``getaddrinfo`` that takes 10 s (or until the event is set) for names under ``.slow.test``,
+    then answers 127.0.0.1; other names resolve as usual."""
+    real = socket.getaddrinfo
+    release = threading.Event()
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if isinstance(host, str) and host.endswith(".slow.test"):
+            release.wait(10.0)
+            host = "127.0.0.1"
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield release
+    release.set()  # the lookups the test left behind end now
+
+
+def test_a_slow_name_lookup_fails_the_attempt_at_its_deadline(
+    store: Store, slow_resolver: threading.Event
+) -> None:
+    with WebhookReceiver() as receiver:
+        url = receiver.url.replace("127.0.0.1", "hooks.slow.test")
+        with store.transaction() as conn:
+            add_endpoint(conn, url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        started = time.monotonic()
+        assert WebhookDispatcher(store.transaction, timeout=0.5).run_once() == 1
+        assert time.monotonic() - started < 3.0  # the lookup alone takes 10 s
+        assert receiver.received == []
+    assert attempt_rows(store) == [("pending", 1, None)]  # a failed attempt, retried later
+
+
+def test_the_lookup_counts_against_the_same_deadline_as_the_rest(
+    slow_resolver: threading.Event,
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        webhook_dispatch.post_for_status("http://hooks.slow.test:9/h", b"{}", {}, timeout=0.3)
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_name_is_looked_up_and_each_of_its_addresses_tried(store: Store) -> None:
+    # localhost may be ::1 first: the receiver listens on 127.0.0.1 only
+    with WebhookReceiver() as receiver:
+        with store.transaction() as conn:
+            add_endpoint(conn, receiver.url.replace("127.0.0.1", "localhost"), ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        assert WebhookDispatcher(store.transaction).run_once() == 1
+        (received,) = receiver.received
+    assert received.headers["host"].startswith("localhost:")
+    assert attempt_rows(store) == [("succeeded", 1, 200)]
+
+
+def test_a_redirect_is_a_failed_attempt_and_is_never_followed(store: Store) -> None:
+    with WebhookReceiver() as elsewhere, WebhookReceiver([307, 308, 302], elsewhere.url) as hop:
+        with store.transaction() as conn:
+            add_endpoint(conn, hop.url, ["payment.created"])
+            events.emit(conn, "m_alpha", "payment.created", {}, NOW)
+        dispatcher = WebhookDispatcher(store.transaction)
+        for status in (307, 308):
+            assert dispatcher.run_once() == 1
+            assert attempt_rows(store) == [("pending", len(hop.received), status)]
+            with store.transaction() as conn:  # the retry due now
+                conn.execute("UPDATE webhook_deliveries SET next_attempt_us = 0")
+        assert dispatcher.run_once() == 1
+        assert elsewhere.received == []  # nothing went where the Location pointed
+    assert attempt_rows(store) == [("failed", events.ATTEMPTS_PER_SEND, 302)]

@@ -1,7 +1,8 @@
 """A webhook receiver for the tests: a threaded HTTP server on a free loopback port.
 
 It records every POST (path, headers, body) and answers with the next status of ``statuses``
-(then 200), so a test can make the first attempts fail and watch the retries.
+(then 200), so a test can make the first attempts fail and watch the retries; with ``location``
+every answer carries that ``Location`` header (a redirect, with a 3xx status).
 ``HostileReceiver`` answers a huge body or trickles its status line, and counts what it sent.
 """
 
@@ -26,7 +27,7 @@ class Received:
 
 
 class WebhookReceiver:
-    def __init__(self, statuses: Iterable[int] = ()) -> None:
+    def __init__(self, statuses: Iterable[int] = (), location: str | None = None) -> None:
         self.received: list[Received] = []
         self._statuses = list(statuses)
         self._lock = threading.Lock()
@@ -48,6 +49,8 @@ class WebhookReceiver:
                     status = receiver._statuses.pop(0) if receiver._statuses else 200
                     receiver._arrived.notify_all()
                 self.send_response(status)
+                if location is not None:
+                    self.send_header("location", location)
                 self.send_header("content-length", "0")
                 self.end_headers()
 

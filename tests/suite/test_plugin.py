@@ -530,6 +530,28 @@ def test_api_key_and_secret_replace_the_first_credential(
     project.inline_run("--api-key", "mk_other").assertoutcome(passed=1)
 
 
+@pytest.mark.parametrize("option", ["--api-key", "--api-secret"])
+def test_the_embedded_server_refuses_credentials_other_than_its_own(
+    project: pytest.Pytester, option: str
+) -> None:
+    write_check(
+        project,
+        "test_embedded_credential",
+        """
+        import pytest
+
+        @pytest.mark.requirement("AUTH-001")
+        def test_signed(suite_client):
+            assert suite_client.get("/v1/payments").status_code == 200
+        """,
+    )
+    result = project.runpytest_inprocess(option, "given_7f3a")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{option} (or $PAYMENT_CONFORMANCE_" in result.stdout.str()
+    assert "given_7f3a" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes()  # nothing passed against a server that adopted them
+
+
 def test_same_seed_same_hypothesis_examples(project: pytest.Pytester) -> None:
     write_check(
         project,
