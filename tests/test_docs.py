@@ -1,8 +1,9 @@
 """The documentation a user reads exists and covers what it must.
 
-Every repository path that the README, the shipped profile and the requirement catalogue cite
-exists; every link and anchor into ``docs/profile.md`` resolves; ``docs/profile.md`` documents
-every table and key a profile may have, under the section numbers the catalogue uses.
+Every repository path that the README, the shipped profile, the OpenAPI document and the
+requirement catalogue cite exists (the specification they transcribe included); every link and
+anchor into ``docs/profile.md`` resolves; ``docs/profile.md`` documents every table and key a
+profile may have, under the section numbers the catalogue uses.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ DEFAULT_PROFILE = ROOT / "conformance" / "profiles" / "default.toml"
 PROFILE_SCHEMA = ROOT / "conformance" / "profiles" / "profile.schema.json"
 CATALOGUE = ROOT / "conformance" / "requirements.yaml"
 README = ROOT / "README.md"
-CITING = [README, DEFAULT_PROFILE, CATALOGUE, PROFILE_DOC]
+OPENAPI = ROOT / "openapi" / "payment-service.yaml"
+SPEC = ROOT / "docs" / "spec" / "payment-service-interface.md"
+CITING = [README, DEFAULT_PROFILE, CATALOGUE, PROFILE_DOC, OPENAPI]
 
 # A relative path with at least one "/" (not part of a URL or a {placeholder}).
 PATH_TOKEN = re.compile(r"(?<![\w./:@{-])(?:[\w-]+/)+[\w.-]*")
@@ -60,6 +63,14 @@ def test_every_repository_path_cited_exists(citing: Path) -> None:
     assert cited, f"{citing.name} cites no path: the pattern no longer matches anything"
     missing = sorted(p for p in cited if not (ROOT / p).exists())
     assert not missing, f"{citing.relative_to(ROOT)} cites paths not in the repository: {missing}"
+
+
+@pytest.mark.parametrize("citing", [OPENAPI, CATALOGUE], ids=lambda p: p.name)
+def test_the_contract_and_the_catalogue_cite_the_specification_in_the_repository(
+    citing: Path,
+) -> None:
+    assert str(SPEC.relative_to(ROOT)) in _cited_paths(citing)
+    assert SPEC.is_file()
 
 
 def test_the_readme_links_the_profile_documentation() -> None:

@@ -9,9 +9,14 @@ from typing import Any
 import click
 import yaml
 
-from conformance.cli._common import fail, profile_option
+from conformance.cli._common import USAGE_ERROR, fail, profile_option
 from conformance.core.contract import ContractError, effective_contract
-from conformance.core.profile import ProfileError, load_profile, resolve_profile_path
+from conformance.core.profile import (
+    EXTENDS_HINT,
+    ProfileError,
+    load_profile,
+    resolve_profile_path,
+)
 
 
 @click.command()
@@ -92,9 +97,23 @@ def profile_init(path: Path, force: bool) -> None:
 @profile.command("check")
 @click.argument("path")
 def profile_check(path: str) -> None:
-    """Validate a profile file and say what is wrong with it."""
+    """Validate a profile file and say what is wrong with it: every problem, once each.
+
+    A partial profile (``extends = "default"`` and only what differs) is checked merged over
+    the profile it extends."""
     try:
         loaded = load_profile(path)
     except ProfileError as exc:
-        fail(str(exc))
-    click.echo(f"profile {loaded.name!r} is valid (sha256 {loaded.sha256[:12]})")
+        if len(exc.problems) < 2:
+            fail(str(exc))
+        click.echo(
+            f"error: {exc.context} is not a valid profile ({len(exc.problems)} problems):",
+            err=True,
+        )
+        for problem in exc.problems:
+            click.echo(f"  {problem}", err=True)
+        if EXTENDS_HINT in str(exc):
+            click.echo(f"hint: {EXTENDS_HINT}", err=True)
+        raise SystemExit(USAGE_ERROR) from None
+    extends = f"extends {loaded.extends!r}; " if loaded.extends else ""
+    click.echo(f"profile {loaded.name!r} is valid ({extends}sha256 {loaded.sha256[:12]})")
