@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from conformance.cli import exit_codes
 from conformance.cli._common import (
     fail,
     latency_option,
@@ -89,7 +90,7 @@ def default_report_dir() -> Path:
     return Path("reports") / datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
 
 
-@click.command()
+@click.command(epilog=exit_codes.RUN)
 @click.option("--base-url", help="The server to test (default: the embedded reference server).")
 @profile_option
 @click.option(

@@ -16,6 +16,7 @@ from types import FrameType
 import click
 from rich.console import Console
 
+from conformance.cli import exit_codes
 from conformance.cli._common import (
     fail,
     latency_option,
@@ -35,7 +36,7 @@ from conformance.reference.faults import CATEGORIES, FaultCatalogueError
 INTERRUPTED = 130
 
 
-@click.command()
+@click.command(epilog=exit_codes.SELFTEST)
 @click.option("--quick", is_flag=True, help="Each run in quick mode (what every commit runs).")
 @click.option(
     "--category",
