@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from conformance.cli._common import fail, split_selectors
+from conformance.cli._common import fail, refuse_empty_selectors, split_selectors
 from conformance.core.catalogue import Catalogue, CatalogueError, Requirement, load_catalogue
 
 
@@ -19,11 +19,18 @@ from conformance.core.catalogue import Catalogue, CatalogueError, Requirement, l
 @click.option("--layer", type=click.Choice(["contract", "profile"]), help="Only this layer.")
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="SELECTOR[,...]",
     help="Only these ids, id prefixes or sections (IDEM-004, IDEM, 'spec 5').",
 )
-@click.option("--skip", multiple=True, metavar="SELECTOR[,...]", help="Leave these out.")
+@click.option(
+    "--skip",
+    callback=refuse_empty_selectors,
+    multiple=True,
+    metavar="SELECTOR[,...]",
+    help="Leave these out.",
+)
 @click.option(
     "--format",
     "output_format",

@@ -20,6 +20,7 @@ from conformance.cli._common import (
     fail,
     latency_option,
     profile_option,
+    refuse_empty_selectors,
     server_rate_limit_option,
     split_selectors,
 )
@@ -113,13 +114,18 @@ def default_report_dir() -> Path:
 @click.option("--max-examples", type=click.IntRange(min=1), help="Generated examples per property.")
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="ID|SECTION",
     help="Test only these requirement id prefixes or sections, e.g. IDEM, AUTH-003, 'spec 5'. "
     "Repeatable or comma-separated.",
 )
 @click.option(
-    "--skip", multiple=True, metavar="ID|SECTION", help="Leave these requirements out (as --only)."
+    "--skip",
+    callback=refuse_empty_selectors,
+    multiple=True,
+    metavar="ID|SECTION",
+    help="Leave these requirements out (as --only).",
 )
 @click.option(
     "--report-dir",

@@ -20,6 +20,7 @@ from conformance.cli import exit_codes
 from conformance.cli._common import (
     fail,
     latency_option,
+    refuse_empty_selectors,
     server_rate_limit_option,
     split_selectors,
 )
@@ -67,6 +68,7 @@ INTERRUPTED = 130
 )
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="ID|SECTION",
     help="Passed to every run: test only these requirements. A speed aid for trying a few "

@@ -152,6 +152,34 @@ def test_a_report_dir_that_cannot_be_written_is_refused_before_any_request(
     assert time.monotonic() - started < 20
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_report_dir_the_system_refuses_is_refused_before_any_request() -> None:
+    # /proc looks writable to root (os.access says yes), but nothing can be created in it
+    started = time.monotonic()
+    result = run(
+        *("--base-url", f"http://127.0.0.1:{closed_port()}", "--report-dir", "/proc/forbidden")
+    )
+    assert result.exit_code == 2, result.output
+    assert "error: cannot write the reports to /proc/forbidden: " in result.output
+    assert "preflight" not in result.output and "cannot connect" not in result.output
+    assert "Traceback" not in result.output
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("only", ["", "   ", ",", " , "])
+def test_an_empty_only_is_refused_not_read_as_everything(only: str) -> None:
+    result = run("--only", only, "--base-url", f"http://127.0.0.1:{closed_port()}")
+    assert result.exit_code == 2, result.output
+    assert "error: --only: an empty selector selects nothing" in result.output
+    assert "preflight" not in result.output and "Traceback" not in result.output
+
+
+def test_an_empty_skip_is_refused_too() -> None:
+    result = run("--skip", " ", "--base-url", f"http://127.0.0.1:{closed_port()}")
+    assert result.exit_code == 2, result.output
+    assert "error: --skip: an empty selector" in result.output
+
+
 # -- credentials -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("args", "env"),
