@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
+
+from conformance.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DOC = ROOT / "docs" / "profile.md"
@@ -25,6 +29,12 @@ CATALOGUE = ROOT / "conformance" / "requirements.yaml"
 README = ROOT / "README.md"
 OPENAPI = ROOT / "openapi" / "payment-service.yaml"
 SPEC = ROOT / "docs" / "spec" / "payment-service-interface.md"
+DOC_PAGES = sorted((ROOT / "docs").rglob("*.md"))
+# "payment-conformance requirements ARGS  # ... (N entries)" or "... N requirements"
+COUNT_CLAIM = re.compile(
+    r"payment-conformance requirements(?P<args>[^#\n]*)#[^\n]*?\b(?P<count>[0-9]+) "
+    r"(?:entries|requirements)\b"
+)
 CITING = [README, DEFAULT_PROFILE, CATALOGUE, PROFILE_DOC, OPENAPI]
 
 # A relative path with at least one "/" (not part of a URL or a {placeholder}).
@@ -154,3 +164,37 @@ def test_the_catalogues_profile_sections_are_the_numbered_sections_of_the_doc() 
     wanted = [f"{s['number']}. {s['title']}" for s in sections if s["document"] == "profile"]
     numbered = [text for level, text in _headings() if level == 2 and re.match(r"\d+\. ", text)]
     assert numbered == wanted
+
+
+def count_problems(text: str) -> list[str]:
+    """Each count stated beside a ``requirements`` command that is not what the command lists."""
+    problems = []
+    for claim in COUNT_CLAIM.finditer(text):
+        args = shlex.split(claim["args"])
+        result = CliRunner().invoke(main, ["requirements", *args, "--format", "ids"])
+        assert result.exit_code == 0, result.output
+        listed = len(result.stdout.split())
+        if int(claim["count"]) != listed:
+            shown = " ".join(["requirements", *args])
+            problems.append(f"{shown!r} is said to list {claim['count']}, it lists {listed}")
+    return problems
+
+
+def test_a_count_stated_beside_a_requirements_command_is_checked() -> None:
+    # the README's line of issue 17: the whole catalogue's count beside one layer's listing
+    profile = len(_requirement_ids("--layer", "profile"))
+    stated = "payment-conformance requirements --layer profile   # the requirement catalogue"
+    assert count_problems(f"{stated} (334 entries)") == [
+        f"'requirements --layer profile' is said to list 334, it lists {profile}"
+    ]
+    assert count_problems(f"{stated} ({profile} entries)") == []
+
+
+def _requirement_ids(*args: str) -> list[str]:
+    result = CliRunner().invoke(main, ["requirements", *args, "--format", "ids"])
+    return result.stdout.split()
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_requirement_count_a_page_states_is_what_the_command_lists(page: Path) -> None:
+    assert count_problems(page.read_text(encoding="utf-8")) == []

@@ -68,7 +68,7 @@ def requirements(
     elif output_format == "json":
         click.echo(json.dumps(_as_json(catalogue, selected), indent=2, ensure_ascii=False))
     else:
-        _print_table(selected)
+        _print_table(selected, len(catalogue.requirements))
 
 
 def _as_json(catalogue: Catalogue, selected: tuple[Requirement, ...]) -> dict[str, object]:
@@ -90,7 +90,7 @@ def _as_json(catalogue: Catalogue, selected: tuple[Requirement, ...]) -> dict[st
     }
 
 
-def _print_table(selected: tuple[Requirement, ...]) -> None:
+def _print_table(selected: tuple[Requirement, ...], total: int) -> None:
     console = Console(highlight=False)
     table = Table(show_lines=False, expand=False)
     for name in ("id", "layer", "level", "section"):
@@ -106,4 +106,8 @@ def _print_table(selected: tuple[Requirement, ...]) -> None:
     layers = Counter(r.layer.value for r in selected)
     detail = ", ".join(f"{layers[name]} {name}" for name in ("contract", "profile") if layers[name])
     noun = "requirement" if len(selected) == 1 else "requirements"
-    console.print(Text(f"{len(selected)} {noun}" + (f" ({detail})" if detail else "")))
+    count = f"{len(selected)} {noun}"
+    if selected and len(selected) < total:
+        # a filtered list says it is part of the catalogue: its count is not the whole's
+        count = f"{len(selected)} of {total} requirements listed"
+    console.print(Text(count + (f" ({detail})" if detail else "")))
