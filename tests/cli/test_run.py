@@ -85,6 +85,26 @@ def test_a_small_clean_run_exits_0_and_writes_reports(
 
 
 @pytest.mark.slow
+def test_a_partial_profile_that_extends_the_default_runs(tmp_path: Path) -> None:
+    partial = tmp_path / "acme.toml"
+    partial.write_text(
+        'extends = "default"\n\n[status]\n'
+        'unsupported_media_type = [{ status = 400, code = "validation_error" }]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = run(
+        *("--only", "AUTH-001,STATUS-021", "--quick", "--seed", "5", "--workers", "1"),
+        *("--profile", str(partial), "--report-dir", str(out)),
+    )
+    assert result.exit_code == 0, result.output
+    assert "· profile acme · seed 5" in result.output.splitlines()[0]
+    assert "verdict: CONFORMANT, 2 of 2 requirements exercised" in result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["profile"]["name"] == "acme"
+
+
+@pytest.mark.slow
 def test_a_failing_run_exits_1_and_says_how_to_replay(tmp_path: Path) -> None:
     result = run(
         "--workers",
