@@ -16,6 +16,7 @@ from conformance.core.profile import (
     ProfileError,
     load_profile,
     resolve_profile_path,
+    shipped_profiles,
 )
 
 
@@ -75,18 +76,39 @@ def profile() -> None:
     """Work with profiles."""
 
 
+PARTIAL_PROFILE = """\
+# A partial profile: only what differs from the shipped profile it extends. Add the tables and
+# keys your implementation chose differently (docs/profile.md); a table you write changes only
+# the keys you give, any other value replaces the shipped one whole.
+extends = {extends}
+
+[profile]
+name = {name}
+"""
+
+
 @profile.command("init")
 @click.argument(
     "path", type=click.Path(dir_okay=False, path_type=Path), default=Path("my-profile.toml")
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def profile_init(path: Path, force: bool) -> None:
-    """Write a copy of the default profile to PATH, to edit for another implementation."""
+@click.option(
+    "--extends",
+    type=click.Choice(shipped_profiles()),
+    help="Write a partial profile instead: extends = NAME, to which you add only the keys "
+    "that differ (docs/profile.md).",
+)
+def profile_init(path: Path, force: bool, extends: str | None) -> None:
+    """Write a profile to PATH, to edit for another implementation: a copy of the default
+    profile, or with --extends a partial profile holding only what differs."""
     if path.exists() and not force:
         fail(f"{path} exists; pass --force to overwrite it")
-    text = resolve_profile_path("default").read_text(encoding="utf-8")
-    # the copy describes another implementation: name it after its file, not "default"
-    text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
+    if extends is not None:
+        text = PARTIAL_PROFILE.format(extends=json.dumps(extends), name=json.dumps(path.stem))
+    else:
+        text = resolve_profile_path("default").read_text(encoding="utf-8")
+        # the copy describes another implementation: name it after its file, not "default"
+        text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

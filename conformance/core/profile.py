@@ -261,7 +261,23 @@ def _describe(error: jsonschema.ValidationError) -> str:
         missing = [k for k in error.validator_value if k not in error.instance]
         keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
         return f"missing key {keys}"
+    path = list(error.absolute_path)
+    if path[:1] == ["credentials"] and (len(path) <= 2 or path[-1] == "api_secret"):
+        # jsonschema's message quotes the value: a secret, or a credential holding one
+        return f"{where}: {_rule(error)}"
     return f"{where}: {error.message}"
+
+
+def _rule(error: jsonschema.ValidationError) -> str:
+    """What ``error`` requires, without the value that broke it."""
+    wanted = error.validator_value
+    if error.validator == "type":
+        return f"must be of type {wanted}"
+    if error.validator == "minItems":
+        return f"must have at least {wanted} entries"
+    if error.validator == "minLength":
+        return "must not be empty"
+    return f"breaks {error.validator} {wanted!r}"
 
 
 def profile_problems(data: dict[str, Any]) -> tuple[str, ...]:

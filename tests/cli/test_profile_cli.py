@@ -132,3 +132,21 @@ def test_check_of_a_bad_extends_exits_2_with_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert "extends: no shipped profile named 'strict'" in result.stderr
+
+
+def test_init_extends_writes_a_partial_profile_to_fill_in(tmp_path: Path) -> None:
+    target = tmp_path / "acme.toml"
+    result = _run("init", "--extends", "default", str(target))
+    assert result.exit_code == 0, result.output
+    written = tomllib.loads(target.read_text(encoding="utf-8"))
+    assert written == {"extends": "default", "profile": {"name": "acme"}}
+    loaded = load_profile(target)
+    assert (loaded.name, loaded.extends) == ("acme", "default")
+    assert loaded.data["auth"] == load_profile().data["auth"]
+
+
+def test_init_extends_only_a_shipped_profile(tmp_path: Path) -> None:
+    result = _run("init", "--extends", "strict", str(tmp_path / "acme.toml"))
+    assert result.exit_code == 2
+    assert "Invalid value for '--extends'" in result.stderr
+    assert not (tmp_path / "acme.toml").exists()

@@ -333,3 +333,18 @@ def test_every_cross_reference_problem_is_reported_not_only_the_first(tmp_path: 
         "(pending, underpaid, settled, expired, canceled)",
         "statements.limit: min is greater than max",
     )
+
+
+def test_a_problem_with_an_api_secret_never_quotes_it(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n[[credentials]]\nname = "a"\napi_key = "k1"\n'
+        'api_secret = 918273645546372819\nmerchant_id = "m"\n',
+    )
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert caught.value.problems == (
+        "credentials: must have at least 2 entries",
+        "credentials[0].api_secret: must be of type string",
+    )
+    assert "918273645546372819" not in str(caught.value)
