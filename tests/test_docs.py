@@ -1,20 +1,25 @@
 """The documentation a user reads exists and covers what it must.
 
-Every repository path that the README, the shipped profile and the requirement catalogue cite
-exists; every link and anchor into ``docs/profile.md`` resolves; ``docs/profile.md`` documents
-every table and key a profile may have, under the section numbers the catalogue uses.
+Every repository path that the README, the shipped profile, the OpenAPI document and the
+requirement catalogue cite exists (the specification they transcribe included); every link and
+anchor into ``docs/profile.md`` resolves; ``docs/profile.md`` documents every table and key a
+profile may have, under the section numbers the catalogue uses.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
+
+from conformance.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DOC = ROOT / "docs" / "profile.md"
@@ -23,7 +28,15 @@ PROFILE_SCHEMA = ROOT / "conformance" / "profiles" / "profile.schema.json"
 CATALOGUE = ROOT / "conformance" / "requirements.yaml"
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-CITING = [README, DEFAULT_PROFILE, CATALOGUE, *DOCS]
+OPENAPI = ROOT / "openapi" / "payment-service.yaml"
+SPEC = ROOT / "docs" / "spec" / "payment-service-interface.md"
+DOC_PAGES = sorted((ROOT / "docs").rglob("*.md"))
+# "payment-conformance requirements ARGS  # ... (N entries)" or "... N requirements"
+COUNT_CLAIM = re.compile(
+    r"payment-conformance requirements(?P<args>[^#\n]*)#[^\n]*?\b(?P<count>[0-9]+) "
+    r"(?:entries|requirements)\b"
+)
+CITING = [README, DEFAULT_PROFILE, CATALOGUE, *DOCS, OPENAPI]
 
 # A relative path with at least one "/" (not part of a URL or a {placeholder}).
 PATH_TOKEN = re.compile(r"(?<![\w./:@{-])(?:[\w-]+/)+[\w.-]*")
@@ -63,6 +76,14 @@ def test_every_repository_path_cited_exists(citing: Path) -> None:
     # reports/ is where runs write: a path under it names output, not a file of the repository
     missing = sorted(p for p in cited if not (ROOT / p).exists() and not p.startswith("reports/"))
     assert not missing, f"{citing.relative_to(ROOT)} cites paths not in the repository: {missing}"
+
+
+@pytest.mark.parametrize("citing", [OPENAPI, CATALOGUE], ids=lambda p: p.name)
+def test_the_contract_and_the_catalogue_cite_the_specification_in_the_repository(
+    citing: Path,
+) -> None:
+    assert str(SPEC.relative_to(ROOT)) in _cited_paths(citing)
+    assert SPEC.is_file()
 
 
 def test_the_readme_links_the_profile_documentation() -> None:
@@ -162,3 +183,37 @@ def test_the_readmes_two_commands_each_make_their_own_virtual_environment() -> N
 def test_the_readme_stays_what_a_newcomer_needs() -> None:
     # Measurements and option details belong in docs/ (linked), not in the README.
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def count_problems(text: str) -> list[str]:
+    """Each count stated beside a ``requirements`` command that is not what the command lists."""
+    problems = []
+    for claim in COUNT_CLAIM.finditer(text):
+        args = shlex.split(claim["args"])
+        result = CliRunner().invoke(main, ["requirements", *args, "--format", "ids"])
+        assert result.exit_code == 0, result.output
+        listed = len(result.stdout.split())
+        if int(claim["count"]) != listed:
+            shown = " ".join(["requirements", *args])
+            problems.append(f"{shown!r} is said to list {claim['count']}, it lists {listed}")
+    return problems
+
+
+def test_a_count_stated_beside_a_requirements_command_is_checked() -> None:
+    # the README's line of issue 17: the whole catalogue's count beside one layer's listing
+    profile = len(_requirement_ids("--layer", "profile"))
+    stated = "payment-conformance requirements --layer profile   # the requirement catalogue"
+    assert count_problems(f"{stated} (334 entries)") == [
+        f"'requirements --layer profile' is said to list 334, it lists {profile}"
+    ]
+    assert count_problems(f"{stated} ({profile} entries)") == []
+
+
+def _requirement_ids(*args: str) -> list[str]:
+    result = CliRunner().invoke(main, ["requirements", *args, "--format", "ids"])
+    return result.stdout.split()
+
+
+@pytest.mark.parametrize("page", [README, *DOC_PAGES], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_requirement_count_a_page_states_is_what_the_command_lists(page: Path) -> None:
+    assert count_problems(page.read_text(encoding="utf-8")) == []

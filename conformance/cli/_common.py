@@ -66,6 +66,22 @@ def split_selectors(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+def refuse_empty_selectors(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """A click callback for ``--only``/``--skip``: a value with no selector in it (``""``,
+    blanks, commas) is a usage error, never "no filter" (``--only ""`` would test everything)."""
+    for value in values:
+        if not split_selectors((value,)):
+            raise click.UsageError(
+                f"--{param.name}: an empty selector selects nothing ({value!r}); give "
+                "requirement ids, id prefixes or sections (IDEM, AUTH-003, 'spec 5'), or leave "
+                f"--{param.name} out",
+                ctx,
+            )
+    return values
+
+
 profile_option = click.option(
     "--profile",
     "profile_name",

@@ -9,9 +9,15 @@ from typing import Any
 import click
 import yaml
 
-from conformance.cli._common import fail, profile_option
+from conformance.cli._common import USAGE_ERROR, fail, profile_option
 from conformance.core.contract import ContractError, effective_contract
-from conformance.core.profile import ProfileError, load_profile, resolve_profile_path
+from conformance.core.profile import (
+    EXTENDS_HINT,
+    ProfileError,
+    load_profile,
+    resolve_profile_path,
+    shipped_profiles,
+)
 
 
 @click.command()
@@ -70,18 +76,39 @@ def profile() -> None:
     """Work with profiles."""
 
 
+PARTIAL_PROFILE = """\
+# A partial profile: only what differs from the shipped profile it extends. Add the tables and
+# keys your implementation chose differently (docs/profile.md); a table you write changes only
+# the keys you give, any other value replaces the shipped one whole.
+extends = {extends}
+
+[profile]
+name = {name}
+"""
+
+
 @profile.command("init")
 @click.argument(
     "path", type=click.Path(dir_okay=False, path_type=Path), default=Path("my-profile.toml")
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def profile_init(path: Path, force: bool) -> None:
-    """Write a copy of the default profile to PATH, to edit for another implementation."""
+@click.option(
+    "--extends",
+    type=click.Choice(shipped_profiles()),
+    help="Write a partial profile instead: extends = NAME, to which you add only the keys "
+    "that differ (docs/profile.md).",
+)
+def profile_init(path: Path, force: bool, extends: str | None) -> None:
+    """Write a profile to PATH, to edit for another implementation: a copy of the default
+    profile, or with --extends a partial profile holding only what differs."""
     if path.exists() and not force:
         fail(f"{path} exists; pass --force to overwrite it")
-    text = resolve_profile_path("default").read_text(encoding="utf-8")
-    # the copy describes another implementation: name it after its file, not "default"
-    text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
+    if extends is not None:
+        text = PARTIAL_PROFILE.format(extends=json.dumps(extends), name=json.dumps(path.stem))
+    else:
+        text = resolve_profile_path("default").read_text(encoding="utf-8")
+        # the copy describes another implementation: name it after its file, not "default"
+        text = text.replace('name = "default"', f"name = {json.dumps(path.stem)}", 1)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -92,9 +119,23 @@ def profile_init(path: Path, force: bool) -> None:
 @profile.command("check")
 @click.argument("path")
 def profile_check(path: str) -> None:
-    """Validate a profile file and say what is wrong with it."""
+    """Validate a profile file and say what is wrong with it: every problem, once each.
+
+    A partial profile (``extends = "default"`` and only what differs) is checked merged over
+    the profile it extends."""
     try:
         loaded = load_profile(path)
     except ProfileError as exc:
-        fail(str(exc))
-    click.echo(f"profile {loaded.name!r} is valid (sha256 {loaded.sha256[:12]})")
+        if len(exc.problems) < 2:
+            fail(str(exc))
+        click.echo(
+            f"error: {exc.context} is not a valid profile ({len(exc.problems)} problems):",
+            err=True,
+        )
+        for problem in exc.problems:
+            click.echo(f"  {problem}", err=True)
+        if EXTENDS_HINT in str(exc):
+            click.echo(f"hint: {EXTENDS_HINT}", err=True)
+        raise SystemExit(USAGE_ERROR) from None
+    extends = f"extends {loaded.extends!r}; " if loaded.extends else ""
+    click.echo(f"profile {loaded.name!r} is valid ({extends}sha256 {loaded.sha256[:12]})")

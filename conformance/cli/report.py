@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from conformance.cli import exit_codes
 from conformance.cli._common import fail
 from conformance.core.untrusted import for_terminal
 from conformance.reporting import html, junit, summary
@@ -26,7 +27,7 @@ FORMATS: dict[str, Callable[[RunView], str]] = {
 }
 
 
-@click.command()
+@click.command(epilog=exit_codes.REPORT)
 @click.argument("results", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--format",

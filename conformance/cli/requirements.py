@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from conformance.cli._common import fail, split_selectors
+from conformance.cli._common import fail, refuse_empty_selectors, split_selectors
 from conformance.core.catalogue import Catalogue, CatalogueError, Requirement, load_catalogue
 
 
@@ -19,11 +19,18 @@ from conformance.core.catalogue import Catalogue, CatalogueError, Requirement, l
 @click.option("--layer", type=click.Choice(["contract", "profile"]), help="Only this layer.")
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="SELECTOR[,...]",
     help="Only these ids, id prefixes or sections (IDEM-004, IDEM, 'spec 5').",
 )
-@click.option("--skip", multiple=True, metavar="SELECTOR[,...]", help="Leave these out.")
+@click.option(
+    "--skip",
+    callback=refuse_empty_selectors,
+    multiple=True,
+    metavar="SELECTOR[,...]",
+    help="Leave these out.",
+)
 @click.option(
     "--format",
     "output_format",
@@ -61,7 +68,7 @@ def requirements(
     elif output_format == "json":
         click.echo(json.dumps(_as_json(catalogue, selected), indent=2, ensure_ascii=False))
     else:
-        _print_table(selected)
+        _print_table(selected, len(catalogue.requirements))
 
 
 def _as_json(catalogue: Catalogue, selected: tuple[Requirement, ...]) -> dict[str, object]:
@@ -83,7 +90,7 @@ def _as_json(catalogue: Catalogue, selected: tuple[Requirement, ...]) -> dict[st
     }
 
 
-def _print_table(selected: tuple[Requirement, ...]) -> None:
+def _print_table(selected: tuple[Requirement, ...], total: int) -> None:
     console = Console(highlight=False)
     table = Table(show_lines=False, expand=False)
     for name in ("id", "layer", "level", "section"):
@@ -99,4 +106,8 @@ def _print_table(selected: tuple[Requirement, ...]) -> None:
     layers = Counter(r.layer.value for r in selected)
     detail = ", ".join(f"{layers[name]} {name}" for name in ("contract", "profile") if layers[name])
     noun = "requirement" if len(selected) == 1 else "requirements"
-    console.print(Text(f"{len(selected)} {noun}" + (f" ({detail})" if detail else "")))
+    count = f"{len(selected)} {noun}"
+    if selected and len(selected) < total:
+        # a filtered list says it is part of the catalogue: its count is not the whole's
+        count = f"{len(selected)} of {total} requirements listed"
+    console.print(Text(count + (f" ({detail})" if detail else "")))

@@ -15,10 +15,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from conformance.cli import exit_codes
 from conformance.cli._common import (
     fail,
     latency_option,
     profile_option,
+    refuse_empty_selectors,
     server_rate_limit_option,
     split_selectors,
 )
@@ -89,7 +91,7 @@ def default_report_dir() -> Path:
     return Path("reports") / datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
 
 
-@click.command()
+@click.command(epilog=exit_codes.RUN)
 @click.option("--base-url", help="The server to test (default: the embedded reference server).")
 @profile_option
 @click.option(
@@ -112,13 +114,18 @@ def default_report_dir() -> Path:
 @click.option("--max-examples", type=click.IntRange(min=1), help="Generated examples per property.")
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="ID|SECTION",
     help="Test only these requirement id prefixes or sections, e.g. IDEM, AUTH-003, 'spec 5'. "
     "Repeatable or comma-separated.",
 )
 @click.option(
-    "--skip", multiple=True, metavar="ID|SECTION", help="Leave these requirements out (as --only)."
+    "--skip",
+    callback=refuse_empty_selectors,
+    multiple=True,
+    metavar="ID|SECTION",
+    help="Leave these requirements out (as --only).",
 )
 @click.option(
     "--report-dir",

@@ -16,9 +16,11 @@ from types import FrameType
 import click
 from rich.console import Console
 
+from conformance.cli import exit_codes
 from conformance.cli._common import (
     fail,
     latency_option,
+    refuse_empty_selectors,
     server_rate_limit_option,
     split_selectors,
 )
@@ -35,7 +37,7 @@ from conformance.reference.faults import CATEGORIES, FaultCatalogueError
 INTERRUPTED = 130
 
 
-@click.command()
+@click.command(epilog=exit_codes.SELFTEST)
 @click.option("--quick", is_flag=True, help="Each run in quick mode (what every commit runs).")
 @click.option(
     "--category",
@@ -66,6 +68,7 @@ INTERRUPTED = 130
 )
 @click.option(
     "--only",
+    callback=refuse_empty_selectors,
     multiple=True,
     metavar="ID|SECTION",
     help="Passed to every run: test only these requirements. A speed aid for trying a few "

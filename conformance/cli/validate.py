@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from conformance.cli import exit_codes
 from conformance.cli._common import fail, profile_option
 from conformance.cli.run import default_report_dir
 from conformance.core.catalogue import load_catalogue
@@ -27,7 +28,7 @@ from conformance.engine.runner import RunError, check_report_dir, write_run_repo
 MAX_FAILURES_LISTED = 20
 
 
-@click.command()
+@click.command(epilog=exit_codes.VALIDATE)
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @profile_option
 @click.option(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from conformance.cli import exit_codes
 from conformance.cli._common import fail
 from conformance.core.untrusted import for_terminal
 from conformance.reporting import signing
@@ -48,7 +49,7 @@ def _signature_line(result: Verification) -> str:
     return f"valid, by the given public key {result.key_fingerprint}"
 
 
-@click.command()
+@click.command(epilog=exit_codes.VERIFY)
 @click.argument("report_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
     "--public-key",

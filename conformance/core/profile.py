@@ -1,8 +1,10 @@
 """Profiles: an implementer's declared choices for what the specification leaves open.
 
 A profile is a TOML file validated against ``profiles/profile.schema.json``. ``load_profile``
-accepts a shipped profile name (``"default"``) or a path, and raises ``ProfileError`` with the
-offending key and the problem when the file is not a valid profile.
+accepts a shipped profile name (``"default"``) or a path, and raises ``ProfileError`` naming
+every problem once, each with its key, when the file is not a valid profile. A file with
+``extends = "default"`` holds only what differs from the default profile
+(``profile_extends``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,29 @@ from typing import Any
 import jsonschema
 
 from conformance.core.catalogue import CatalogueError, load_catalogue
+from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
 
 
+MAX_PROBLEMS = 100  # listed by ``profile check``; a hostile file cannot flood the console
+EXTENDS_HINT = (
+    'a profile states every choice, or begins with extends = "default" and gives only what differs'
+)
+
+
 class ProfileError(ValueError):
-    """A profile file that cannot be used; the message names the key and the problem."""
+    """A profile file that cannot be used; the message names the key and the problem.
+
+    ``problems`` lists each problem once (at most ``MAX_PROBLEMS``), ``context`` says which
+    file; the message joins them on one line.
+    """
+
+    def __init__(self, message: str, problems: tuple[str, ...] = (), context: str = "") -> None:
+        super().__init__(message)
+        self.problems = problems
+        self.context = context
 
 
 @dataclass(frozen=True)
@@ -100,6 +118,7 @@ class Profile:
     source: str
     sha256: str
     data: dict[str, Any] = field(repr=False)
+    extends: str | None = None  # the shipped profile a partial profile was merged over
 
     # -- the parts most checks need, typed -------------------------------------------------
     @property
@@ -242,25 +261,46 @@ def _describe(error: jsonschema.ValidationError) -> str:
         missing = [k for k in error.validator_value if k not in error.instance]
         keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
         return f"missing key {keys}"
+    path = list(error.absolute_path)
+    if path[:1] == ["credentials"] and (len(path) <= 2 or path[-1] == "api_secret"):
+        # jsonschema's message quotes the value: a secret, or a credential holding one
+        return f"{where}: {_rule(error)}"
     return f"{where}: {error.message}"
 
 
-def validate_profile_data(data: dict[str, Any]) -> None:
+def _rule(error: jsonschema.ValidationError) -> str:
+    """What ``error`` requires, without the value that broke it."""
+    wanted = error.validator_value
+    if error.validator == "type":
+        return f"must be of type {wanted}"
+    if error.validator == "minItems":
+        return f"must have at least {wanted} entries"
+    if error.validator == "minLength":
+        return "must not be empty"
+    return f"breaks {error.validator} {wanted!r}"
+
+
+def profile_problems(data: dict[str, Any]) -> tuple[str, ...]:
+    """Every problem of a whole profile document, each once, in key order: the schema's, then
+    (for a document the schema accepts) the cross references it cannot express."""
     validator = jsonschema.Draft202012Validator(
         _schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        problems = "; ".join(_describe(e) for e in errors[:5])
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise ProfileError(f"invalid profile: {problems}{more}")
-    _check_consistency(data)
+    # jsonschema reports a missing key once per key, and _describe names all of them at once
+    problems = tuple(dict.fromkeys(_describe(e) for e in errors))
+    if not problems:
+        problems = tuple(dict.fromkeys(_inconsistencies(data)))
+    return problems
 
 
-def _check_consistency(data: dict[str, Any]) -> None:
-    """Rules JSON Schema cannot say: cross references inside the profile."""
-    for problem in _inconsistencies(data):
-        raise ProfileError(f"invalid profile: {problem}")
+def validate_profile_data(data: dict[str, Any]) -> None:
+    problems = profile_problems(data)
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        if len(problems) > MAX_PROBLEMS:
+            shown += (f"and {len(problems) - MAX_PROBLEMS} more problems",)
+        raise ProfileError(f"invalid profile: {'; '.join(shown)}", shown)
 
 
 def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
@@ -337,13 +377,26 @@ def load_profile(name_or_path: str | Path = "default") -> Profile:
         raise ProfileError(f"profile file {str(path)!r} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"profile file {str(path)!r} is not valid TOML: {exc}") from None
+    where = f"profile file {str(path)!r}"
+    try:
+        data, base = extended(data, path, shipped_profiles(), _shipped_document)
+    except ValueError as exc:
+        raise ProfileError(f"{where}: {exc}", (str(exc),), where) from None
     try:
         validate_profile_data(data)
     except ProfileError as exc:
-        raise ProfileError(f"profile file {str(path)!r}: {exc}") from None
+        missing = base is None and any(p.startswith("missing key") for p in exc.problems)
+        hint = f" ({EXTENDS_HINT})" if missing else ""
+        raise ProfileError(f"{where}: {exc}{hint}", exc.problems, where) from None
     return Profile(
         name=data["profile"]["name"],
         source=str(path),
         sha256=hashlib.sha256(raw).hexdigest(),
         data=data,
+        extends=base,
     )
+
+
+def _shipped_document(name: str) -> dict[str, Any]:
+    text = (SHIPPED_PROFILES_DIR / f"{name}.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)

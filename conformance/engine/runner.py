@@ -321,7 +321,7 @@ def check_report_dir(directory: Path) -> None:
     """Raise ``RunError`` when the reports could not be written to ``directory``.
 
     Checked before the run, so a bad ``--report-dir`` costs no run (and sends no request);
-    nothing is created yet.
+    the directory and a file in it are really created, then removed (``writable``).
     """
     where = f"cannot write the reports to {directory}"
     if directory.exists():
@@ -329,12 +329,25 @@ def check_report_dir(directory: Path) -> None:
             raise RunError(f"{where}: it is a file, not a directory")
         if not os.access(directory, os.W_OK | os.X_OK):
             raise RunError(f"{where}: the directory is not writable")
+        _probe_report_dir(directory, where)
         return
     ancestor = next((p for p in directory.absolute().parents if p.exists()), Path("/"))
     if not ancestor.is_dir():
         raise RunError(f"{where}: it cannot be created, {ancestor} is a file")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise RunError(f"{where}: it cannot be created, {ancestor} is not writable")
+    _probe_report_dir(directory, where)
+
+
+def _probe_report_dir(directory: Path, where: str) -> None:
+    from conformance.engine.writable import probe_directory
+
+    try:
+        probe_directory(directory)
+    except OSError as exc:
+        other = exc.filename and Path(exc.filename) != directory.absolute()
+        failed = f" (at {exc.filename})" if other else ""
+        raise RunError(f"{where}: {exc.strerror or exc}{failed}") from None
 
 
 def _check_webhook_options(options: RunOptions) -> None:

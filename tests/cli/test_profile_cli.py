@@ -98,3 +98,55 @@ def test_check_of_a_missing_file_or_unknown_name_exits_2(tmp_path: Path) -> None
     unknown = _run("check", "strict")
     assert unknown.exit_code == 2
     assert "no profile named 'strict'" in unknown.stderr
+
+
+def test_check_accepts_a_partial_profile_that_extends_the_default(tmp_path: Path) -> None:
+    partial = tmp_path / "acme.toml"
+    partial.write_text('extends = "default"\n[auth]\nclock_window_secs = 600\n', "utf-8")
+    result = _run("check", str(partial))
+    assert result.exit_code == 0, result.output
+    assert "profile 'acme' is valid (extends 'default'; sha256 " in result.stdout
+
+
+def test_check_lists_every_problem_once_on_a_line_of_its_own(tmp_path: Path) -> None:
+    partial = tmp_path / "partial.toml"
+    partial.write_text(
+        '[profile]\nname = "acme"\ntest_helpers = true\n[auth]\nclock_window_secs = "600"\n'
+        "[status]\nsuccess = 200\n",
+        "utf-8",
+    )
+    result = _run("check", str(partial))
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"error: profile file '{partial}' is not a valid profile (4 problems):"
+    assert "  auth.clock_window_secs: '600' is not of type 'integer'" in lines
+    assert len([line for line in lines if "missing key status.created" in line]) == 1
+    assert len(lines) == len(set(lines))
+    assert "Traceback" not in result.output
+
+
+def test_check_of_a_bad_extends_exits_2_with_one_line(tmp_path: Path) -> None:
+    partial = tmp_path / "partial.toml"
+    partial.write_text('extends = "strict"\n', "utf-8")
+    result = _run("check", str(partial))
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert "extends: no shipped profile named 'strict'" in result.stderr
+
+
+def test_init_extends_writes_a_partial_profile_to_fill_in(tmp_path: Path) -> None:
+    target = tmp_path / "acme.toml"
+    result = _run("init", "--extends", "default", str(target))
+    assert result.exit_code == 0, result.output
+    written = tomllib.loads(target.read_text(encoding="utf-8"))
+    assert written == {"extends": "default", "profile": {"name": "acme"}}
+    loaded = load_profile(target)
+    assert (loaded.name, loaded.extends) == ("acme", "default")
+    assert loaded.data["auth"] == load_profile().data["auth"]
+
+
+def test_init_extends_only_a_shipped_profile(tmp_path: Path) -> None:
+    result = _run("init", "--extends", "strict", str(tmp_path / "acme.toml"))
+    assert result.exit_code == 2
+    assert "Invalid value for '--extends'" in result.stderr
+    assert not (tmp_path / "acme.toml").exists()

@@ -95,3 +95,17 @@ def test_an_unknown_selector_is_a_clear_error_with_exit_code_2() -> None:
 def test_an_unknown_layer_or_format_is_a_usage_error() -> None:
     assert _run("--layer", "both").exit_code == 2
     assert _run("--format", "csv").exit_code == 2
+
+
+def test_a_filtered_table_counts_what_it_lists_and_names_the_whole() -> None:
+    # issue 17: "--layer profile" was documented as the whole catalogue's count
+    result = _run("--layer", "profile")
+    assert result.exit_code == 0, result.output
+    catalogue = load_catalogue()
+    listed = [line for line in result.stdout.splitlines() if line.startswith("│ ")]
+    rows = {line.split("│")[1].strip() for line in listed} - {""}
+    profile = [r.id for r in catalogue if r.layer == "profile"]
+    assert rows == set(profile)
+    last_line = result.stdout.strip().splitlines()[-1]
+    expected = f"{len(profile)} of {len(catalogue)} requirements listed ({len(profile)} profile)"
+    assert last_line == expected

@@ -85,6 +85,26 @@ def test_a_small_clean_run_exits_0_and_writes_reports(
 
 
 @pytest.mark.slow
+def test_a_partial_profile_that_extends_the_default_runs(tmp_path: Path) -> None:
+    partial = tmp_path / "acme.toml"
+    partial.write_text(
+        'extends = "default"\n\n[status]\n'
+        'unsupported_media_type = [{ status = 400, code = "validation_error" }]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = run(
+        *("--only", "AUTH-001,STATUS-021", "--quick", "--seed", "5", "--workers", "1"),
+        *("--profile", str(partial), "--report-dir", str(out)),
+    )
+    assert result.exit_code == 0, result.output
+    assert "· profile acme · seed 5" in result.output.splitlines()[0]
+    assert "verdict: CONFORMANT, 2 of 2 requirements exercised" in result.output
+    results = json.loads((out / "results.json").read_text())
+    assert results["profile"]["name"] == "acme"
+
+
+@pytest.mark.slow
 def test_a_failing_run_exits_1_and_says_how_to_replay(tmp_path: Path) -> None:
     result = run(
         "--workers",
@@ -150,6 +170,34 @@ def test_a_report_dir_that_cannot_be_written_is_refused_before_any_request(
     assert "preflight" not in result.output and "cannot connect" not in result.output
     assert "Traceback" not in result.output
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_report_dir_the_system_refuses_is_refused_before_any_request() -> None:
+    # /proc looks writable to root (os.access says yes), but nothing can be created in it
+    started = time.monotonic()
+    result = run(
+        *("--base-url", f"http://127.0.0.1:{closed_port()}", "--report-dir", "/proc/forbidden")
+    )
+    assert result.exit_code == 2, result.output
+    assert "error: cannot write the reports to /proc/forbidden: " in result.output
+    assert "preflight" not in result.output and "cannot connect" not in result.output
+    assert "Traceback" not in result.output
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("only", ["", "   ", ",", " , "])
+def test_an_empty_only_is_refused_not_read_as_everything(only: str) -> None:
+    result = run("--only", only, "--base-url", f"http://127.0.0.1:{closed_port()}")
+    assert result.exit_code == 2, result.output
+    assert "error: --only: an empty selector selects nothing" in result.output
+    assert "preflight" not in result.output and "Traceback" not in result.output
+
+
+def test_an_empty_skip_is_refused_too() -> None:
+    result = run("--skip", " ", "--base-url", f"http://127.0.0.1:{closed_port()}")
+    assert result.exit_code == 2, result.output
+    assert "error: --skip: an empty selector" in result.output
 
 
 # -- credentials -----------------------------------------------------------------------------

@@ -218,3 +218,133 @@ def test_several_problems_are_reported_together(tmp_path: Path) -> None:
         load_profile(path)
     assert "missing key status.created" in str(caught.value)
     assert "status.success: 'ok' is not of type 'integer'" in str(caught.value)
+
+
+# -- partial profiles: extends = "default" -----------------------------------------------------
+
+
+def _partial(tmp_path: Path, text: str, name: str = "acme.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_partial_profile_extends_the_default_with_only_what_differs(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n\n[auth]\nclock_window_secs = 600\n\n'
+        '[status]\nvalidation = { status = 422, code = "invalid_request" }\n',
+    )
+    loaded = load_profile(path)
+    default = load_profile()
+    assert loaded.extends == "default"
+    assert loaded.clock_window_secs == 600
+    assert loaded.error("status", "validation") == ErrorSpec(422, "invalid_request")
+    # everything not written is the default profile's, tables merged key by key
+    assert loaded.string_to_sign == default.string_to_sign
+    assert loaded.error("status", "not_found") == default.error("status", "not_found")
+    assert loaded.credentials == default.credentials
+    assert loaded.currencies == default.currencies
+
+
+def test_a_partial_profile_is_named_after_its_file_unless_it_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    assert load_profile(_partial(tmp_path, 'extends = "default"\n')).name == "acme"
+    named = _partial(tmp_path, 'extends = "default"\n[profile]\nname = "Acme Pay"\n', "b.toml")
+    assert load_profile(named).name == "Acme Pay"
+    assert load_profile(named).test_helpers is True  # the rest of [profile] is the default's
+
+
+def test_arrays_of_a_partial_profile_replace_the_defaults_whole(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n[fixtures]\nchains = ["base", "ethereum", "polygon"]\n'
+        "[[payments.transitions]]\noperation = 'cancelPayment'\nfrom = ['pending']\n"
+        "to = 'canceled'\n",
+    )
+    loaded = load_profile(path)
+    assert loaded.chains == ("base", "ethereum", "polygon")
+    assert [t.operation for t in loaded.transitions("payments")] == ["cancelPayment"]
+
+
+def test_a_partial_profile_is_still_validated_after_the_merge(tmp_path: Path) -> None:
+    path = _partial(tmp_path, 'extends = "default"\n[payments]\ninitial_state = "new"\n')
+    with pytest.raises(ProfileError, match=r"payments\.initial_state 'new' is not one of"):
+        load_profile(path)
+
+
+def test_a_profile_without_extends_must_state_every_choice(tmp_path: Path) -> None:
+    path = _partial(tmp_path, "[auth]\nclock_window_secs = 600\n")
+    with pytest.raises(ProfileError, match="missing key profile, credentials") as caught:
+        load_profile(path)
+    assert 'extends = "default"' in str(caught.value)  # the hint that saves writing it all
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param('"strict"', "extends: no shipped profile named 'strict'", id="unknown"),
+        pytest.param("5", "extends: must be the name of a shipped profile", id="not-a-string"),
+        pytest.param('""', "extends: no shipped profile named ''", id="empty"),
+        pytest.param('"../default"', "extends: no shipped profile named '../default'", id="path"),
+        pytest.param('["default"]', "extends: must be the name of a shipped profile", id="list"),
+    ],
+)
+def test_a_bad_extends_is_a_clear_error(tmp_path: Path, value: str, message: str) -> None:
+    path = _partial(tmp_path, f"extends = {value}\n")
+    with pytest.raises(ProfileError, match=re.escape(message)) as caught:
+        load_profile(path)
+    assert "shipped profiles are default" in str(caught.value)
+
+
+# -- every problem once ------------------------------------------------------------------------
+
+
+def test_each_problem_of_a_partial_profile_is_reported_once(tmp_path: Path) -> None:
+    # The report of issue 17: "missing key ..." five times, never reaching the type error.
+    path = _partial(
+        tmp_path,
+        '[profile]\nname = "acme"\ntest_helpers = true\n\n[auth]\nclock_window_secs = "600"\n'
+        "\n[status]\nsuccess = 200\n",
+    )
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    problems = caught.value.problems
+    assert len(problems) == len(set(problems))
+    assert "auth.clock_window_secs: '600' is not of type 'integer'" in problems
+    assert sum(p.startswith("missing key credentials") for p in problems) == 1
+    assert sum(p.startswith("missing key auth.scheme") for p in problems) == 1
+    assert sum(p.startswith("missing key status.created") for p in problems) == 1
+    assert len(problems) == 4
+    assert str(caught.value).count("missing key status.created") == 1
+
+
+def test_every_cross_reference_problem_is_reported_not_only_the_first(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n[payments]\ninitial_state = "new"\n'
+        "[statements]\nlimit = { min = 10, max = 1 }\n",
+    )
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert caught.value.problems == (
+        "payments.initial_state 'new' is not one of payments.states "
+        "(pending, underpaid, settled, expired, canceled)",
+        "statements.limit: min is greater than max",
+    )
+
+
+def test_a_problem_with_an_api_secret_never_quotes_it(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n[[credentials]]\nname = "a"\napi_key = "k1"\n'
+        'api_secret = 918273645546372819\nmerchant_id = "m"\n',
+    )
+    with pytest.raises(ProfileError) as caught:
+        load_profile(path)
+    assert caught.value.problems == (
+        "credentials: must have at least 2 entries",
+        "credentials[0].api_secret: must be of type string",
+    )
+    assert "918273645546372819" not in str(caught.value)

@@ -403,6 +403,24 @@ def test_a_report_directory_that_cannot_be_written_stops_the_run_before_it_start
     assert not (tmp_path / "new").exists()
 
 
+def test_the_report_directory_check_really_writes_and_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    check_report_dir(existing)
+    assert list(existing.iterdir()) == []  # the probe file is gone
+    check_report_dir(tmp_path / "new" / "deeper")
+    assert list(tmp_path.iterdir()) == [existing]  # the directories it made are gone too
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+@pytest.mark.parametrize("directory", ["/proc/forbidden", "/proc/forbidden/deeper", "/proc/self"])
+def test_a_report_directory_the_system_refuses_is_refused(directory: str) -> None:
+    with pytest.raises(RunError, match=f"cannot write the reports to {directory}: "):
+        check_report_dir(Path(directory))
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_a_report_directory_without_write_permission_is_refused(tmp_path: Path) -> None:
     locked = tmp_path / "locked"

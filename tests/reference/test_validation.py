@@ -294,3 +294,15 @@ def test_parse_json_refuses_lone_surrogates_anywhere() -> None:
         with pytest.raises(RequestInvalid, match="surrogate"):
             parse_json(raw)
     assert parse_json(b'["\\\\ud800"]') == ["\\ud800"]  # an escaped backslash, not an escape
+
+
+@pytest.mark.parametrize("media", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_json_body_of_another_media_type_gets_an_answer_the_profile_accepts(
+    alpha: SignedClient, media: str
+) -> None:
+    # STATUS-021: the default profile's status.unsupported_media_type lists the answers
+    from conformance.core.profile import ErrorSpec, load_profile
+
+    accepted = [ErrorSpec(**a) for a in load_profile().data["status"]["unsupported_media_type"]]
+    response = alpha.post("/v1/payments", payment_body(), content_type=media)
+    assert ErrorSpec(response.status_code, response.json()["code"]) in accepted

@@ -51,6 +51,7 @@ def test_the_reference_server_passes_every_robustness_check(seed: int, quick: bo
         "STATUS-018",
         "STATUS-019",
         "STATUS-020",
+        "STATUS-021",
         "VER-001",
         "ERR-005",
         "ERR-006",

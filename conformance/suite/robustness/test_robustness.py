@@ -48,6 +48,7 @@ OPERATION_IDS = (
     "STATUS-013",
     "STATUS-018",
     "STATUS-020",
+    "STATUS-021",
     "VER-001",
     *ERROR_SHAPE_IDS,
     *NO_SERVER_ERROR,
@@ -194,6 +195,7 @@ def test_malformed_requests_get_the_error_shape(
         "STATUS-011": "the operation has no integer query parameter to break with a bad escape",
         "STATUS-013": "a PUT on an unknown id creates the resource: no unknown id to refuse",
         "VER-001": spec.note or "a malformed variant was accepted; the rest is not judged",
+        "STATUS-021": "the profile declares no status.unsupported_media_type",
     }
     run_guarded(ctx.verdicts, lambda: malformed_requests(ctx, spec, ids))
     ctx.verdicts.finish("malformed requests", ids, reasons, operation_id)

@@ -33,6 +33,8 @@ BAD_PARAMETER_400 = ("STATUS-011",)
 UNKNOWN_ID_404 = ("STATUS-013",)
 TOO_LARGE_413 = ("STATUS-018",)
 UNKNOWN_PATH_404 = ("STATUS-020",)
+# Profile id: a body of another media type gets status.unsupported_media_type (profile 3).
+UNSUPPORTED_MEDIA_TYPE = ("STATUS-021",)
 VERSIONED = ("VER-001",)
 BAD_ESCAPE = "%zz"
 INVALID_UTF8 = b"\xff\xfe"
@@ -295,9 +297,11 @@ def _unreadable_id(profile: Profile) -> Expected:
 
 
 def _text_plain_answer(profile: Profile) -> Expected:
-    # The profile pins no status for a body that is not application/json (400 or 415 both
-    # refuse it); the contract's "reject" is what is checked.
-    return Expected((), ())
+    # The body is valid JSON: the contract's "not valid JSON" (SHAPE-030) does not judge it,
+    # the profile's answers for another media type do (none declared: not exercised).
+    answers = profile.data["status"].get("unsupported_media_type") or ()
+    specs = tuple(ErrorSpec(int(a["status"]), a.get("code")) for a in answers)
+    return Expected(specs, UNSUPPORTED_MEDIA_TYPE)
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -306,7 +310,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("JSON array body", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _array),
     Variant("JSON string body", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _string),
     Variant("invalid UTF-8", "body", NOT_JSON, _validation(*MALFORMED_JSON_400), _invalid_utf8),
-    Variant("text/plain body", "body", NOT_JSON, _text_plain_answer, _text_plain),
+    Variant("text/plain body", "body", (), _text_plain_answer, _text_plain),
     Variant("boolean integer", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _boolean),
     Variant(
         "body over the limit", "body", (), _too_large_answer, _too_large, may_drop_connection=True
