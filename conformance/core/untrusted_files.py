@@ -5,8 +5,8 @@ symbolic link to ``/dev/zero`` (``verify`` once read 1.8 GB of it in 6 s), a nam
 one blocks until someone writes to it: ``verify`` hung), or JSON nested 100,000 levels deep
 (a ``RecursionError`` traceback). :func:`open_file` opens only what its caller accepts, without
 blocking; :func:`read_bytes` and :func:`read_json` read a regular file bounded in size, the
-latter through ``jsonsafe`` (bounded nesting). :func:`sha256` hashes one in chunks. Every refusal is an :class:`UntrustedFileError`
-whose message names the file and says what it is.
+latter through ``jsonsafe`` (bounded nesting); :func:`sha256` hashes one in chunks. Every
+refusal is an :class:`UntrustedFileError` whose message names the file and says what it is.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance.core import jsonsafe
-
 
 _CHUNK = 1024 * 1024
 

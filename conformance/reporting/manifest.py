@@ -80,9 +80,7 @@ def verify(directory: Path) -> list[str]:
             problems.append(f"{name}: not a plain file name")
             continue
         try:
-            actual = untrusted_files.sha256(
-                path, max_bytes=load.MAX_BYTES, follow_symlinks=False
-            )
+            actual = untrusted_files.sha256(path, max_bytes=load.MAX_BYTES, follow_symlinks=False)
         except UntrustedFileError as exc:
             problems.append(f"{name}: cannot be read ({exc})")
             continue
