@@ -247,6 +247,29 @@ def test_a_bad_public_key_file_cannot_be_verified(tmp_path: Path) -> None:
     assert "is not a PEM public key" in result.output
 
 
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_a_public_key_that_is_not_a_regular_file_is_refused_unread(
+    tmp_path: Path, target: str
+) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    key = tmp_path / "signer.pub.pem"
+    if target == "fifo":
+        os.mkfifo(key)
+    else:
+        key.symlink_to(target)
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "verify", str(directory), "--public-key", str(key)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    kind = "a named pipe" if target == "fifo" else "a character device"
+    assert (
+        result.stderr == f"error: cannot read the public key: {key} is {kind}, not a regular file\n"
+    )
+
+
 def _rsa_key(path: Path) -> Path:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     path.write_bytes(
