@@ -120,9 +120,11 @@ def read_json(
     *,
     max_bytes: int,
     max_depth: int = jsonsafe.MAX_DEPTH,
+    max_values: int | None = None,
     follow_symlinks: bool = True,
 ) -> Any:
-    """The JSON document in the regular file ``path``: bounded in size and nesting depth.
+    """The JSON document in the regular file ``path``: bounded in size and nesting depth, and
+    with ``max_values`` in how many values it holds (what it costs once decoded).
 
     Refusals (not a regular file, too large, too deep) raise :class:`UntrustedFileError`; a
     file that is not UTF-8 JSON raises ``ValueError`` (``UnicodeDecodeError`` or
@@ -133,6 +135,8 @@ def read_json(
         text = jsonsafe.check(data.decode("utf-8"), max_depth=max_depth, max_bytes=max_bytes)
     except jsonsafe.JsonTooComplex as exc:
         raise UntrustedFileError(f"{path}: {exc}") from None
+    if max_values is not None and jsonsafe.values_exceed(text, max_values):
+        raise UntrustedFileError(f"{path}: JSON text holds more than {max_values:,} values")
     return json.loads(text)
 
 

@@ -49,6 +49,10 @@ from conformance.reporting.view import (
 # ``json_report.BODY_LIMIT``: 6 MB); this leaves room for 80 times that and bounds what
 # ``report`` and ``verify`` read of a file someone else may have prepared.
 MAX_BYTES = 512 * 1024 * 1024
+# Bytes do not bound what the parsed document costs: 512 MiB of "{}," would decode into some
+# 10 GB of objects. A full run's results.json holds about 40,000 JSON values; 50 times that
+# decodes into a few hundred MB at most.
+MAX_VALUES = 2_000_000
 # The escapes ``core.untrusted.printable`` writes: C0/C1 controls, DEL, surrogate bytes
 # (``\x80``-``\xff``) and the non-characters U+FFFE/U+FFFF.
 _ESCAPE = re.compile(
@@ -76,7 +80,7 @@ def read_document(path: Path) -> dict[str, Any]:
     if not os.path.lexists(path):
         raise LoadError(f"cannot read {path}: No such file or directory")
     try:
-        document = untrusted_files.read_json(path, max_bytes=MAX_BYTES)
+        document = untrusted_files.read_json(path, max_bytes=MAX_BYTES, max_values=MAX_VALUES)
     except UntrustedFileError as exc:
         raise LoadError(str(exc)) from None
     except UnicodeDecodeError:

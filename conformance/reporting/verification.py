@@ -170,7 +170,7 @@ def _check_results(result: Verification) -> None:
         return  # a missing results.json is already a problem of its hash
     try:
         document = untrusted_files.read_json(
-            path, max_bytes=MAX_REPORT_FILE_BYTES, follow_symlinks=False
+            path, max_bytes=MAX_REPORT_FILE_BYTES, max_values=load.MAX_VALUES, follow_symlinks=False
         )
     except UntrustedFileError as exc:
         raise CannotVerify(str(exc)) from None

@@ -80,27 +80,8 @@ def _open(path: Path) -> tuple[IO[bytes], bool]:
     return raw, stat.S_ISFIFO(status.st_mode)
 
 
-# A string (to its end, or to the end of the text when unterminated, so the scan stays linear
-# as in ``jsonsafe``), or a comma or opening bracket outside strings.
-_VALUE_MARK = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[,\[{]', re.DOTALL)
-
-
 def _too_many_values(text: str, start: int = 0, end: int | None = None) -> bool:
-    """Whether the JSON text ``text[start:end]`` holds more than :data:`MAX_ENTRY_VALUES`
-    values: every value but the first of its container follows a comma, and every container
-    opens with a bracket, so commas and openers outside strings bound the count. Linear, and
-    a loop in Python only for texts with that many commas and brackets, strings included."""
-    end = len(text) if end is None else end
-    marks = text.count(",", start, end) + text.count("[", start, end)
-    if marks + text.count("{", start, end) < MAX_ENTRY_VALUES:
-        return False
-    count = 1
-    for match in _VALUE_MARK.finditer(text, start, end):
-        if text[match.start()] != '"':
-            count += 1
-            if count > MAX_ENTRY_VALUES:
-                return True
-    return False
+    return jsonsafe.values_exceed(text, MAX_ENTRY_VALUES, start, end)
 
 
 _METHOD = re.compile(r'"method"[ \t\n\r]*:[ \t\n\r]*"([A-Za-z]{1,20})"')

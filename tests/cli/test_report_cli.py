@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import RunOptions, execute
+from conformance.reporting import load
 
 FORMATS = {"html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
 
@@ -131,3 +132,14 @@ def test_a_device_is_refused_unread(tmp_path: Path) -> None:
     result = report(str(path), "--format", "html")
     assert result.exit_code == 2, result.output
     assert result.output == f"error: {path} is a character device, not a regular file\n"
+
+
+def test_a_results_json_of_more_values_than_a_run_writes_is_refused_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(load, "MAX_VALUES", 1000)  # 2,000,000 in use: a file of 6 MB
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"checks": [{}] * 1000}), encoding="utf-8")
+    result = report(str(path), "--format", "html")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {path}: JSON text holds more than 1,000 values\n"

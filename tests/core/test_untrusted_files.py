@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from conformance.core import jsonsafe
 from conformance.core.untrusted_files import (
     UntrustedFileError,
     open_file,
@@ -88,3 +90,19 @@ def test_text_that_is_not_json_is_a_value_error(tmp_path: Path) -> None:
     path.write_bytes(b"{nope")
     with pytest.raises(ValueError):
         read_json(path, max_bytes=1024)
+
+
+def test_json_holding_more_values_than_asked_is_refused_before_decoding(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text("[" + ",".join(["{}"] * 1000) + "]")  # 1,001 values: the list and its items
+    assert len(read_json(path, max_bytes=10_000, max_values=1001)) == 1000
+    with pytest.raises(UntrustedFileError) as caught:
+        read_json(path, max_bytes=10_000, max_values=1000)
+    assert str(caught.value) == f"{path}: JSON text holds more than 1,000 values"
+
+
+def test_commas_and_brackets_inside_strings_are_not_values() -> None:
+    text = json.dumps({"body": "[{}," * 5000, "escaped": '\\",[' * 5000})
+    assert not jsonsafe.values_exceed(text, 3)
+    assert jsonsafe.values_exceed(text, 2)
+    assert not jsonsafe.values_exceed('"unterminated ,,,[[[', 1)
