@@ -1,7 +1,9 @@
 """``verify``: check a report directory offline, and ``keygen``: make a key pair to sign with.
 
 ``verify`` exit codes: 0 verified; 1 not verified (a file changed, missing or added, a bad or
-missing signature); 2 cannot verify (no manifest, bad arguments, unreadable key).
+missing signature, or none without ``--allow-unsigned``); 2 cannot verify (no manifest, bad
+arguments, unreadable key, or a file refused unread: not a regular file inside the directory,
+larger than any report file, JSON nested too deep; docs/verify.md).
 """
 
 from __future__ import annotations
@@ -36,8 +38,18 @@ def _tested(result: Verification) -> list[tuple[str, str]]:
 
 
 def _signature_line(result: Verification) -> str:
+    recorded = result.manifest.get("signature")
     if not result.signed:
-        return "none (the report is not signed)"
+        if recorded is None:
+            return "unsigned (no manifest.sig, no key in the manifest)"
+        return "missing (the manifest names a key, but there is no manifest.sig)"
+    if result.key_fingerprint is None:  # no key to check manifest.sig with
+        if isinstance(recorded, dict) and isinstance(recorded.get("public_key"), str):
+            return "not checked (the key the manifest records is unusable)"
+        return (
+            "unsigned (the manifest records no key, so manifest.sig is not checked; give the "
+            "signer's key with --public-key)"
+        )
     if not result.signature_valid:
         return "INVALID"
     if result.key_from_report:

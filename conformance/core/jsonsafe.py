@@ -23,6 +23,9 @@ MAX_BYTES = 16 * 1024 * 1024
 # string body start with different characters, so nothing backtracks.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 _OPENERS = frozenset("[{")
+# A string (as in _TOKEN, so the scan stays linear), a comma, or a bracket opening a container
+# that is not empty.
+_VALUE_MARK = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|,|[\[{](?![ \t\n\r]*[\]}])', re.DOTALL)
 
 
 class JsonTooComplex(json.JSONDecodeError):
@@ -60,6 +63,25 @@ def nesting_depth_exceeds(text: str, max_depth: int) -> int | None:
         elif char != '"' and depth > 0:
             depth -= 1
     return None
+
+
+def values_exceed(text: str, max_values: int, start: int = 0, end: int | None = None) -> bool:
+    """Whether the JSON text ``text[start:end]`` holds more than ``max_values`` values (objects,
+    arrays, strings, numbers, literals). Every value but the root and the first of a container
+    follows a comma, so the root, the commas and the non-empty containers outside strings bound
+    the count (exactly, in valid JSON). Linear; a loop in Python only for a text with that many
+    commas and brackets, strings included, and it stops at the bound."""
+    end = len(text) if end is None else end
+    marks = text.count(",", start, end) + text.count("[", start, end)
+    if marks + text.count("{", start, end) < max_values:
+        return False  # too few commas and brackets, even counting those inside strings
+    count = 1
+    for match in _VALUE_MARK.finditer(text, start, end):
+        if text[match.start()] != '"':
+            count += 1
+            if count > max_values:
+                return True
+    return False
 
 
 def check(

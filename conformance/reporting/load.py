@@ -22,7 +22,7 @@ recompute commands a second time. What results.json does not keep, and how it is
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +30,10 @@ from typing import Any
 
 import jsonschema
 
+from conformance.core import untrusted_files
 from conformance.core.catalogue import Layer, Section
 from conformance.core.results import Outcome, RateLimitCounts
+from conformance.core.untrusted_files import UntrustedFileError
 from conformance.reporting import json_report
 from conformance.reporting.view import (
     Body,
@@ -43,7 +45,14 @@ from conformance.reporting.view import (
     _anchor,
 )
 
-MAX_BYTES = 512 * 1024 * 1024  # a results.json of a full run is a few MB
+# A results.json of a full run is a few MB (98 failed checks whose bodies all reached
+# ``json_report.BODY_LIMIT``: 6 MB); this leaves room for 80 times that and bounds what
+# ``report`` and ``verify`` read of a file someone else may have prepared.
+MAX_BYTES = 512 * 1024 * 1024
+# Bytes do not bound what the parsed document costs: 512 MiB of "{}," would decode into some
+# 10 GB of objects. A full run's results.json holds about 40,000 JSON values; 50 times that
+# decodes into a few hundred MB at most.
+MAX_VALUES = 2_000_000
 # The escapes ``core.untrusted.printable`` writes: C0/C1 controls, DEL, surrogate bytes
 # (``\x80``-``\xff``) and the non-characters U+FFFE/U+FFFF.
 _ESCAPE = re.compile(
@@ -68,17 +77,14 @@ class StoredBody(Body):
 
 def read_document(path: Path) -> dict[str, Any]:
     """results.json at ``path`` as a Python object, validated against its schema."""
+    if not os.path.lexists(path):
+        raise LoadError(f"cannot read {path}: No such file or directory")
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise LoadError(f"{path}: {size:,} bytes is too large for a results.json")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
+        document = untrusted_files.read_json(path, max_bytes=MAX_BYTES, max_values=MAX_VALUES)
+    except UntrustedFileError as exc:
+        raise LoadError(str(exc)) from None
     except UnicodeDecodeError:
         raise LoadError(f"{path} is not UTF-8 text, so not a results.json") from None
-    try:
-        document = json.loads(text)
     except ValueError as exc:
         raise LoadError(f"{path} is not JSON ({exc})") from None
     validator = jsonschema.Draft202012Validator(json_report.schema())

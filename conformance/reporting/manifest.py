@@ -16,11 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.reporting import signing
+from conformance.core import untrusted_files
+from conformance.core.untrusted_files import UntrustedFileError
+from conformance.reporting import load, signing
 from conformance.reporting.view import RunView
 
 FILENAME = "manifest.json"
 MANIFEST_VERSION = "1.0"
+# A manifest lists a run's four report files and what was tested: about 1 KB.
+MAX_BYTES = 1024 * 1024
 
 
 def sha256(data: bytes) -> str:
@@ -57,12 +61,17 @@ def render(
 
 
 def verify(directory: Path) -> list[str]:
-    """Problems found checking ``directory`` against its manifest.json; [] when all is intact."""
+    """Problems found checking ``directory`` against its manifest.json; [] when all is intact.
+
+    Reads only regular files inside ``directory`` (no symbolic link, pipe or device), each
+    bounded: the manifest by ``MAX_BYTES``, the files it lists by ``load.MAX_BYTES``."""
     try:
-        manifest = json.loads((directory / FILENAME).read_text(encoding="utf-8"))
+        manifest = untrusted_files.read_json(
+            directory / FILENAME, max_bytes=MAX_BYTES, follow_symlinks=False
+        )
         files = manifest["files"]
         entries = [(str(name), str(entry["sha256"])) for name, entry in files.items()]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (UntrustedFileError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return [f"{directory / FILENAME}: not a readable manifest ({exc})"]
     problems = []
     for name, expected in entries:
@@ -71,9 +80,9 @@ def verify(directory: Path) -> list[str]:
             problems.append(f"{name}: not a plain file name")
             continue
         try:
-            actual = sha256(path.read_bytes())
-        except OSError as exc:
-            problems.append(f"{name}: cannot be read ({exc.strerror or exc})")
+            actual = untrusted_files.sha256(path, max_bytes=load.MAX_BYTES, follow_symlinks=False)
+        except UntrustedFileError as exc:
+            problems.append(f"{name}: cannot be read ({exc})")
             continue
         if actual != expected:
             problems.append(f"{name}: SHA-256 {actual} differs from the manifest's {expected}")

@@ -22,6 +22,8 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from conformance.core import untrusted_files
+
 SIGNATURE_FILENAME = "manifest.sig"
 ALGORITHM = "Ed25519"
 MAX_KEY_BYTES = 64 * 1024
@@ -76,12 +78,11 @@ class SigningKey:
 
 
 def _read(path: Path, what: str) -> bytes:
+    """The key file's bytes: a regular file (a named pipe would block, /dev/zero never end)."""
     try:
-        if path.stat().st_size > MAX_KEY_BYTES:
-            raise SigningError(f"{what} {path} is too large to be a key file")
-        return path.read_bytes()
-    except OSError as exc:
-        raise SigningError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+        return untrusted_files.read_bytes(path, max_bytes=MAX_KEY_BYTES)
+    except untrusted_files.UntrustedFileError as exc:
+        raise SigningError(f"cannot read the {what}: {exc}") from None
 
 
 def load_private_key(path: Path) -> SigningKey:

@@ -14,22 +14,35 @@ What counts as tampering (``Verification.problems``, the report is not verified)
 
 An unsigned report (no manifest.sig, no key in the manifest) is not verified either, unless
 the caller allows it: its hashes prove nothing, since anyone can rewrite the manifest too.
+
+The directory may come from anyone, so only regular files inside it are read (never through a
+symbolic link, never a named pipe or a device), each bounded in size, and its JSON is parsed
+with bounded nesting (``core.untrusted_files``). Anything else is refused: ``CannotVerify``.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from conformance.reporting import json_report, manifest, signing
+from conformance.core import jsonsafe, untrusted_files
+from conformance.core.untrusted_files import UntrustedFileError
+from conformance.reporting import json_report, load, manifest, signing
+
+MAX_MANIFEST_BYTES = manifest.MAX_BYTES
+# manifest.sig holds one base64 Ed25519 signature: under 100 bytes.
+MAX_SIGNATURE_BYTES = 64 * 1024
+# The largest file a run writes is results.json (``load.MAX_BYTES`` says why that bound).
+MAX_REPORT_FILE_BYTES = load.MAX_BYTES
 
 
 class CannotVerify(Exception):
-    """Nothing to verify: no manifest in the directory, or not a directory."""
+    """Nothing to verify: no manifest in the directory, or not a directory; or a file of it
+    refused (not a regular file, larger than any a run writes, JSON nested too deep)."""
 
 
 @dataclass
@@ -52,17 +65,23 @@ def _manifest(directory: Path) -> tuple[bytes, dict[str, Any]]:
     if not directory.is_dir():
         raise CannotVerify(f"{directory} is not a directory")
     path = directory / manifest.FILENAME
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise CannotVerify(f"{path} does not exist: not a report directory, or not one of a run")
+    data = _read(path, MAX_MANIFEST_BYTES)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CannotVerify(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        document = jsonsafe.loads(data, max_bytes=MAX_MANIFEST_BYTES)
+    except jsonsafe.JsonTooComplex as exc:
+        raise CannotVerify(f"{path}: {exc}") from None
+    except ValueError:  # not UTF-8 or not JSON: a problem, reported with the others
         document = None
     return data, document if isinstance(document, dict) else {}
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    try:
+        return untrusted_files.read_bytes(path, max_bytes=max_bytes, follow_symlinks=False)
+    except UntrustedFileError as exc:
+        raise CannotVerify(str(exc)) from None
 
 
 def _check_files(result: Verification) -> None:
@@ -75,12 +94,16 @@ def _check_files(result: Verification) -> None:
             result.problems.append(f"{manifest.FILENAME}: {name!r} is not a plain file name")
             continue
         expected = entry.get("sha256") if isinstance(entry, dict) else None
-        try:
-            actual = manifest.sha256((directory / name).read_bytes())
-        except OSError as exc:
-            missing = "is missing" if not (directory / name).exists() else "cannot be read"
-            result.problems.append(f"{name}: {missing} ({exc.strerror or exc})")
+        path = directory / name
+        if not os.path.lexists(path):
+            result.problems.append(f"{name}: is missing (No such file or directory)")
             continue
+        try:
+            actual = untrusted_files.sha256(
+                path, max_bytes=MAX_REPORT_FILE_BYTES, follow_symlinks=False
+            )
+        except UntrustedFileError as exc:
+            raise CannotVerify(str(exc)) from None
         result.files_checked += 1
         if actual != expected:
             result.problems.append(
@@ -96,7 +119,8 @@ def _check_signature(
 ) -> None:
     recorded = result.manifest.get("signature")
     sig_path = result.directory / signing.SIGNATURE_FILENAME
-    result.signed = sig_path.is_file()
+    result.signed = os.path.lexists(sig_path)
+    signature = _read(sig_path, MAX_SIGNATURE_BYTES) if result.signed else b""
     if not result.signed:
         if recorded is not None:
             result.problems.append(
@@ -125,11 +149,6 @@ def _check_signature(
         return
     result.key_from_report = public_key is None
     result.key_fingerprint = signing.fingerprint(key)
-    try:
-        signature = sig_path.read_bytes()
-    except OSError as exc:
-        result.problems.append(f"{signing.SIGNATURE_FILENAME}: cannot be read ({exc.strerror})")
-        return
     result.signature_valid = signing.signature_valid(key, data, signature)
     if not result.signature_valid:
         whose = "the given public key" if public_key is not None else "the key the manifest names"
@@ -147,10 +166,16 @@ def _check_signature(
 def _check_results(result: Verification) -> None:
     """results.json says what the manifest says was tested (both hashed; here: consistent)."""
     path = result.directory / json_report.FILENAME
+    if not os.path.lexists(path):
+        return  # a missing results.json is already a problem of its hash
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return  # a missing or edited results.json is already a problem of its hash
+        document = untrusted_files.read_json(
+            path, max_bytes=MAX_REPORT_FILE_BYTES, max_values=load.MAX_VALUES, follow_symlinks=False
+        )
+    except UntrustedFileError as exc:
+        raise CannotVerify(str(exc)) from None
+    except ValueError:
+        return  # an edited results.json is already a problem of its hash
     if not isinstance(document, dict):
         return
     m = result.manifest

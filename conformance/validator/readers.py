@@ -1,9 +1,11 @@
 """Read recordings as a stream of :class:`Exchange`: HAR 1.2 files and JSON Lines.
 
 Both readers hold one entry (or line) at a time plus a read buffer, so memory stays flat
-whatever the file size; an entry larger than :data:`MAX_ENTRY_BYTES` or nested deeper than
-:data:`MAX_DEPTH` is refused before it is parsed. Anything that cannot be read raises
-:class:`RecordingError` naming the file and the entry or line (docs/validate.md).
+whatever the file size; an entry larger than :data:`MAX_ENTRY_BYTES`, nested deeper than
+:data:`MAX_DEPTH` or holding more than :data:`MAX_ENTRY_VALUES` JSON values is refused before
+it is parsed, and a message with more than :data:`MAX_HEADERS` headers once it is. Anything
+that cannot be read raises :class:`RecordingError` naming the file and the entry or line
+(docs/validate.md).
 
 The HAR reader is a small windowed parser rather than a streaming JSON library: ``ijson`` (the
 obvious choice) builds a path prefix per nesting level, so 20,000 nested ``[`` in one entry took
@@ -19,16 +21,25 @@ import binascii
 import codecs
 import json
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlencode, urlsplit
 
-from conformance.core import jsonsafe
+from conformance.core import jsonsafe, untrusted_files
+from conformance.core.untrusted import mask_url_passwords
 from conformance.validator.exchange import Exchange, RecordingError
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = jsonsafe.MAX_DEPTH
+# Bytes alone do not bound what an entry costs once decoded: 63 MB of "{}," became 1.5 GB of
+# Python objects, and 2 million headers 780 MB. A real entry is some 50 values plus 3 a header;
+# 100,000 values decode to at most some 25 MB, and leave room for 30,000 headers.
+MAX_ENTRY_VALUES = 100_000
+# Node.js's default cap on a message's header count, the highest of the common servers (Apache
+# takes 100); the checks look headers up one by one, so their count bounds the time they take.
+MAX_HEADERS = 2_000
 _CAP_TEXT = "64 MiB"
 _CHUNK = 1024 * 1024
 
@@ -55,23 +66,55 @@ def iter_exchanges(path: Path, *, format: str | None = None) -> Iterator[Exchang
         raise RecordingError(f"{path}: unknown recording format {format!r} (har or jsonl)")
     if path.is_dir():
         raise RecordingError(f"{path} is a directory, not a recording")
-    if not path.exists():
-        raise RecordingError(f"{path}: no such file")
-    return _read_har(path) if format == "har" else _read_jsonl(path)
+    raw, pipe = _open(path)
+    return _read_har(raw, path, pipe) if format == "har" else _read_jsonl(raw, path)
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> tuple[IO[bytes], bool]:
+    """The file opened, and whether it is a pipe (``validate <(zcat traffic.har.gz)``): a
+    regular file or a pipe, never a device; a named pipe with no writer reads as empty."""
     try:
-        return path.open("rb")
-    except OSError as exc:
-        raise RecordingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raw, status = untrusted_files.open_file(path, pipes=True)
+    except untrusted_files.UntrustedFileError as exc:
+        raise RecordingError(str(exc)) from None
+    return raw, stat.S_ISFIFO(status.st_mode)
+
+
+def _too_many_values(text: str, start: int = 0, end: int | None = None) -> bool:
+    return jsonsafe.values_exceed(text, MAX_ENTRY_VALUES, start, end)
+
+
+_METHOD = re.compile(r'"method"[ \t\n\r]*:[ \t\n\r]*"([A-Za-z]{1,20})"')
+_URL = re.compile(r'"url"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\]|\\.){1,200})')
+
+
+def _named(where: str, text: str, start: int = 0, end: int | None = None) -> str:
+    """``where`` with the method and URL of the entry's text, as far as a search finds them
+    without parsing it (a refused entry is never parsed): "entry 3 (POST http://h/v1)"."""
+    end = len(text) if end is None else end
+    method, url = _METHOD.search(text, start, end), _URL.search(text, start, end)
+    if method is None or url is None:
+        return where
+    return _labelled(where, method.group(1), url.group(1))
+
+
+def _labelled(where: str, method: str, url: str) -> str:
+    shown = url if len(url) <= 120 else url[:120] + "..."
+    return f"{where} ({method.upper()} {mask_url_passwords(shown)})"
+
+
+def _too_many_values_error(where: str) -> RecordingError:
+    return RecordingError(
+        f"{where} holds more than {MAX_ENTRY_VALUES:,} JSON values "
+        "(objects, arrays, strings, numbers)"
+    )
 
 
 # --- JSON Lines -----------------------------------------------------------------------------
 
 
-def _read_jsonl(path: Path) -> Iterator[Exchange]:
-    with _open(path) as raw:
+def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
+    with raw:
         number = 0
         while True:
             try:
@@ -118,7 +161,10 @@ def parse_jsonl_line(line: str | bytes, source: str) -> Exchange:
 
 def _parse_line(text: str, source: str, where: str, *, last: bool) -> Exchange:
     try:
-        record = jsonsafe.loads(text, max_bytes=MAX_ENTRY_BYTES + 1)
+        jsonsafe.check(text, max_bytes=MAX_ENTRY_BYTES + 1)
+        if _too_many_values(text):
+            raise _too_many_values_error(_named(where, text))
+        record = json.loads(text)
     except jsonsafe.JsonTooComplex as exc:
         detail = (
             f"nests deeper than {MAX_DEPTH} levels"
@@ -149,7 +195,9 @@ def _jsonl_exchange(record: Any, source: str, where: str) -> Exchange:
     status: int | None = None
     response_headers: tuple[tuple[str, str], ...] = ()
     response_body = b""
+    _check_header_count(request, "request", request, where)
     if response is not None:
+        _check_header_count(response, "response", request, where)
         status = _status(response.get("status"), "response.status", where, required=True)
         response_headers = _pairs(response.get("headers"), "response.headers", where)
         response_body = _jsonl_body(response, "response", where)
@@ -228,12 +276,19 @@ class _TooDeep(Exception):
     pass
 
 
+class _TooManyValues(Exception):
+    def __init__(self, text: str, start: int, end: int) -> None:
+        super().__init__()
+        self.text, self.start, self.end = text, start, end  # where to look for a name
+
+
 class _Text:
     """A window on the file's text: read in chunks, consumed value by value."""
 
-    def __init__(self, raw: IO[bytes], path: Path) -> None:
+    def __init__(self, raw: IO[bytes], path: Path, pipe: bool = False) -> None:
         self.raw = raw
         self.path = path
+        self.pipe = pipe
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self.buf = ""
         self.pos = 0
@@ -290,6 +345,8 @@ class _Text:
         end = self._extent(start)
         if end - start > MAX_ENTRY_BYTES:
             raise _TooLarge
+        if _too_many_values(self.buf, start, end):
+            raise _TooManyValues(self.buf, start, end)
         value, self.pos = self.json.raw_decode(self.buf, start)
         if self.pos != end:  # the brackets balance but the text between is not JSON
             self.json.raw_decode(self.buf[start:end])
@@ -304,7 +361,7 @@ class _Text:
                 assert match is not None
                 if match.end() < len(self.buf) or not self.more():
                     return max(match.end(), start + 1)
-        depth = 0
+        depth = opened = 0
         resume = start
         while True:
             if first == '"':
@@ -324,8 +381,11 @@ class _Text:
                     resume = at + 1
                     if buf[at] in "[{":
                         depth += 1
+                        opened += 1
                         if depth > MAX_DEPTH:
                             raise _TooDeep
+                        if opened > MAX_ENTRY_VALUES:  # stop scanning: it is refused anyway
+                            raise _TooManyValues(buf, start, at)
                     else:
                         depth -= 1
                         if depth == 0:
@@ -339,9 +399,9 @@ class _Text:
                 raise _Incomplete
 
 
-def _read_har(path: Path) -> Iterator[Exchange]:
-    with _open(path) as raw:
-        yield from _HarReader(_Text(raw, path), path).read()
+def _read_har(raw: IO[bytes], path: Path, pipe: bool) -> Iterator[Exchange]:
+    with raw:
+        yield from _HarReader(_Text(raw, path, pipe), path).read()
 
 
 class _HarReader:
@@ -362,6 +422,9 @@ class _HarReader:
             raise self.fail(f"{what} is larger than {_CAP_TEXT}") from None
         except _TooDeep:
             raise self.fail(f"{what} nests deeper than {MAX_DEPTH} levels") from None
+        except _TooManyValues as exc:
+            named = _named(what, exc.text, exc.start, exc.end) if what.startswith("entry") else what
+            raise _too_many_values_error(f"{self.path}: {named}") from None
         except json.JSONDecodeError as exc:
             raise self.fail(f"{what} is not valid JSON: {exc.msg}") from None
 
@@ -397,6 +460,8 @@ class _HarReader:
     def read(self) -> Iterator[Exchange]:
         first = self.text.peek()
         if first is None:
+            if self.text.pipe:
+                raise self.fail("the file is empty (a named pipe nothing was written to)")
             raise self.fail("the file is empty: not a HAR recording")
         if first != "{":
             raise self.fail(f"not a HAR recording: it starts with {first!r}, not a JSON object")
@@ -460,7 +525,9 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
     status: int | None = None
     response_headers: tuple[tuple[str, str], ...] = ()
     response_body = b""
+    _check_header_count(request, "request", request, where)
     if response is not None:
+        _check_header_count(response, "response", request, where)
         status = _status(response.get("status"), "response.status", where, required=False)
         if status is not None:
             response_headers = _har_headers(response.get("headers"), "response.headers", where)
@@ -538,6 +605,21 @@ def _object(
     if not isinstance(value, dict):
         raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a JSON object')}")
     return value
+
+
+def _check_header_count(
+    message: dict[str, Any], side: str, request: dict[str, Any], where: str
+) -> None:
+    """Refuse a message with more than :data:`MAX_HEADERS` headers, naming its request."""
+    headers = message.get("headers")
+    if not isinstance(headers, list) or len(headers) <= MAX_HEADERS:
+        return
+    method, url = request.get("method"), request.get("url")
+    if isinstance(method, str) and isinstance(url, str):
+        where = _labelled(where, method, url)
+    raise RecordingError(
+        f"{where}: {side}.headers holds {len(headers):,} headers, more than {MAX_HEADERS:,}"
+    )
 
 
 def _method(value: Any, field: str, where: str) -> str:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import RunOptions, execute
+from conformance.reporting import load
 
 FORMATS = {"html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
 
@@ -99,3 +103,43 @@ def test_bad_arguments_exit_2(args: tuple[str, ...], message: str) -> None:
     result = report(*args)
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_a_deeply_nested_results_json_is_refused_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    result = report(str(path), "--format", "markdown")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {path}: JSON text nests deeper than 256 levels\n"
+
+
+def test_a_named_pipe_never_hangs_report(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    os.mkfifo(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "report", str(path), "--format", "junit"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"error: {path} is a named pipe, not a regular file\n"
+
+
+def test_a_device_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.symlink_to("/dev/zero")  # a symbolic link given by the user is followed
+    result = report(str(path), "--format", "html")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {path} is a character device, not a regular file\n"
+
+
+def test_a_results_json_of_more_values_than_a_run_writes_is_refused_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(load, "MAX_VALUES", 1000)  # 2,000,000 in use: a file of 6 MB
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"checks": [{}] * 1000}), encoding="utf-8")
+    result = report(str(path), "--format", "html")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {path}: JSON text holds more than 1,000 values\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,23 @@ def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) 
     result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
     assert result.exit_code == 0, result.output
     assert "verdict: CONFORMANT, " in result.output
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.symlink_to(p), "traffic.har: a symbolic link loop"),
+        (lambda p: p.mkdir(), "traffic.har' is a directory"),
+        (lambda p: p.symlink_to("/dev/zero"), "traffic.har is a character device, not a file"),
+    ],
+    ids=["symbolic link loop", "directory", "device"],
+)
+def test_a_recording_that_is_not_a_file_is_named_for_what_it_is(
+    tmp_path: Path, make: Callable[[Path], None], message: str
+) -> None:
+    path = tmp_path / "traffic.har"
+    make(path)
+    result = validate(str(path), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and message in result.output
+    assert "Traceback" not in result.output

@@ -9,8 +9,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import shutil
 import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conformance.cli import main
-from conformance.reporting import signing
+from conformance.reporting import signing, verification
 
 REPORT_FILES = ("report.html", "junit.xml", "results.json", "summary.md")
 
@@ -217,7 +222,7 @@ def test_an_unsigned_report_is_verified_only_when_allowed(report_dir: Path) -> N
     assert "the report is not signed" in refused.output
     allowed = verify(report_dir, "--allow-unsigned")
     assert allowed.exit_code == 0, allowed.output
-    assert "signature: none" in allowed.output
+    assert "signature: unsigned" in allowed.output
 
 
 @pytest.mark.slow
@@ -240,6 +245,29 @@ def test_a_bad_public_key_file_cannot_be_verified(tmp_path: Path) -> None:
     result = verify(tmp_path, "--public-key", str(key))
     assert result.exit_code == 2
     assert "is not a PEM public key" in result.output
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_a_public_key_that_is_not_a_regular_file_is_refused_unread(
+    tmp_path: Path, target: str
+) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    key = tmp_path / "signer.pub.pem"
+    if target == "fifo":
+        os.mkfifo(key)
+    else:
+        key.symlink_to(target)
+    result = subprocess.run(
+        [sys.executable, "-m", "conformance", "verify", str(directory), "--public-key", str(key)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    kind = "a named pipe" if target == "fifo" else "a character device"
+    assert (
+        result.stderr == f"error: cannot read the public key: {key} is {kind}, not a regular file\n"
+    )
 
 
 def _rsa_key(path: Path) -> Path:
@@ -308,3 +336,120 @@ def test_keygen_writes_a_private_key_only_its_owner_reads_and_never_overwrites(
     assert again.exit_code == 2 and "exists already" in again.output
     assert private.read_bytes() == before
     assert str(key.private_key) not in repr(key) and "SigningKey(" in repr(key)
+
+
+# A report directory as a hostile party could hand it over: nothing in it was written by a run,
+# so these need no real run. ``verify`` reads only regular files inside the directory, each
+# bounded, and refuses anything else with exit 2 and the file's name.
+
+
+def _evidence(tmp_path: Path, **files: bytes) -> Path:
+    """A directory whose unsigned manifest lists ``files`` with their true hashes."""
+    directory = tmp_path / "evidence"
+    directory.mkdir()
+    listed = {}
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+        listed[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    manifest = {"suite_version": "x", "verdict": "CONFORMANT", "files": listed}
+    (directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return directory
+
+
+def _verify_in_a_process(directory: Path) -> subprocess.CompletedProcess[str]:
+    """``verify`` in a child process: a test that hung would otherwise hang the test run."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", "verify", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "refused"),
+    [
+        (lambda p: p.symlink_to("/dev/zero"), "summary.md is a symbolic link"),
+        (lambda p: p.symlink_to(p.parent.parent / "elsewhere.md"), "summary.md is a symbolic link"),
+        (lambda p: p.mkdir(), "summary.md is a directory"),
+    ],
+    ids=["to /dev/zero", "leaving the directory", "a directory"],
+)
+def test_a_listed_file_that_is_not_a_regular_file_is_refused_unread(
+    tmp_path: Path, make: Callable[[Path], None], refused: str
+) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    (tmp_path / "elsewhere.md").write_bytes(b"# summary\n")
+    (directory / "summary.md").unlink()
+    make(directory / "summary.md")
+    started = time.monotonic()
+    result = verify(directory)
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {directory / 'summary.md'}")
+    assert refused in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_named_pipe_in_the_directory_never_hangs_verify(tmp_path: Path) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    (directory / "summary.md").unlink()
+    os.mkfifo(directory / "summary.md")
+    started = time.monotonic()
+    result = _verify_in_a_process(directory)
+    assert result.returncode == 2, result.stderr
+    assert "summary.md is a named pipe" in result.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_a_manifest_that_is_a_named_pipe_never_hangs_verify(tmp_path: Path) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    (directory / "manifest.json").unlink()
+    os.mkfifo(directory / "manifest.json")
+    result = _verify_in_a_process(directory)
+    assert result.returncode == 2, result.stderr
+    assert "manifest.json is a named pipe" in result.stderr
+
+
+def test_a_file_larger_than_any_report_is_refused_unread(tmp_path: Path) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    with (directory / "summary.md").open("r+b") as sparse:
+        sparse.truncate(verification.MAX_REPORT_FILE_BYTES + 1)  # no disk used, nothing read
+    result = verify(directory)
+    assert result.exit_code == 2, result.output
+    assert "summary.md" in result.output and "larger than" in result.output
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "results.json"])
+def test_deeply_nested_json_is_refused_with_exit_2_not_a_traceback(
+    tmp_path: Path, name: str
+) -> None:
+    nested = b"[" * 100_000 + b"]" * 100_000
+    directory = _evidence(tmp_path, **{"results.json": nested})
+    if name == "manifest.json":
+        (directory / "manifest.json").write_bytes(nested)
+    result = verify(directory)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ")
+    assert f"{name}: JSON text nests deeper than 256 levels" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_manifest_without_a_key_is_unsigned_not_invalid(tmp_path: Path) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    (directory / "manifest.sig").write_text("c2lnbmF0dXJl\n")
+    result = verify(directory)
+    assert "signature: unsigned" in result.output
+    assert "INVALID" not in result.output
+    assert result.exit_code == 1  # manifest.sig cannot be checked without a key
+    assert "records no public key; give the signer's with --public-key" in result.output
+
+
+def test_an_intact_unsigned_directory_verifies_only_when_allowed(tmp_path: Path) -> None:
+    directory = _evidence(tmp_path, **{"summary.md": b"# summary\n"})
+    refused = verify(directory)
+    assert refused.exit_code == 1
+    assert "signature: unsigned (no manifest.sig, no key in the manifest)" in refused.output
+    allowed = verify(directory, "--allow-unsigned")
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.output.rstrip().endswith("VERIFIED")

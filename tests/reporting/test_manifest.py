@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from conformance.core.results import RunResult
@@ -58,3 +59,14 @@ def test_verify_refuses_names_outside_the_directory(tmp_path: Path) -> None:
         json.dumps({"files": {"../etc/passwd": {"sha256": "0" * 64}}}), encoding="utf-8"
     )
     assert manifest.verify(tmp_path) == ["../etc/passwd: not a plain file name"]
+
+
+def test_verify_names_a_file_that_is_not_a_regular_file_and_never_blocks(tmp_path: Path) -> None:
+    (tmp_path / manifest.FILENAME).write_text(
+        json.dumps({"files": {"summary.md": {"sha256": "0" * 64}}}), encoding="utf-8"
+    )
+    os.mkfifo(tmp_path / "summary.md")
+    assert manifest.verify(tmp_path) == [
+        f"summary.md: cannot be read ({tmp_path / 'summary.md'} is a named pipe, not a regular "
+        "file)"
+    ]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import errno
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -366,3 +369,132 @@ def test_memory_stays_flat_on_a_large_file(tmp_path: Path, write: object) -> Non
     read, growth_mib = result.stdout.split()
     assert int(read) == count
     assert float(growth_mib) < 100, f"peak RSS grew by {growth_mib} MiB"
+
+
+# An entry's cost is bounded by what it holds, not only by its bytes: 63 MB of small objects
+# decoded into 1.5 GB, and 2 million headers into 780 MB, before these bounds.
+
+SECRET_URL = "http://user:s3cr3t@h.test"
+
+
+def _costly_entry(suffix: str, key: str, value: object) -> str:
+    """One entry (HAR) or line (JSON Lines) of a GET on SECRET_URL with ``key: value`` added."""
+    ex = exchange("GET", "/v1/payments", base_url=SECRET_URL)
+    record = har_entry(ex) if suffix == ".har" else jsonl_record(ex)
+    record[key] = value
+    return json.dumps(record)
+
+
+def _file_of(tmp_path: Path, suffix: str, costly: str) -> Path:
+    path = tmp_path / f"costly{suffix}"
+    if suffix == ".har":
+        path.write_text(_har_text(GOOD_ENTRY, costly), encoding="utf-8")
+    else:
+        path.write_text(GOOD_LINE + "\n" + costly + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("suffix, where", [(".har", "entry 2"), (".jsonl", "line 2")])
+@pytest.mark.parametrize(
+    "padding",
+    [[{}] * (readers.MAX_ENTRY_VALUES + 1), [1000] * (readers.MAX_ENTRY_VALUES + 1)],
+    ids=["empty objects", "numbers"],
+)
+def test_an_entry_of_too_many_small_values_is_refused_before_it_is_decoded(
+    tmp_path: Path, suffix: str, where: str, padding: list[object]
+) -> None:
+    path = _file_of(tmp_path, suffix, _costly_entry(suffix, "_padding", padding))
+    with pytest.raises(RecordingError) as caught:
+        list(iter_exchanges(path))
+    message = str(caught.value)
+    assert message == (
+        f"{path}: {where} (GET http://user:[redacted]@h.test/v1/payments) holds more than "
+        f"{readers.MAX_ENTRY_VALUES:,} JSON values (objects, arrays, strings, numbers)"
+    )
+    assert "s3cr3t" not in message
+
+
+@pytest.mark.parametrize("suffix", [".har", ".jsonl"])
+def test_values_inside_strings_do_not_count(tmp_path: Path, suffix: str) -> None:
+    body = json.dumps([{}] * (readers.MAX_ENTRY_VALUES + 1))  # one string of many commas
+    path = _file_of(tmp_path, suffix, _costly_entry(suffix, "comment", body))
+    assert len(list(iter_exchanges(path))) == 2
+
+
+@pytest.mark.parametrize("suffix, where", [(".har", "entry 2"), (".jsonl", "line 2")])
+def test_a_message_with_more_headers_than_any_server_takes_is_refused(
+    tmp_path: Path, suffix: str, where: str
+) -> None:
+    at_the_limit = exchange("GET", "/v1/a", request_headers=[("X-H", "v")] * readers.MAX_HEADERS)
+    beyond = exchange(
+        "POST",
+        "/v1/b",
+        status=200,
+        response_headers=[("X-H", "v")] * (readers.MAX_HEADERS + 1),
+        base_url=SECRET_URL,
+    )
+    write = write_har if suffix == ".har" else write_jsonl
+    path = write(tmp_path / f"headers{suffix}", [at_the_limit, beyond])
+    read = iter_exchanges(path)
+    assert len(next(read).request_headers) == readers.MAX_HEADERS
+    with pytest.raises(RecordingError) as caught:
+        next(read)
+    assert str(caught.value) == (
+        f"{path}: {where} (POST http://user:[redacted]@h.test/v1/b): response.headers holds "
+        f"{readers.MAX_HEADERS + 1:,} headers, more than {readers.MAX_HEADERS:,}"
+    )
+
+
+def test_a_symbolic_link_loop_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "a.har").symlink_to(tmp_path / "b.har")
+    (tmp_path / "b.har").symlink_to(tmp_path / "a.har")
+    with pytest.raises(RecordingError, match=r"a\.har: a symbolic link loop"):
+        iter_exchanges(tmp_path / "a.har")
+
+
+def test_a_dangling_symbolic_link_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "gone.har").symlink_to(tmp_path / "deleted.har")
+    with pytest.raises(RecordingError, match=r"gone\.har: a symbolic link to a missing file"):
+        iter_exchanges(tmp_path / "gone.har")
+
+
+def test_a_device_is_refused_unread(tmp_path: Path) -> None:
+    (tmp_path / "zero.har").symlink_to("/dev/zero")
+    with pytest.raises(RecordingError, match=r"zero\.har is a character device, not a file"):
+        iter_exchanges(tmp_path / "zero.har")
+
+
+def test_a_file_without_read_permission_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_har(tmp_path / "locked.har", SAMPLE)
+
+    def denied(*args: object, **kwargs: object) -> int:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(os, "open", denied)  # the tests may run as root, who reads anything
+    with pytest.raises(RecordingError, match=r"locked\.har: permission denied"):
+        iter_exchanges(path)
+
+
+def test_a_pipe_is_read_as_a_stream(tmp_path: Path) -> None:
+    # validate <(zcat traffic.har.gz): the shell passes a pipe as /dev/fd/N
+    reader, writer = os.pipe()
+    data = write_har(tmp_path / "t.har", SAMPLE).read_bytes()
+    feeder = threading.Thread(target=lambda: (os.write(writer, data), os.close(writer)))
+    feeder.start()
+    try:
+        got = list(iter_exchanges(Path(f"/dev/fd/{reader}"), format="har"))
+    finally:
+        feeder.join()
+        os.close(reader)
+    assert [ex.url for ex in got] == [ex.url for ex in SAMPLE]
+
+
+def test_a_named_pipe_nobody_writes_to_never_hangs(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.har")
+    probe = "from conformance.validator.readers import iter_exchanges as i; list(i(__import__('pathlib').Path('pipe.har')))"  # noqa: E501
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert "pipe.har: the file is empty (a named pipe nothing was written to)" in result.stderr
