@@ -38,6 +38,9 @@ COUNT_CLAIM = re.compile(
 )
 CITING = [README, DEFAULT_PROFILE, CATALOGUE, *DOCS, OPENAPI]
 
+# Where runs write in the docs' examples: a path under them names output, not a repository file.
+OUTPUT = ("reports/", "evidence/")
+
 # A relative path with at least one "/" (not part of a URL or a {placeholder}).
 PATH_TOKEN = re.compile(r"(?<![\w./:@{-])(?:[\w-]+/)+[\w.-]*")
 FILE_SUFFIX = re.compile(r"\.(?:md|toml|ya?ml|json|py|html|xml|txt)$")
@@ -73,8 +76,7 @@ def test_every_repository_path_cited_exists(citing: Path) -> None:
     cited = _cited_paths(citing)
     if citing in (README, DEFAULT_PROFILE, CATALOGUE, PROFILE_DOC):
         assert cited, f"{citing.name} cites no path: the pattern no longer matches anything"
-    # reports/ is where runs write: a path under it names output, not a file of the repository
-    missing = sorted(p for p in cited if not (ROOT / p).exists() and not p.startswith("reports/"))
+    missing = sorted(p for p in cited if not (ROOT / p).exists() and not p.startswith(OUTPUT))
     assert not missing, f"{citing.relative_to(ROOT)} cites paths not in the repository: {missing}"
 
 
