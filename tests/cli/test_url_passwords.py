@@ -93,3 +93,22 @@ def test_validate_a_recording_whose_urls_carry_a_password(
     assert "✗ IDEM-008 " in result.output
     assert (reports / "results.json").is_file()
     assert_no_password(result, reports)
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (
+            ("--base-url", f"http://user:{PASSWORD}@[::1/"),
+            "error: --base-url 'http://user:[redacted]@[::1/' is not a valid URL",
+        ),
+        (("--webhook-url", "http://[::1:8088"), "error: --webhook-url must be an absolute"),
+    ],
+)
+def test_a_url_that_cannot_be_parsed_is_refused_before_the_run(
+    args: tuple[str, ...], refused: str, tmp_path: Path
+) -> None:
+    result = invoke("run", *args, "--report-dir", str(tmp_path / "reports"))
+    assert result.exit_code == 2, result.output  # before: a ValueError traceback
+    assert result.output.startswith(refused), result.output
+    assert PASSWORD not in result.output
