@@ -5,7 +5,8 @@
 ``CONNECT host:port`` opens a tunnel (https). Every request line is logged in ``seen``, the
 ``User-Agent`` of each forwarded request in ``agents``, and ``connections`` counts the
 connections made to the proxy. With ``password`` the proxy wants
-``Proxy-Authorization: Basic user:password`` and answers 407 without it.
+``Proxy-Authorization: Basic user:password`` and answers 407 without it; with ``tls`` (an
+``ssl.SSLContext`` for the server side) it is an https:// proxy.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import base64
 import http.client
 import select
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,8 +36,9 @@ USER = "proxy-user"
 
 
 class ForwardProxy:
-    def __init__(self, password: str | None = None) -> None:
+    def __init__(self, password: str | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.password = password
+        self.tls = tls
         self.seen: list[str] = []
         self.agents: set[str] = set()
         self.connections = 0
@@ -136,11 +139,17 @@ class ForwardProxy:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
+        if self.tls is not None:
+            # the handshake in the request's thread: a refused one does not stall the accept loop
+            server.socket = self.tls.wrap_socket(
+                server.socket, server_side=True, do_handshake_on_connect=False
+            )
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
         thread.start()
         userinfo = f"{USER}:{self.password}@" if self.password is not None else ""
+        scheme = "http" if self.tls is None else "https"
         try:
-            yield f"http://{userinfo}127.0.0.1:{server.server_address[1]}"
+            yield f"{scheme}://{userinfo}127.0.0.1:{server.server_address[1]}"
         finally:
             server.shutdown()
             server.server_close()

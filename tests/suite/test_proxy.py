@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED, run_secrets
 from conformance.reference.certificates import CertFiles, issue
 from conformance.reference.server import ReferenceServer
 from conformance.suite import proxy, tls
-from conformance.suite.client import SuiteClient
+from conformance.suite.client import SuiteClient, SuiteTlsError
 from conformance.suite.proxy import ProxyError, parse_proxy
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.tls import TlsSettings
 from tests.forward_proxy import ForwardProxy
-from tests.suite.https_servers import EchoServer, echo_server
+from tests.suite.https_servers import EchoServer, echo_server, server_context
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
 
@@ -97,6 +98,29 @@ def test_both_stacks_tunnel_https_through_the_proxy_with_the_run_s_tls(
         assert via_schema_session(https_server.url, profile) == 200
     authority = https_server.url.removeprefix("https://")
     assert logging.seen == [f"CONNECT {authority}", f"CONNECT {authority}"]
+
+
+def test_an_https_proxy_is_verified_with_the_run_s_tls(
+    server: ReferenceServer, certs: CertFiles, profile: Profile
+) -> None:
+    logging = ForwardProxy(tls=server_context(certs.server_cert, certs.server_key))
+    with logging.running() as url, proxy.using(url), tls.using(TlsSettings(cacert=certs.ca)):
+        assert url.startswith("https://")
+        assert via_suite_client(server.base_url, profile) == 200
+        assert via_schema_session(server.base_url, profile) == 200
+    assert len(logging.seen) == 2
+
+
+def test_an_https_proxy_with_an_untrusted_certificate_is_refused(
+    server: ReferenceServer, certs: CertFiles, profile: Profile
+) -> None:
+    logging = ForwardProxy(tls=server_context(certs.server_cert, certs.server_key))
+    with logging.running() as url, proxy.using(url):  # certifi's bundle: not the tests' CA
+        with pytest.raises(SuiteTlsError, match="CERTIFICATE_VERIFY_FAILED"):
+            via_suite_client(server.base_url, profile)
+        with pytest.raises(requests.exceptions.ProxyError, match="CERTIFICATE_VERIFY_FAILED"):
+            via_schema_session(server.base_url, profile)
+    assert logging.seen == []
 
 
 def test_a_proxy_that_refuses_the_credentials_is_its_answer_not_the_server_s(
