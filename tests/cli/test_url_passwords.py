@@ -7,6 +7,7 @@ that parsed it again crashed with "'redacted' does not appear to be an IPv4 or I
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from conformance.benchmarks.validate import reference_traffic
 from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.reference.server import ReferenceServer
-from tests.validator.samples import write_har
+from tests.validator.samples import write_har, write_jsonl
 
 PASSWORD = "pw-4f1c9e2b7d"
 # fail IDEM-004 (run --only IDEM-004) and IDEM-008 (in the recorded reference traffic)
@@ -93,6 +94,14 @@ def test_validate_a_recording_whose_urls_carry_a_password(
     assert "✗ IDEM-008 " in result.output
     assert (reports / "results.json").is_file()
     assert_no_password(result, reports)
+
+    # the same traffic as another tool may record it, the password masked
+    masked = [dataclasses.replace(ex, url=ex.url.replace(PASSWORD, "[redacted]")) for ex in traffic]
+    lines = write_jsonl(tmp_path / "masked.jsonl", masked)
+    assert "user:[redacted]@127.0.0.1" in lines.read_text()
+    result = invoke("validate", str(lines), "--report-dir", str(tmp_path / "again"))
+    assert result.exit_code == 1, result.output  # before: "request.url is not a valid URL"
+    assert "✗ IDEM-008 " in result.output
 
 
 @pytest.mark.parametrize(
