@@ -38,6 +38,7 @@ from conformance.engine.runner import (
 from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
+from conformance.suite.proxy import ProxyError, parse_proxy
 from conformance.suite.ratelimit import parse_rate
 from conformance.suite.tls import INSECURE_WARNING
 
@@ -79,6 +80,20 @@ class RateType(click.ParamType):  # type: ignore[type-arg]
             return parse_rate(str(value))
         except ValueError as exc:
             self.fail(str(exc).removeprefix("--rate-limit must be "), param, ctx)
+
+
+class ProxyType(click.ParamType):  # type: ignore[type-arg]
+    """An http:// or https:// proxy URL (``suite.proxy.parse_proxy``)."""
+
+    name = "URL"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        try:
+            return parse_proxy(str(value))
+        except ProxyError as exc:
+            self.fail(str(exc).removeprefix("--proxy "), param, ctx)
 
 
 # The whole run's wall-clock budget. A full run against the embedded server takes about a
@@ -234,6 +249,13 @@ def default_report_dir() -> Path:
     help="Send at most N requests a second, all test processes together (25/s or 25), for a "
     "sandbox that publishes its limit. 429 answers are waited out with or without it.",
 )
+@click.option(
+    "--proxy",
+    type=ProxyType(),
+    help="Send every request of the run through this http:// or https:// proxy (a password in "
+    "it is masked in output and reports). HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are "
+    "never read.",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -262,6 +284,7 @@ def run(
     client_key: Path | None,
     headers: tuple[str, ...],
     rate_limit: float | None,
+    proxy: str | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -308,6 +331,7 @@ def run(
         headers=parsed_headers,
         auto_workers=workers is None,
         rate_limit=rate_limit,
+        proxy=proxy,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:

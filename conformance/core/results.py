@@ -310,6 +310,7 @@ class RunResult:
             ("cacert", "--cacert"),
             ("client_cert", "--client-cert"),
             ("client_key", "--client-key"),
+            ("proxy", "--proxy"),  # recorded with its password masked
         ):
             if option in self.options:
                 words += [flag, self.options[option]]

@@ -9,6 +9,7 @@ password wherever the URL is shown.
 from __future__ import annotations
 
 import re
+from urllib.parse import SplitResult, urlsplit
 
 from conformance.core.redaction import REDACTED
 
@@ -56,6 +57,30 @@ def mask_url_passwords(text: str) -> str:
     if "://" not in text:
         return text
     return _URL_AUTHORITY.sub(_mask_userinfo, text)
+
+
+def split_url(url: str) -> SplitResult:
+    """``urlsplit`` of ``url`` with its userinfo left out, so that a URL masked by
+    ``mask_url_passwords`` can be read too: ``user:[redacted]@`` is no valid URL to ``urlsplit``
+    (brackets are for IPv6 hosts: ``ValueError``), and no reader needs the userinfo but
+    ``url_password``. ``ValueError`` when the rest is no valid URL either."""
+    match = _URL_AUTHORITY.match(url)
+    if match is not None:
+        scheme, authority = match.groups()
+        url = scheme + authority.rpartition("@")[2] + url[match.end() :]
+    return urlsplit(url)
+
+
+def url_password(url: str) -> str | None:
+    """The password in ``url``'s userinfo as written (``None``: there is none, or it is masked)."""
+    match = _URL_AUTHORITY.match(url)
+    if match is None:
+        return None
+    userinfo, at, _ = match.group(2).rpartition("@")
+    _, colon, password = userinfo.partition(":")
+    if not at or not colon or not password or password == REDACTED:
+        return None
+    return password
 
 
 def for_terminal(text: str) -> str:

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
-from conformance.suite import tls
+from conformance.core.untrusted import split_url
+from conformance.suite import proxy, tls
 from conformance.suite.client import ClientStats, SuiteClient, SuiteTlsError, SuiteTransportError
 from conformance.suite.ratelimit import SendLimiter
 
@@ -134,31 +134,36 @@ def _waited_s(stats: ClientStats) -> float:
 # -- step 1 ----------------------------------------------------------------------------------
 def _reachable(base_url: str, client: SuiteClient, timeout_s: float) -> None:
     step = "reachable"
-    parts = urlsplit(base_url)
+    parts = split_url(base_url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise _Failed(step, f"{base_url!r} is not an http:// or https:// URL")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise _Failed(step, f"{base_url!r} has an invalid port") from None
+    through = proxy.active()
+    # through a proxy the connection is to the proxy: the server may be reachable only from it
+    host, at, option, what = (
+        (parts.hostname, port, "--base-url", "server")
+        if through is None
+        else (*proxy.address(through), "--proxy", "proxy")
+    )
     try:
-        with socket.create_connection((parts.hostname, port), timeout=min(timeout_s, 5.0)):
+        with socket.create_connection((host, at), timeout=min(timeout_s, 5.0)):
             pass
     except socket.gaierror:
-        raise _Failed(
-            step, f"cannot resolve the host {parts.hostname!r}: check --base-url"
-        ) from None
+        raise _Failed(step, f"cannot resolve the host {host!r}: check {option}") from None
     except TimeoutError:
         raise _Failed(
             step,
-            f"no answer from {parts.hostname}:{port} within 5 s: check --base-url, "
-            "the host's firewall and that the server is up",
+            f"no answer from {host}:{at} within 5 s: check {option}, "
+            f"the host's firewall and that the {what} is up",
         ) from None
     except OSError as exc:
         raise _Failed(
             step,
-            f"cannot connect to {parts.hostname}:{port} ({exc.strerror or exc}): "
-            "is the server running, and is --base-url right?",
+            f"cannot connect to {host}:{at} ({exc.strerror or exc}): "
+            f"is the {what} running, and is {option} right?",
         ) from None
     try:
         client.get(PROBE_PATH, params={"limit": 1}, sign=False)
@@ -167,6 +172,7 @@ def _reachable(base_url: str, client: SuiteClient, timeout_s: float) -> None:
     except SuiteTransportError as exc:
         if (
             parts.scheme == "https"
+            and through is None  # the probe connects straight to the server
             and tls.active().client_cert is None
             and tls.wants_client_certificate(parts.hostname, port)
         ):

@@ -47,11 +47,11 @@ from conformance.core.results import (
     budget_reason,
     fold,
 )
-from conformance.core.untrusted import mask_url_passwords
+from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
 from conformance.engine.recording import RecordingError, check_record_path, recording
-from conformance.suite import gateway, tls
+from conformance.suite import gateway, proxy, tls
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,
@@ -136,6 +136,7 @@ class RunOptions:
     client_key: Path | None = None
     headers: tuple[Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
+    proxy: str | None = field(default=None, repr=False)  # run --proxy: its password is a secret
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -178,12 +179,12 @@ def execute(options: RunOptions, display: Display) -> Run:
 
 @contextlib.contextmanager
 def _connection(options: RunOptions) -> Iterator[None]:
-    """The run's TLS settings and gateway headers, in force for every request and report."""
+    """The run's TLS settings, gateway headers and proxy, in force for every request and report."""
     try:
         headers = gateway.parse_headers(f"{name}: {value}" for name, value in options.headers)
-        with tls.using(options.tls_settings), gateway.using(headers):
+        with tls.using(options.tls_settings), gateway.using(headers), proxy.using(options.proxy):
             yield
-    except (tls.TlsError, gateway.HeaderError) as exc:
+    except (tls.TlsError, gateway.HeaderError, proxy.ProxyError) as exc:
         raise RunError(str(exc)) from None
 
 
@@ -304,6 +305,8 @@ def _check_options(options: RunOptions) -> None:
         )
     if options.base_url is not None and not options.base_url.startswith(("http://", "https://")):
         raise RunError(f"--base-url must start with http:// or https://, not {options.base_url!r}")
+    if options.base_url is not None:
+        _check_url("--base-url", options.base_url)
     if options.workers < 1:
         raise RunError(f"--workers must be at least 1, not {options.workers}")
     if options.max_examples is not None and options.max_examples < 1:
@@ -315,6 +318,14 @@ def _check_options(options: RunOptions) -> None:
     if options.rate_limit is not None and not 0 < options.rate_limit < float("inf"):
         raise RunError(f"--rate-limit must be a positive number, not {options.rate_limit:g}")
     _check_webhook_options(options)
+
+
+def _check_url(option: str, url: str) -> None:
+    """``RunError`` when ``url`` cannot be parsed (a bracket that does not close, a bad port)."""
+    try:
+        split_url(url).port  # noqa: B018 (reading the port checks it)
+    except ValueError as exc:
+        raise RunError(f"{option} {mask_url_passwords(url)!r} is not a valid URL ({exc})") from None
 
 
 def check_report_dir(directory: Path) -> None:
@@ -485,6 +496,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["workers_auto"] = options.auto_why or "auto"
     if options.rate_limit is not None:
         recorded["rate_limit"] = f"{options.rate_limit:g}/s"
+    if options.proxy is not None:
+        recorded["proxy"] = mask_url_passwords(options.proxy)
     return recorded
 
 
@@ -644,6 +657,7 @@ def _run_pytest(
                 stop_signals(stop, hard_stop_at),
                 _credentials_env(options),
                 gateway.in_env(options.headers),
+                proxy.in_env(options.proxy),
                 _workers_tmpdir(Path(scratch)),
                 _only_named_plugins(),
                 contextlib.redirect_stdout(output),

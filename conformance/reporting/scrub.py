@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from conformance.core import jsonsafe
 from conformance.core.redaction import (
@@ -27,7 +26,7 @@ from conformance.core.redaction import (
     redact_text,
 )
 from conformance.core.results import Evidence, RunResult
-from conformance.core.untrusted import mask_url_passwords, printable
+from conformance.core.untrusted import mask_url_passwords, printable, split_url, url_password
 
 # A learnt secret shorter than this is not replaced everywhere: replacing "1" or "abc" in every
 # text would wreck the report and such values are not secrets anyway.
@@ -90,7 +89,7 @@ def _strings(value: Any) -> Iterable[str]:
 
 def hands_out_a_secret(evidence: Evidence) -> bool:
     """Whether ``evidence`` is a rotate-secret call, whose answer is a secret the run uses."""
-    path = urlsplit(evidence.url).path
+    path = split_url(evidence.url).path  # the URL is masked
     return evidence.method.upper() == "POST" and _ROTATE_SECRET_PATH.search(path) is not None
 
 
@@ -101,7 +100,7 @@ def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
     any other response.
     """
     secrets: set[str] = {s for s in extra if s}
-    password = urlsplit(run.target.base_url).password  # of a --base-url user:password@host
+    password = url_password(run.target.base_url)  # of a --base-url user:password@host
     if password:
         secrets.add(password)
     for key, value in run.options.items():

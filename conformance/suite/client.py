@@ -159,6 +159,7 @@ class SuiteClient:
                 pool=read_timeout_s,
             ),
             follow_redirects=False,
+            trust_env=False,  # no proxy, .netrc or CA bundle from the environment (``proxy``)
             transport=BoundedTransport(transport or socket_transport(_tls_context()), limits),
             verify=_tls_context(),
         )

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 from conformance import __version__
 from conformance.core.redaction import (
@@ -32,7 +32,7 @@ from conformance.core.redaction import (
     redact_text,
     run_secrets,
 )
-from conformance.core.untrusted import mask_url_passwords
+from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.suite import wiretap
 from conformance.suite.transport import describe_size
 from conformance.suite.wiretap import WireExchange
@@ -107,7 +107,7 @@ def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, 
         "headers": _headers(exchange.request_headers, secrets),
         "queryString": [
             {"name": name, "value": value}
-            for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+            for name, value in parse_qsl(split_url(url).query, keep_blank_values=True)
         ],
         "headersSize": -1,
         "bodySize": len(exchange.request_body),

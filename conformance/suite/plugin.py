@@ -248,8 +248,9 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 
 
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
-    """The TLS settings and gateway headers of this process, active until the stack closes."""
-    from conformance.suite import gateway, tls
+    """The TLS settings, gateway headers and proxy of this process, active until the stack
+    closes."""
+    from conformance.suite import gateway, proxy, tls
 
     def path(name: str) -> Path | None:
         raw = config.getoption(name)
@@ -265,7 +266,8 @@ def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     try:
         headers = gateway.from_env(os.environ.get(gateway.HEADERS_ENV))
         stack.enter_context(tls.using(settings))
-    except (tls.TlsError, gateway.HeaderError) as exc:
+        stack.enter_context(proxy.using(proxy.from_env()))
+    except (tls.TlsError, gateway.HeaderError, proxy.ProxyError) as exc:
         stack.close()
         raise pytest.UsageError(str(exc)) from None
     stack.enter_context(gateway.using(headers))

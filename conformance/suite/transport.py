@@ -39,7 +39,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from conformance.core import jsonsafe
-from conformance.suite import tls, wiretap
+from conformance.suite import proxy, tls, wiretap
 
 if TYPE_CHECKING:
     from urllib3._base_connection import BaseHTTPConnection
@@ -186,11 +186,33 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
 
 def socket_transport(verify: ssl.SSLContext) -> httpx.HTTPTransport:
-    """httpx's own transport over sockets whose timeouts honour the request's deadline."""
+    """httpx's own transport over sockets whose timeouts honour the request's deadline, through
+    the run's proxy when it has one (``proxy.active``; never one from the environment)."""
     transport = httpx.HTTPTransport(verify=verify)
     limits = httpx.Limits()  # httpx's defaults, as HTTPTransport applies them
-    transport._pool = httpcore.ConnectionPool(
+    through = proxy.active()
+    if through is None:
+        transport._pool = httpcore.ConnectionPool(
+            ssl_context=verify,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(),
+        )
+        return transport
+    # as httpx.HTTPTransport(proxy=...) builds it, over the same sockets
+    via = httpx.Proxy(through)
+    transport._pool = httpcore.HTTPProxy(
+        proxy_url=httpcore.URL(
+            scheme=via.url.raw_scheme,
+            host=via.url.raw_host,
+            port=via.url.port,
+            target=via.url.raw_path,
+        ),
+        proxy_auth=via.raw_auth,
+        proxy_headers=via.headers.raw,
         ssl_context=verify,
+        proxy_ssl_context=verify if via.url.scheme == "https" else None,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
@@ -416,6 +438,19 @@ class BoundedAdapter(HTTPAdapter):
             "https": _WatchedHTTPSConnectionPool,
         }
 
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        """The manager of the run's proxy (``proxy.active``): its pools watched as the direct
+        ones are, an https proxy verified with the run's TLS context."""
+        fresh = proxy not in self.proxy_manager
+        proxy_kwargs.setdefault("proxy_ssl_context", tls.active_context())
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if fresh:
+            manager.pool_classes_by_scheme = {
+                "http": _WatchedHTTPConnectionPool,
+                "https": _WatchedHTTPSConnectionPool,
+            }
+        return manager
+
     def build_connection_pool_key_attributes(
         self, request: requests.PreparedRequest, verify: Any, cert: Any = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -484,8 +519,12 @@ class BoundedAdapter(HTTPAdapter):
 
 
 def bounded_session(session: requests.Session, limits: Limits | None = None) -> requests.Session:
-    """``session`` with ``BoundedAdapter`` for http:// and https://."""
+    """``session`` with ``BoundedAdapter`` for http:// and https://, no setting read from the
+    environment (proxies, ``.netrc``, CA bundles) and the run's proxy if it has one."""
     adapter = BoundedAdapter(limits)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+    session.trust_env = False
+    through = proxy.active()
+    session.proxies = {} if through is None else {"http": through, "https": through}
     return session

@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement, load_catalogue
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import CheckResult, Outcome, RunResult, Target, fold
+from conformance.core.untrusted import split_url
 from conformance.validator import validator_for
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.cross import CrossExchangeChecks
@@ -142,8 +142,9 @@ class PartialResult:
 
 
 def base_url_of(exchange: Exchange) -> str:
-    """The base URL the exchange was sent to: scheme, host and any prefix before ``/v1``."""
-    parts = urlsplit(exchange.url)
+    """The base URL the exchange was sent to: scheme, host and any prefix before ``/v1`` (no
+    userinfo: a recorded password stays out of the reports)."""
+    parts = split_url(exchange.url)
     root = f"{parts.scheme}://{parts.netloc}"
     path = exchange.path
     api = api_path(path)

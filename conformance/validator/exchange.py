@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+from conformance.core.untrusted import split_url
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,12 @@ class Exchange:
     @property
     def path(self) -> str:
         """The URL path without the query, e.g. ``/v1/payments/abc`` ("/" when empty)."""
-        return urlsplit(self.url).path or "/"
+        return split_url(self.url).path or "/"
 
     @property
     def query(self) -> str:
         """The raw query string, without the "?"."""
-        return urlsplit(self.url).query
+        return split_url(self.url).query
 
 
 class RecordingError(Exception):

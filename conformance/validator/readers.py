@@ -25,10 +25,10 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from conformance.core import jsonsafe, untrusted_files
-from conformance.core.untrusted import mask_url_passwords
+from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.validator.exchange import Exchange, RecordingError
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
@@ -632,7 +632,7 @@ def _url(value: Any, field: str, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a non-empty string')}")
     try:
-        urlsplit(value)
+        split_url(value)  # a password masked as user:[redacted]@ is no reason to refuse it
     except ValueError as exc:
         raise RecordingError(f"{where}: {field} is not a valid URL ({exc})") from None
     return value

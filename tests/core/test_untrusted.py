@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from conformance.core.untrusted import for_terminal, mask_url_passwords, printable
+from conformance.core.untrusted import (
+    for_terminal,
+    mask_url_passwords,
+    printable,
+    split_url,
+    url_password,
+)
 
 TITLE = "\x1b]0;pwned\x07"  # renames the terminal window
 CLEAR = "\x1b[2J"  # clears the screen
@@ -65,3 +71,43 @@ def test_masking_takes_linear_time_on_any_text(text: str) -> None:
     started = time.monotonic()
     mask_url_passwords(text)
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:[redacted]@127.0.0.1:8080/v1/payments?limit=1",  # masked
+        "http://user:pw@127.0.0.1:8080/v1/payments?limit=1",
+        "http://[redacted]@127.0.0.1:8080/v1/payments?limit=1",  # a lone user name, masked
+        "http://127.0.0.1:8080/v1/payments?limit=1",
+    ],
+)
+def test_a_url_is_split_whether_its_password_is_masked_or_not(url: str) -> None:
+    parts = split_url(url)  # urlsplit: "'redacted' does not appear to be an IPv4 or IPv6 address"
+    assert (parts.scheme, parts.netloc, parts.path, parts.query) == (
+        "http",
+        "127.0.0.1:8080",
+        "/v1/payments",
+        "limit=1",
+    )
+    assert parts.port == 8080
+
+
+def test_a_url_that_is_not_one_without_its_userinfo_is_still_refused() -> None:
+    with pytest.raises(ValueError, match="Invalid IPv6 URL"):
+        split_url("http://user:pw@[::1/v1")
+
+
+@pytest.mark.parametrize(
+    ("url", "password"),
+    [
+        ("http://user:pw@host/v1", "pw"),
+        ("https://user:p@ss@host", "p@ss"),  # to the last "@"
+        ("http://user:[redacted]@host/v1", None),
+        ("http://user@host/v1", None),
+        ("http://user:@host/v1", None),
+        ("http://host/v1?next=http://a:b@c", None),  # another URL's, not this one's
+    ],
+)
+def test_the_password_of_a_url(url: str, password: str | None) -> None:
+    assert url_password(url) == password

@@ -5,6 +5,10 @@ schemathesis' checks: the session waits, signs the same prepared request again w
 (fresh timestamp and nonce; method, URL, body and Idempotency-Key unchanged) and resends it.
 A request that cannot get through within its bounds raises ``RateLimitedRequest``, which the
 schema runner records as not exercised instead of a failure.
+
+The session follows no redirect, whatever its caller asks (schemathesis asks for one unless the
+operation documents a 3xx): a ``3xx`` is the server's answer, judged like any other, and the
+signed request is never sent to the host its ``Location`` names.
 """
 
 from __future__ import annotations
@@ -38,7 +42,13 @@ class ResendingSession(requests.Session):
         self.stats = stats
         self.secrets = secrets
 
+    def get_redirect_target(self, response: requests.Response) -> str | None:
+        """None: no answer is a redirect to follow (``requests`` then neither follows one nor
+        prepares its request)."""
+        return None
+
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        kwargs["allow_redirects"] = False
         rates = self.stats.rate_limiting
         waits = RequestWaits(rates, self.stats.deadline)
         while True:

@@ -54,7 +54,10 @@ def parse_bind(value: str) -> tuple[str, int]:
 
 
 def check_public_url(value: str) -> str:
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # "Invalid IPv6 URL": a bracket that does not close
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ReceiverOptionError(
             f"--webhook-url must be an absolute http:// or https:// url, not {value!r}"

@@ -1,0 +1,101 @@
+"""The run's proxy: none, unless ``run --proxy URL`` names one; never one from the environment.
+
+``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` are not read by any HTTP stack of
+the run: a variable set for a shell's other tools must not route signed requests through a host
+the run was never told about. With ``--proxy http://[user:password@]host:port`` (or
+``https://``) every request of the run goes through that proxy: ``SuiteClient`` (httpx), the
+``requests`` session schemathesis sends through, and preflight (whose connection check then
+reaches the proxy, not the server). A plain-http target is asked for in absolute form, an https
+one through a ``CONNECT`` tunnel; an https proxy is verified with the run's TLS settings.
+
+A password in the URL is a secret: it reaches the test processes through ``PROXY_ENV`` (never
+argv), and while ``using`` is active it is masked as text (``core.redaction``), besides every
+``user:password@`` being masked wherever a URL is shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from conformance.core.redaction import secret_headers
+from conformance.core.untrusted import mask_url_passwords, split_url, url_password
+
+PROXY_ENV = "PAYMENT_CONFORMANCE_PROXY"
+"""The run's ``--proxy`` URL, for its test processes."""
+
+PROXY_AUTHORIZATION = "Proxy-Authorization"
+
+
+class ProxyError(ValueError):
+    """A ``--proxy`` value that cannot be used; the message says why (its password masked)."""
+
+
+def parse_proxy(text: str) -> str:
+    """``text`` as a proxy URL (``http://`` or ``https://``, a host, an optional port, nothing
+    after it); ``ProxyError`` when it is not one."""
+    shown = mask_url_passwords(text)
+    if not text.startswith(("http://", "https://")):
+        raise ProxyError(f"--proxy must be an http:// or https:// URL, not {shown!r}")
+    try:
+        parts = split_url(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ProxyError(f"--proxy {shown!r} is not a valid URL ({exc})") from None
+    if not parts.hostname:
+        raise ProxyError(f"--proxy {shown!r} names no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ProxyError(f"--proxy {shown!r}: give the proxy's scheme, host and port only")
+    if port == 0:
+        raise ProxyError(f"--proxy {shown!r} has an invalid port")
+    return text.rstrip("/")
+
+
+def address(url: str) -> tuple[str, int]:
+    """The host and port a connection to the proxy ``url`` goes to."""
+    parts = split_url(url)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+# -- the process's active proxy ----------------------------------------------------------------
+_ACTIVE: list[str | None] = []
+
+
+def active() -> str | None:
+    """The proxy every request of this process goes through now (``None``: none)."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+@contextlib.contextmanager
+def using(url: str | None) -> Iterator[None]:
+    """Every request through the proxy ``url`` within the block (``None``: straight to the
+    server), its password masked as a secret. ``ProxyError`` when ``url`` is no proxy URL."""
+    if url is not None:
+        url = parse_proxy(url)
+    password = None if url is None else url_password(url)
+    _ACTIVE.append(url)
+    try:
+        with secret_headers([(PROXY_AUTHORIZATION, password)] if password else []):
+            yield
+    finally:
+        _ACTIVE.pop()
+
+
+@contextlib.contextmanager
+def in_env(url: str | None) -> Iterator[None]:
+    """``PROXY_ENV`` set to ``url`` for the processes started within the block."""
+    saved = os.environ.pop(PROXY_ENV, None)
+    if url is not None:
+        os.environ[PROXY_ENV] = url
+    try:
+        yield
+    finally:
+        os.environ.pop(PROXY_ENV, None)
+        if saved is not None:
+            os.environ[PROXY_ENV] = saved
+
+
+def from_env() -> str | None:
+    """The proxy ``PROXY_ENV`` names (``None``: none)."""
+    return os.environ.get(PROXY_ENV) or None
