@@ -45,9 +45,10 @@ from conformance.reporting.view import (
 
 MAX_BYTES = 512 * 1024 * 1024  # a results.json of a full run is a few MB
 # The escapes ``core.untrusted.printable`` writes: C0/C1 controls, DEL, surrogate bytes
-# (``\x80``-``\xff``) and the non-characters U+FFFE/U+FFFF.
+# (``\x80``-``\xff``), the non-characters U+FFFE/U+FFFF and the bidirectional-text controls.
 _ESCAPE = re.compile(
-    r"\\x(?:0[0-8bcef]|1[0-9a-f]|7f|[89a-f][0-9a-f])|\\u(?:d[89a-f][0-9a-f]{2}|fff[ef])"
+    r"\\x(?:0[0-8bcef]|1[0-9a-f]|7f|[89a-f][0-9a-f])"
+    r"|\\u(?:d[89a-f][0-9a-f]{2}|fff[ef]|061c|200[ef]|202[a-e]|206[6-9])"
 )
 
 

@@ -65,3 +65,19 @@ def test_masking_takes_linear_time_on_any_text(text: str) -> None:
     started = time.monotonic()
     mask_url_passwords(text)
     assert time.monotonic() - started < 20
+
+
+# Embeddings and overrides, isolates, and the marks: each can make a report line display its
+# text reversed (an "expected 201, got 500" read as another status, a URL read backwards).
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.mark.parametrize("control", list(BIDI_CONTROLS), ids=lambda c: f"U+{ord(c):04X}")
+def test_bidirectional_controls_are_escaped_as_the_other_controls_are(control: str) -> None:
+    escaped = f"\\u{ord(control):04x}"
+    assert printable(f"got 500{control}102 tog") == (f"got 500{escaped}102 tog", True)
+    assert for_terminal(f"got 500{control}102 tog") == f"got 500{escaped}102 tog"
+
+
+def test_right_to_left_text_itself_is_not_escaped() -> None:
+    assert printable("مرحبا שלום") == ("مرحبا שלום", False)
