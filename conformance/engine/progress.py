@@ -226,7 +226,7 @@ def check_results(count: int) -> str:
 
 def layer_advice(requirement: Requirement) -> str:
     if requirement.layer is Layer.CONTRACT:
-        return "spec: must fix"
+        return "contract: must fix"
     return "your profile: fix the server or the profile"
 
 

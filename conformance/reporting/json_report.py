@@ -22,8 +22,8 @@ from conformance.reporting.view import (
 )
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
-# 1.3: rate_limits
-SCHEMA_VERSION = "1.3"
+# 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec")
+SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
 SCHEMA_FILENAME = "results.schema.json"

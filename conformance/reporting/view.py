@@ -28,7 +28,8 @@ from conformance.core.results import (
 from conformance.core.untrusted import mask_url_passwords
 from conformance.reporting.scrub import Scrubber, clip, learn_secrets
 
-LAYER_BADGE = {Layer.CONTRACT: "spec", Layer.PROFILE: "profile"}
+# "contract", as the CLI and the catalogue say (``requirements --layer contract``)
+LAYER_BADGE = {Layer.CONTRACT: "contract", Layer.PROFILE: "profile"}
 LAYER_ADVICE = {
     Layer.CONTRACT: "the specification states it: the server must be fixed",
     Layer.PROFILE: "a choice of the profile: fix the server, or the profile if it declares the "
