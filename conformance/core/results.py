@@ -199,6 +199,11 @@ class RunResult:
     # Seconds from the start of the run to the first failed check recorded (None: none failed).
     first_failure_s: float | None = None
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    # Check results recorded for requirements outside ``--only``/``--skip`` only (a test names
+    # several requirements): left out of ``checks`` and of every count, and said so.
+    outside_selection: int = 0
+    # The status codes the server answered, per operation id: status -> answers.
+    statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -330,6 +335,19 @@ class RunResult:
             if option in self.options:
                 words += [flag, self.options[option]]
         return words
+
+
+def merge_statuses(total: dict[str, dict[int, int]], more: dict[str, dict[int, int]]) -> None:
+    """Add the answers counted in ``more`` (per operation: status -> answers) to ``total``."""
+    for operation_id, statuses in more.items():
+        counts = total.setdefault(operation_id, {})
+        for status, answers in statuses.items():
+            counts[status] = counts.get(status, 0) + answers
+
+
+def outside_selection_note(count: int) -> str:
+    """What the console and the reports say of results left out as outside the selection."""
+    return f"{count:,} result{'' if count == 1 else 's'} outside the selection ignored"
 
 
 def summarise_verdict(verdict: str, exercised: int, selected: int) -> str:

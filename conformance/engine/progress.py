@@ -22,7 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
-from conformance.core.results import Outcome, RunResult, Target, split_steps
+from conformance.core.results import (
+    Outcome,
+    RunResult,
+    Target,
+    outside_selection_note,
+    split_steps,
+)
 from conformance.core.untrusted import for_terminal, mask_url_passwords
 from conformance.engine.preflight import PreflightReport
 
@@ -213,6 +219,7 @@ def verdict_line(run: RunResult) -> str:
         f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
         f"{check_results(len(run.checks))}) in {run.duration_s:.0f} s"
         + first_failure(run.first_failure_s)
+        + (f"; {outside_selection_note(run.outside_selection)}" if run.outside_selection else "")
     )
 
 

@@ -210,6 +210,11 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         rerun=document["rerun"],
         replay_note=document["replay_note"],
         rate_limits=RateLimitCounts.from_dict(document.get("rate_limits") or {}),  # 1.3
+        outside_selection=document.get("outside_selection", 0),  # 1.4
+        statuses_seen={  # 1.4
+            op: {int(status): answers for status, answers in counts.items()}
+            for op, counts in document.get("statuses_seen", {}).items()
+        },
     )
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(

@@ -23,6 +23,7 @@ from conformance.core.results import (
     RateLimitCounts,
     RequirementResult,
     RunResult,
+    outside_selection_note,
     summarise_verdict,
 )
 from conformance.core.untrusted import mask_url_passwords
@@ -204,6 +205,14 @@ class RunView:
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
     replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    outside_selection: int = 0  # results left out: they name no selected requirement
+    # the statuses the server answered, per operation id: status -> answers
+    statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    @property
+    def outside_selection_note(self) -> str:
+        """ "3 results outside the selection ignored", or "" when there were none."""
+        return outside_selection_note(self.outside_selection) if self.outside_selection else ""
 
     @property
     def exercised(self) -> int:
@@ -449,4 +458,9 @@ def build_view(
         ),
         replay_note=run.replay_note,
         rate_limits=run.rate_limits,
+        outside_selection=run.outside_selection,
+        statuses_seen={
+            scrubber.catalogue(op): dict(sorted(counts.items()))
+            for op, counts in sorted(run.statuses_seen.items())
+        },
     )

@@ -66,6 +66,7 @@ from conformance.suite.recording import (
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
+    STATUSES_PROPERTY,
     CheckRecorder,
     check_to_dict,
     clean_message,
@@ -108,6 +109,7 @@ class _SessionState:
     profile: Profile | None = None
     active: bool = False
     restore: Callable[[], None] | None = None
+    statuses: Any = None  # the StatusTally on the wire tap, from the first suite test on
 
     def load_profile(self) -> Profile:
         if self.profile is None:
@@ -389,6 +391,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     connection = config.stash.get(_CONNECTION, None)
     if connection is not None:
         connection.close()
+    if state is not None and state.statuses is not None:
+        state.statuses.unsubscribe()
 
 
 def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
@@ -734,12 +738,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.stash.get(_UNMARKED, False):
         pytest.fail(UNMARKED_MESSAGE, pytrace=False)
     _item_state(item).operation_id = _parametrized_operation(item)
+    _count_statuses(item.config.stash[_STATE])
     stats = item.config.stash[_STATE].stats
     if stats.out_of_time:
         pytest.skip(budget_reason(stats.budget_s))
     if stats.server_gone:
         # Every further check would wait for its own timeouts: bound the run instead.
         pytest.skip(f"not run: {gone_reason(stats)}")
+
+
+def _count_statuses(state: _SessionState) -> None:
+    """Count the server's answers per operation and status from now on (``statuses``)."""
+    if state.statuses is not None:
+        return
+    from conformance.suite.statuses import StatusTally
+
+    state.statuses = StatusTally.of_profile(state.load_profile())
+    state.statuses.subscribe()
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -909,5 +924,8 @@ def _final_properties(
     waited = rates.counts - item_state.rate_limits_at_start.counts
     if waited != RateLimitCounts():
         properties.append((RATE_LIMITS_PROPERTY, waited.as_dict()))
+    answers = state.statuses.take_property() if state.statuses is not None else {}
+    if answers:
+        properties.append((STATUSES_PROPERTY, answers))
     properties.append((FAMILY_PROPERTY, family))
     return properties

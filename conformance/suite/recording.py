@@ -17,6 +17,8 @@ CHECK_PROPERTY = "conformance_check"
 REQUESTS_PROPERTY = "conformance_requests"
 FAMILY_PROPERTY = "conformance_family"
 RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_dict()
+# the statuses the server answered during a test: {operation id: {"201": answers}}
+STATUSES_PROPERTY = "conformance_statuses"
 MESSAGE_LIMIT = 4000
 
 
