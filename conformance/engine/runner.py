@@ -218,9 +218,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         if options.auto_workers:
             options = _auto_workers(options, target, checked)
             display.workers(f"workers: {options.workers} (auto: {options.auto_why})")
-        collector = ResultCollector(
-            display, started=clock, selected=frozenset(r.id for r in selected)
-        )
+        outside = {r.id for r in catalogue.requirements} - {r.id for r in selected}
+        collector = ResultCollector(display, started=clock, outside=frozenset(outside))
         try:
             incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
         finally:
@@ -812,11 +811,12 @@ class ResultCollector:
         self,
         display: Display,
         started: float | None = None,
-        selected: frozenset[str] | None = None,
+        outside: frozenset[str] = frozenset(),
     ) -> None:
         self.display = display
-        # the run's requirement ids (None: all): a result naming none of them is only counted
-        self.selected = selected
+        # ids of the catalogue's requirements --only/--skip left out: a result naming only such
+        # ids is counted, not kept (one naming no id, or an unknown one, shows a broken suite)
+        self.outside = outside
         self.outside_selection = 0
         self.statuses_seen: dict[str, dict[int, int]] = {}  # summed over STATUSES_PROPERTY
         self.started = time.perf_counter() if started is None else started
@@ -868,7 +868,7 @@ class ResultCollector:
         for name, value in report.user_properties:
             if name == CHECK_PROPERTY and isinstance(value, dict):
                 check = check_from_dict(value)
-                if self.selected is not None and self.selected.isdisjoint(check.requirement_ids):
+                if check.requirement_ids and self.outside.issuperset(check.requirement_ids):
                     self.outside_selection += 1
                     continue
                 self.checks.append(check)

@@ -54,7 +54,7 @@ def check(ids: tuple[str, ...], outcome: Outcome) -> CheckResult:
 
 def test_results_naming_no_selected_requirement_are_counted_not_kept() -> None:
     display = Phases()
-    collector = ResultCollector(display, selected=frozenset({"AUTH-001"}))
+    collector = ResultCollector(display, outside=frozenset({"SHAPE-001"}))
     outside = check(("SHAPE-001",), Outcome.FAILED)
     inside = check(("AUTH-001",), Outcome.PASSED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [outside, inside]))  # type: ignore[arg-type]
@@ -66,7 +66,7 @@ def test_results_naming_no_selected_requirement_are_counted_not_kept() -> None:
 
 def test_a_failure_naming_a_selected_requirement_counts() -> None:
     display = Phases()
-    collector = ResultCollector(display, selected=frozenset({"AUTH-001"}))
+    collector = ResultCollector(display, outside=frozenset({"SHAPE-001"}))
     both = check(("AUTH-001", "SHAPE-001"), Outcome.FAILED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [both]))  # type: ignore[arg-type]
     assert collector.checks == [both]
@@ -80,6 +80,16 @@ def test_without_a_selection_every_result_is_kept() -> None:
     failed = check(("SHAPE-001",), Outcome.FAILED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [failed]))  # type: ignore[arg-type]
     assert collector.checks == [failed]
+    assert collector.outside_selection == 0
+
+
+def test_a_result_naming_no_requirement_or_an_unknown_one_is_kept() -> None:
+    # the engine refuses such results as a broken suite, or shows them as unattributed
+    collector = ResultCollector(NullDisplay(), outside=frozenset({"SHAPE-001"}))
+    unmarked = check((), Outcome.FAILED)
+    typo = check(("SHAPE-0001",), Outcome.PASSED)
+    collector.pytest_runtest_logreport(Report("test_auth.py::t1", [unmarked, typo]))  # type: ignore[arg-type]
+    assert collector.checks == [unmarked, typo]
     assert collector.outside_selection == 0
 
 
