@@ -110,6 +110,7 @@ class _SessionState:
     active: bool = False
     restore: Callable[[], None] | None = None
     statuses: Any = None  # the StatusTally on the wire tap, from the first suite test on
+    outside: frozenset[str] | None = None  # ids --only/--skip leave out (``_outside_selection``)
 
     def load_profile(self) -> Profile:
         if self.profile is None:
@@ -794,13 +795,11 @@ def pytest_runtest_makereport(
     if report.failed and item_state.evidence is None:
         item_state.evidence = _evidence_since(state.stats, item_state.exchanges_at_start)
     recorder = item_state.recorder
-    if report.when == "call" and report.passed and recorder is not None and recorder.failures:
+    failures = [] if recorder is None else _in_selection(state, recorder.failures)
+    if report.when == "call" and report.passed and failures:
         report.outcome = "failed"
-        lines = [f"{len(recorder.failures)} conformance check(s) failed:"]
-        lines += [
-            f"- {c.check_id} ({', '.join(c.requirement_ids)}): {c.message}"
-            for c in recorder.failures
-        ]
+        lines = [f"{len(failures)} conformance check(s) failed:"]
+        lines += [f"- {c.check_id} ({', '.join(c.requirement_ids)}): {c.message}" for c in failures]
         report.longrepr = "\n".join(lines)
         item_state.synthesized_failure = True
     if report.when == "teardown":
@@ -808,6 +807,22 @@ def pytest_runtest_makereport(
         report.user_properties.extend(properties)
         item.user_properties.extend(properties)
     return report
+
+
+def _in_selection(state: _SessionState, checks: list[CheckResult]) -> list[CheckResult]:
+    """``checks`` but those naming only requirements ``--only``/``--skip`` leave out: the
+    engine sets their results aside, and they must not fail the test (nor stop a --fail-fast
+    run)."""
+    settings = state.settings
+    if not settings.only and not settings.skip:
+        return checks
+    if state.outside is None:
+        from conformance.core.catalogue import load_catalogue
+
+        every = {requirement.id for requirement in load_catalogue().requirements}
+        state.outside = frozenset(every - selected_requirement_ids(settings.only, settings.skip))
+    outside = state.outside
+    return [c for c in checks if not (c.requirement_ids and outside.issuperset(c.requirement_ids))]
 
 
 def _note_server_health(
