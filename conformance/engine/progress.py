@@ -217,7 +217,7 @@ def verdict_line(run: RunResult) -> str:
     return (
         f"verdict: {run.verdict_summary} ({run.count(Outcome.PASSED)} passed, "
         f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
-        f"{check_results(len(run.checks))}) in {run.duration_s:.0f} s"
+        f"{check_results(len(run.selected_checks))}) in {run.duration_s:.0f} s"
         + first_failure(run.first_failure_s)
         + (f"; {outside_selection_note(run.outside_selection)}" if run.outside_selection else "")
     )

@@ -218,8 +218,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         if options.auto_workers:
             options = _auto_workers(options, target, checked)
             display.workers(f"workers: {options.workers} (auto: {options.auto_why})")
-        outside = {r.id for r in catalogue.requirements} - {r.id for r in selected}
-        collector = ResultCollector(display, started=clock, outside=frozenset(outside))
+        outside = frozenset({r.id for r in catalogue.requirements} - {r.id for r in selected})
+        collector = ResultCollector(display, started=clock, outside=outside)
         try:
             incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
         finally:
@@ -249,7 +249,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         incomplete_reason=incomplete,
         first_failure_s=collector.first_failure_s,
         rate_limits=collector.rate_limits + (checked.rate_limits if checked else RateLimitCounts()),
-        outside_selection=collector.outside_selection,
+        outside_ids=outside,
         statuses_seen=collector.statuses_seen,
     )
     paths: tuple[Path, ...] = ()
@@ -815,9 +815,8 @@ class ResultCollector:
     ) -> None:
         self.display = display
         # ids of the catalogue's requirements --only/--skip left out: a result naming only such
-        # ids is counted, not kept (one naming no id, or an unknown one, shows a broken suite)
+        # ids is kept but fails no phase line and sets no first-failure time
         self.outside = outside
-        self.outside_selection = 0
         self.statuses_seen: dict[str, dict[int, int]] = {}  # summed over STATUSES_PROPERTY
         self.started = time.perf_counter() if started is None else started
         self.first_failure_s: float | None = None  # since ``started``
@@ -868,10 +867,9 @@ class ResultCollector:
         for name, value in report.user_properties:
             if name == CHECK_PROPERTY and isinstance(value, dict):
                 check = check_from_dict(value)
-                if check.requirement_ids and self.outside.issuperset(check.requirement_ids):
-                    self.outside_selection += 1
-                    continue
                 self.checks.append(check)
+                if check.requirement_ids and self.outside.issuperset(check.requirement_ids):
+                    continue
                 failed = failed or check.outcome is Outcome.FAILED
                 if check.outcome is Outcome.FAILED and self.first_failure_s is None:
                     self.first_failure_s = round(time.perf_counter() - self.started, 3)

@@ -413,7 +413,7 @@ def build_view(
     """The report view of ``run``: sections in the catalogue's order (or spec, then profile)."""
     scrubber = Scrubber(learn_secrets(run, secrets))
     builder = _Builder(run, scrubber)
-    for check in run.checks:
+    for check in run.selected_checks:
         builder.check(check)
     requirements = tuple(builder.requirement(r) for r in run.requirements)
 

@@ -2,8 +2,9 @@
 
 A test may name several requirements and record results for each; with ``--only "spec 6"``, a
 failure of a requirement outside the selection printed "1 failed" and a first-failure time next
-to a CONFORMANT verdict. The collector keeps only results that name a selected requirement and
-counts the rest, which the console and every report mention.
+to a CONFORMANT verdict. Such results fail no phase line and set no first-failure time; the run
+keeps them in ``checks`` but counts only ``selected_checks``, and the console and every report
+leave the rest out and say how many there were.
 """
 
 from __future__ import annotations
@@ -52,14 +53,13 @@ def check(ids: tuple[str, ...], outcome: Outcome) -> CheckResult:
     return CheckResult("t", "auth", ids, outcome, message="m")
 
 
-def test_results_naming_no_selected_requirement_are_counted_not_kept() -> None:
+def test_a_failure_naming_only_requirements_outside_the_selection_fails_no_phase() -> None:
     display = Phases()
     collector = ResultCollector(display, outside=frozenset({"SHAPE-001"}))
     outside = check(("SHAPE-001",), Outcome.FAILED)
     inside = check(("AUTH-001",), Outcome.PASSED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [outside, inside]))  # type: ignore[arg-type]
-    assert collector.checks == [inside]
-    assert collector.outside_selection == 1
+    assert collector.checks == [outside, inside]
     assert collector.first_failure_s is None
     assert display.failed == [False]
 
@@ -70,27 +70,27 @@ def test_a_failure_naming_a_selected_requirement_counts() -> None:
     both = check(("AUTH-001", "SHAPE-001"), Outcome.FAILED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [both]))  # type: ignore[arg-type]
     assert collector.checks == [both]
-    assert collector.outside_selection == 0
     assert collector.first_failure_s is not None
     assert display.failed == [True]
 
 
-def test_without_a_selection_every_result_is_kept() -> None:
+def test_without_a_selection_every_failure_counts() -> None:
     collector = ResultCollector(NullDisplay())
     failed = check(("SHAPE-001",), Outcome.FAILED)
     collector.pytest_runtest_logreport(Report("test_auth.py::t1", [failed]))  # type: ignore[arg-type]
-    assert collector.checks == [failed]
-    assert collector.outside_selection == 0
+    assert collector.first_failure_s is not None
 
 
-def test_a_result_naming_no_requirement_or_an_unknown_one_is_kept() -> None:
-    # the engine refuses such results as a broken suite, or shows them as unattributed
-    collector = ResultCollector(NullDisplay(), outside=frozenset({"SHAPE-001"}))
-    unmarked = check((), Outcome.FAILED)
-    typo = check(("SHAPE-0001",), Outcome.PASSED)
-    collector.pytest_runtest_logreport(Report("test_auth.py::t1", [unmarked, typo]))  # type: ignore[arg-type]
-    assert collector.checks == [unmarked, typo]
-    assert collector.outside_selection == 0
+def test_the_run_counts_only_the_results_of_its_selection() -> None:
+    outside = check(("SHAPE-001",), Outcome.FAILED)
+    inside = check(("AUTH-001",), Outcome.PASSED)
+    unmarked = check((), Outcome.FAILED)  # the engine refuses it as a broken suite
+    typo = check(("AUTH-0001",), Outcome.PASSED)  # the reports show it as unattributed
+    run = replace(passing_run(), checks=(outside, inside, unmarked, typo))
+    assert run.selected_checks == run.checks and run.outside_selection == 0
+    run = replace(run, outside_ids=frozenset({"SHAPE-001", "SHAPE-002"}))
+    assert run.selected_checks == (inside, unmarked, typo)
+    assert run.outside_selection == 1
 
 
 def passing_run() -> RunResult:
@@ -98,9 +98,12 @@ def passing_run() -> RunResult:
 
 
 def test_the_console_and_every_report_say_what_was_outside_the_selection(tmp_path: Path) -> None:
-    run = replace(passing_run(), outside_selection=1)
+    run = passing_run()
+    outside = check(("SHAPE-001",), Outcome.FAILED)
+    run = replace(run, checks=(*run.checks, outside), outside_ids=frozenset({"SHAPE-001"}))
     report_dir = tmp_path / "reports"
     assert verdict_line(run).endswith(f"; {IGNORED}")
+    assert "1 check result recorded" in verdict_line(run)
     out = io.StringIO()
     render_summary(Console(file=out, width=200, color_system=None), run)
     assert IGNORED in out.getvalue()
@@ -114,6 +117,8 @@ def test_the_console_and_every_report_say_what_was_outside_the_selection(tmp_pat
     assert properties["results_outside_selection"] == "1"
     document = json.loads((report_dir / json_report.FILENAME).read_text(encoding="utf-8"))
     assert document["outside_selection"] == 1
+    assert [c["requirement_ids"] for c in document["checks"]] == [["AUTH-001"]]
+    assert document["counts"]["checks"]["failed"] == 0
     view = load_view(report_dir / json_report.FILENAME)
     assert view.outside_selection == 1
     assert summary.render(view).encode() == (report_dir / summary.FILENAME).read_bytes()
