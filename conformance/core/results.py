@@ -199,9 +199,35 @@ class RunResult:
     # Seconds from the start of the run to the first failed check recorded (None: none failed).
     first_failure_s: float | None = None
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    # Ids of the catalogue's requirements ``--only``/``--skip`` left out. A test names several
+    # requirements, so results naming only such ids are recorded too: they stay in ``checks``
+    # (for callers that want them) but count nowhere, and the reports leave them out and say
+    # how many there were (``selected_checks``, ``outside_selection``).
+    outside_ids: frozenset[str] = frozenset()
+    # The status codes the server answered, per operation id: status -> answers.
+    statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
+
+    def is_outside(self, check: CheckResult) -> bool:
+        """Whether ``check`` names only requirements the selection left out (one naming none,
+        or an unknown id, is in: it shows a broken suite)."""
+        ids = check.requirement_ids
+        return bool(ids) and self.outside_ids.issuperset(ids)
+
+    @property
+    def selected_checks(self) -> tuple[CheckResult, ...]:
+        """The check results the console and the reports count: ``checks`` but those outside
+        the selection."""
+        if not self.outside_ids:
+            return self.checks
+        return tuple(c for c in self.checks if not self.is_outside(c))
+
+    @property
+    def outside_selection(self) -> int:
+        """How many check results name only requirements the selection left out."""
+        return len(self.checks) - len(self.selected_checks)
 
     @property
     def verdict(self) -> Verdict:
@@ -331,6 +357,19 @@ class RunResult:
             if option in self.options:
                 words += [flag, self.options[option]]
         return words
+
+
+def merge_statuses(total: dict[str, dict[int, int]], more: dict[str, dict[int, int]]) -> None:
+    """Add the answers counted in ``more`` (per operation: status -> answers) to ``total``."""
+    for operation_id, statuses in more.items():
+        counts = total.setdefault(operation_id, {})
+        for status, answers in statuses.items():
+            counts[status] = counts.get(status, 0) + answers
+
+
+def outside_selection_note(count: int) -> str:
+    """What the console and the reports say of results left out as outside the selection."""
+    return f"{count:,} result{'' if count == 1 else 's'} outside the selection ignored"
 
 
 def summarise_verdict(verdict: str, exercised: int, selected: int) -> str:

@@ -14,9 +14,14 @@ from urllib.parse import SplitResult, urlsplit
 from conformance.core.redaction import REDACTED
 
 # Characters shown as escapes: C0 controls except tab, newline, carriage return; DEL and the C1
-# controls; lone surrogates (bytes that were not UTF-8, decoded with surrogateescape); and the
-# non-characters XML 1.0 forbids.
-_CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+# controls; lone surrogates (bytes that were not UTF-8, decoded with surrogateescape); the
+# non-characters XML 1.0 forbids; and the bidirectional-text controls (embeddings and overrides
+# U+202A-U+202E, isolates U+2066-U+2069, the marks U+200E, U+200F and U+061C), with which a
+# server could make a report line display its text reversed.
+_CONTROLS = (
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+)
 _UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
 # On a terminal a carriage return rewrites the line: a server could overprint a verdict.
 _TERMINAL_UNPRINTABLE = re.compile(f"[\r{_CONTROLS}]")

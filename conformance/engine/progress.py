@@ -22,7 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
-from conformance.core.results import Outcome, RunResult, Target, split_steps
+from conformance.core.results import (
+    Outcome,
+    RunResult,
+    Target,
+    outside_selection_note,
+    split_steps,
+)
 from conformance.core.untrusted import for_terminal, mask_url_passwords
 from conformance.engine.preflight import PreflightReport
 
@@ -211,8 +217,9 @@ def verdict_line(run: RunResult) -> str:
     return (
         f"verdict: {run.verdict_summary} ({run.count(Outcome.PASSED)} passed, "
         f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
-        f"{check_results(len(run.checks))}) in {run.duration_s:.0f} s"
+        f"{check_results(len(run.selected_checks))}) in {run.duration_s:.0f} s"
         + first_failure(run.first_failure_s)
+        + (f"; {outside_selection_note(run.outside_selection)}" if run.outside_selection else "")
     )
 
 
@@ -226,7 +233,7 @@ def check_results(count: int) -> str:
 
 def layer_advice(requirement: Requirement) -> str:
     if requirement.layer is Layer.CONTRACT:
-        return "spec: must fix"
+        return "contract: must fix"
     return "your profile: fix the server or the profile"
 
 

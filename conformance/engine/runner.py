@@ -46,6 +46,7 @@ from conformance.core.results import (
     Target,
     budget_reason,
     fold,
+    merge_statuses,
 )
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.engine.preflight import PreflightReport, preflight
@@ -64,6 +65,7 @@ from conformance.suite.recording import (
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
+    STATUSES_PROPERTY,
     check_from_dict,
 )
 from conformance.suite.tool_errors import SERVER_GONE
@@ -217,7 +219,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         if options.auto_workers:
             options = _auto_workers(options, target, checked)
             display.workers(f"workers: {options.workers} (auto: {options.auto_why})")
-        collector = ResultCollector(display, started=clock)
+        outside = frozenset({r.id for r in catalogue.requirements} - {r.id for r in selected})
+        collector = ResultCollector(display, started=clock, outside=outside)
         try:
             incomplete = _run_pytest(options, target, seed, collector, deadline, record.directory)
         finally:
@@ -247,6 +250,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         incomplete_reason=incomplete,
         first_failure_s=collector.first_failure_s,
         rate_limits=collector.rate_limits + (checked.rate_limits if checked else RateLimitCounts()),
+        outside_ids=outside,
+        statuses_seen=collector.statuses_seen,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -812,6 +817,20 @@ def _tail(text: str) -> str:
     return text if len(text) <= OUTPUT_TAIL_CHARS else "..." + text[-OUTPUT_TAIL_CHARS:]
 
 
+def statuses_of(value: dict[Any, Any]) -> dict[str, dict[int, int]]:
+    """The counts of a test's STATUSES_PROPERTY; what is not a status and a count is left out."""
+    found: dict[str, dict[int, int]] = {}
+    for operation_id, statuses in value.items():
+        if not isinstance(statuses, dict):
+            continue
+        for status, answers in statuses.items():
+            code = str(status)
+            valid = code.isdigit() and len(code) == 3 and isinstance(answers, int)
+            if valid and not isinstance(answers, bool) and answers > 0:
+                found.setdefault(str(operation_id), {})[int(code)] = answers
+    return found
+
+
 def phase_of(nodeid: str) -> str:
     """``conformance/suite/test_auth.py::test_x[y]`` -> ``auth``."""
     module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
@@ -821,8 +840,17 @@ def phase_of(nodeid: str) -> str:
 class ResultCollector:
     """A pytest plugin (controller side) gathering CheckResults and feeding the display."""
 
-    def __init__(self, display: Display, started: float | None = None) -> None:
+    def __init__(
+        self,
+        display: Display,
+        started: float | None = None,
+        outside: frozenset[str] = frozenset(),
+    ) -> None:
         self.display = display
+        # ids of the catalogue's requirements --only/--skip left out: a result naming only such
+        # ids is kept but fails no phase line and sets no first-failure time
+        self.outside = outside
+        self.statuses_seen: dict[str, dict[int, int]] = {}  # summed over STATUSES_PROPERTY
         self.started = time.perf_counter() if started is None else started
         self.first_failure_s: float | None = None  # since ``started``
         self.checks: list[CheckResult] = []
@@ -873,6 +901,8 @@ class ResultCollector:
             if name == CHECK_PROPERTY and isinstance(value, dict):
                 check = check_from_dict(value)
                 self.checks.append(check)
+                if check.requirement_ids and self.outside.issuperset(check.requirement_ids):
+                    continue
                 failed = failed or check.outcome is Outcome.FAILED
                 if check.outcome is Outcome.FAILED and self.first_failure_s is None:
                     self.first_failure_s = round(time.perf_counter() - self.started, 3)
@@ -882,5 +912,7 @@ class ResultCollector:
                 family = value
             elif name == RATE_LIMITS_PROPERTY and isinstance(value, dict):
                 self.rate_limits += RateLimitCounts.from_dict(value)
+            elif name == STATUSES_PROPERTY and isinstance(value, dict):
+                merge_statuses(self.statuses_seen, statuses_of(value))
         self.requests_sent += requests
         self.display.test_done(phase_of(report.nodeid), family, failed, requests)

@@ -1,20 +1,18 @@
 """Coverage by operation: what a run exercised of each operation (the HTML and markdown reports).
 
-For each operation of the catalogue: its requirements by outcome, and the status codes its
-requirements state (``coverage_gate`` holds the suite to stating every documented one), with
-those of the exercised requirements apart. What was not exercised, and why, is listed per
-requirement in the reports' "Not exercised" part; each row links there.
+For each operation of the catalogue: its requirements by outcome, and the status codes the
+server answered to the run's requests of that operation, with how many times each (the run
+counts every answer of either HTTP stack; ``validate`` counts those of the recording). What was
+not exercised, and why, is listed per requirement in the reports' "Not exercised" part; each row
+links there.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from conformance.core.results import Outcome
 from conformance.reporting.view import RequirementView, RunView
-
-_STATUS = re.compile(r"\b[1-5][0-9]{2}\b")
 
 
 @dataclass(frozen=True)
@@ -23,12 +21,16 @@ class OperationCoverage:
     passed: int
     failed: int
     not_exercised: tuple[str, ...]  # requirement ids
-    statuses: tuple[str, ...]  # stated by the operation's requirements of this run
-    statuses_exercised: tuple[str, ...]  # stated by those that passed or failed
+    statuses: tuple[tuple[int, int], ...]  # (status, answers) the server answered, by status
 
     @property
     def total(self) -> int:
         return self.passed + self.failed + len(self.not_exercised)
+
+    @property
+    def statuses_text(self) -> str:
+        """``201 ×14, 400 ×3``, or ``none`` when no answer was seen."""
+        return ", ".join(f"{status} ×{answers:,}" for status, answers in self.statuses) or "none"
 
 
 def by_operation(view: RunView) -> list[OperationCoverage]:
@@ -38,7 +40,7 @@ def by_operation(view: RunView) -> list[OperationCoverage]:
             operations.setdefault(operation_id, []).append(requirement)
     rows = []
     for operation_id, requirements in operations.items():
-        exercised = [r for r in requirements if r.outcome is not Outcome.NOT_EXERCISED]
+        answered = view.statuses_seen.get(operation_id, {})
         rows.append(
             OperationCoverage(
                 operation_id,
@@ -47,12 +49,7 @@ def by_operation(view: RunView) -> list[OperationCoverage]:
                 not_exercised=tuple(
                     r.id for r in requirements if r.outcome is Outcome.NOT_EXERCISED
                 ),
-                statuses=_statuses(requirements),
-                statuses_exercised=_statuses(exercised),
+                statuses=tuple(sorted(answered.items())),
             )
         )
     return rows
-
-
-def _statuses(requirements: list[RequirementView]) -> tuple[str, ...]:
-    return tuple(sorted({s for r in requirements for s in _STATUS.findall(r.text)}))

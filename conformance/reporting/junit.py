@@ -118,6 +118,7 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("requirements_exercised", str(view.exercised)),
         ("requirements_selected", str(view.counts.total)),
         ("check_results_recorded", str(view.check_counts.total)),
+        ("results_outside_selection", str(view.outside_selection)),
         ("rerun", view.rerun),
     ]
     values += [(f"option.{k}", v) for k, v in view.options]

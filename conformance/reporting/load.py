@@ -54,9 +54,10 @@ MAX_BYTES = 512 * 1024 * 1024
 # decodes into a few hundred MB at most.
 MAX_VALUES = 2_000_000
 # The escapes ``core.untrusted.printable`` writes: C0/C1 controls, DEL, surrogate bytes
-# (``\x80``-``\xff``) and the non-characters U+FFFE/U+FFFF.
+# (``\x80``-``\xff``), the non-characters U+FFFE/U+FFFF and the bidirectional-text controls.
 _ESCAPE = re.compile(
-    r"\\x(?:0[0-8bcef]|1[0-9a-f]|7f|[89a-f][0-9a-f])|\\u(?:d[89a-f][0-9a-f]{2}|fff[ef])"
+    r"\\x(?:0[0-8bcef]|1[0-9a-f]|7f|[89a-f][0-9a-f])"
+    r"|\\u(?:d[89a-f][0-9a-f]{2}|fff[ef]|061c|200[ef]|202[a-e]|206[6-9])"
 )
 
 
@@ -215,6 +216,11 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         rerun=document["rerun"],
         replay_note=document["replay_note"],
         rate_limits=RateLimitCounts.from_dict(document.get("rate_limits") or {}),  # 1.3
+        outside_selection=document.get("outside_selection", 0),  # 1.4
+        statuses_seen={  # 1.4
+            op: {int(status): answers for status, answers in counts.items()}
+            for op, counts in document.get("statuses_seen", {}).items()
+        },
     )
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(

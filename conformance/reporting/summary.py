@@ -73,6 +73,7 @@ def render(view: RunView) -> str:
             if view.first_failure_s is None
             else f"; first failure after {view.first_failure_s:.1f} s"
         )
+        + (f"; {view.outside_selection_note}" if view.outside_selection else "")
         + ")",
         "",
         f"rate limits: {escape(view.rate_limits.describe())}",
@@ -104,16 +105,13 @@ def render(view: RunView) -> str:
     if operations:
         lines += [
             "",
-            "| operation | passed | failed | not exercised | status codes exercised |",
+            "| operation | passed | failed | not exercised | status codes answered |",
             "|---|--:|--:|--:|---|",
         ]
         for op in operations:
-            statuses = ", ".join(op.statuses_exercised) or "none"
-            if op.statuses_exercised != op.statuses:
-                statuses += f" (of {', '.join(op.statuses)})"
             lines.append(
                 f"| {code(op.operation_id)} | {op.passed} | {op.failed} "
-                f"| {len(op.not_exercised)} | {statuses} |"
+                f"| {len(op.not_exercised)} | {op.statuses_text} |"
             )
     failed = view.failed
     if failed:

@@ -23,12 +23,14 @@ from conformance.core.results import (
     RateLimitCounts,
     RequirementResult,
     RunResult,
+    outside_selection_note,
     summarise_verdict,
 )
 from conformance.core.untrusted import mask_url_passwords
 from conformance.reporting.scrub import Scrubber, clip, learn_secrets
 
-LAYER_BADGE = {Layer.CONTRACT: "spec", Layer.PROFILE: "profile"}
+# "contract", as the CLI and the catalogue say (``requirements --layer contract``)
+LAYER_BADGE = {Layer.CONTRACT: "contract", Layer.PROFILE: "profile"}
 LAYER_ADVICE = {
     Layer.CONTRACT: "the specification states it: the server must be fixed",
     Layer.PROFILE: "a choice of the profile: fix the server, or the profile if it declares the "
@@ -203,6 +205,14 @@ class RunView:
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
     replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    outside_selection: int = 0  # results left out: they name no selected requirement
+    # the statuses the server answered, per operation id: status -> answers
+    statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    @property
+    def outside_selection_note(self) -> str:
+        """ "3 results outside the selection ignored", or "" when there were none."""
+        return outside_selection_note(self.outside_selection) if self.outside_selection else ""
 
     @property
     def exercised(self) -> int:
@@ -403,7 +413,7 @@ def build_view(
     """The report view of ``run``: sections in the catalogue's order (or spec, then profile)."""
     scrubber = Scrubber(learn_secrets(run, secrets))
     builder = _Builder(run, scrubber)
-    for check in run.checks:
+    for check in run.selected_checks:
         builder.check(check)
     requirements = tuple(builder.requirement(r) for r in run.requirements)
 
@@ -448,4 +458,9 @@ def build_view(
         ),
         replay_note=run.replay_note,
         rate_limits=run.rate_limits,
+        outside_selection=run.outside_selection,
+        statuses_seen={
+            scrubber.catalogue(op): dict(sorted(counts.items()))
+            for op, counts in sorted(run.statuses_seen.items())
+        },
     )

@@ -66,6 +66,7 @@ from conformance.suite.recording import (
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
+    STATUSES_PROPERTY,
     CheckRecorder,
     check_to_dict,
     clean_message,
@@ -108,6 +109,8 @@ class _SessionState:
     profile: Profile | None = None
     active: bool = False
     restore: Callable[[], None] | None = None
+    statuses: Any = None  # the StatusTally on the wire tap, from the first suite test on
+    outside: frozenset[str] | None = None  # ids --only/--skip leave out (``_outside_selection``)
 
     def load_profile(self) -> Profile:
         if self.profile is None:
@@ -391,6 +394,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     connection = config.stash.get(_CONNECTION, None)
     if connection is not None:
         connection.close()
+    if state is not None and state.statuses is not None:
+        state.statuses.unsubscribe()
 
 
 def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
@@ -736,12 +741,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.stash.get(_UNMARKED, False):
         pytest.fail(UNMARKED_MESSAGE, pytrace=False)
     _item_state(item).operation_id = _parametrized_operation(item)
+    _count_statuses(item.config.stash[_STATE])
     stats = item.config.stash[_STATE].stats
     if stats.out_of_time:
         pytest.skip(budget_reason(stats.budget_s))
     if stats.server_gone:
         # Every further check would wait for its own timeouts: bound the run instead.
         pytest.skip(f"not run: {gone_reason(stats)}")
+
+
+def _count_statuses(state: _SessionState) -> None:
+    """Count the server's answers per operation and status from now on (``statuses``)."""
+    if state.statuses is not None:
+        return
+    from conformance.suite.statuses import StatusTally
+
+    state.statuses = StatusTally.of_profile(state.load_profile())
+    state.statuses.subscribe()
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -781,13 +797,11 @@ def pytest_runtest_makereport(
     if report.failed and item_state.evidence is None:
         item_state.evidence = _evidence_since(state.stats, item_state.exchanges_at_start)
     recorder = item_state.recorder
-    if report.when == "call" and report.passed and recorder is not None and recorder.failures:
+    failures = [] if recorder is None else _in_selection(state, recorder.failures)
+    if report.when == "call" and report.passed and failures:
         report.outcome = "failed"
-        lines = [f"{len(recorder.failures)} conformance check(s) failed:"]
-        lines += [
-            f"- {c.check_id} ({', '.join(c.requirement_ids)}): {c.message}"
-            for c in recorder.failures
-        ]
+        lines = [f"{len(failures)} conformance check(s) failed:"]
+        lines += [f"- {c.check_id} ({', '.join(c.requirement_ids)}): {c.message}" for c in failures]
         report.longrepr = "\n".join(lines)
         item_state.synthesized_failure = True
     if report.when == "teardown":
@@ -795,6 +809,22 @@ def pytest_runtest_makereport(
         report.user_properties.extend(properties)
         item.user_properties.extend(properties)
     return report
+
+
+def _in_selection(state: _SessionState, checks: list[CheckResult]) -> list[CheckResult]:
+    """``checks`` but those naming only requirements ``--only``/``--skip`` leave out: the
+    engine sets their results aside, and they must not fail the test (nor stop a --fail-fast
+    run)."""
+    settings = state.settings
+    if not settings.only and not settings.skip:
+        return checks
+    if state.outside is None:
+        from conformance.core.catalogue import load_catalogue
+
+        every = {requirement.id for requirement in load_catalogue().requirements}
+        state.outside = frozenset(every - selected_requirement_ids(settings.only, settings.skip))
+    outside = state.outside
+    return [c for c in checks if not (c.requirement_ids and outside.issuperset(c.requirement_ids))]
 
 
 def _note_server_health(
@@ -911,5 +941,8 @@ def _final_properties(
     waited = rates.counts - item_state.rate_limits_at_start.counts
     if waited != RateLimitCounts():
         properties.append((RATE_LIMITS_PROPERTY, waited.as_dict()))
+    answers = state.statuses.take_property() if state.statuses is not None else {}
+    if answers:
+        properties.append((STATUSES_PROPERTY, answers))
     properties.append((FAMILY_PROPERTY, family))
     return properties

@@ -11,12 +11,15 @@ from dataclasses import asdict
 from typing import Any
 
 from conformance.core.redaction import REDACTED
-from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.results import STEPS_HEADING, CheckResult, Evidence, Outcome
+from conformance.suite.steps import cut_middle
 
 CHECK_PROPERTY = "conformance_check"
 REQUESTS_PROPERTY = "conformance_requests"
 FAMILY_PROPERTY = "conformance_family"
 RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_dict()
+# the statuses the server answered during a test: {operation id: {"201": answers}}
+STATUSES_PROPERTY = "conformance_statuses"
 MESSAGE_LIMIT = 4000
 
 
@@ -55,7 +58,8 @@ def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     if len(text) > MESSAGE_LIMIT:
-        text = text[:MESSAGE_LIMIT] + f" [... {len(text) - MESSAGE_LIMIT} more characters]"
+        # a step list loses its middle, never its last step: the one that failed
+        text = cut_middle(text, MESSAGE_LIMIT, STEPS_HEADING)
     return text
 
 

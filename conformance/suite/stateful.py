@@ -36,9 +36,9 @@ from conformance.core.results import STEPS_HEADING, Evidence, Outcome
 from conformance.suite.client import SuiteClient, SuiteTransportError, build_evidence
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
+from conformance.suite.steps import STEPS_CHAR_LIMIT, select
 from conformance.suite.tool_errors import not_the_servers
 
-STEP_LIMIT = 40  # steps shown in a failure message; a shrunk sequence is far shorter
 # Shrinking replays call sequences against the server; hypothesis allows it 300 s. A shorter
 # budget keeps a failing run (and a selftest over the fault catalogue) quick: most sequences
 # reach their minimum within a few seconds.
@@ -119,17 +119,16 @@ class Transcript:
         return build_evidence(request, response, secrets=self._secrets)
 
     def render(self) -> str:
+        """The numbered steps; a long list cut in the middle, the failing (last) step and the
+        steps that created what it uses kept whole (``steps.select``)."""
         if not self._steps:
             return ""
-        steps = self._steps[-STEP_LIMIT:]
-        first = len(self._steps) - len(steps) + 1
-        lines = [STEPS_HEADING]
-        if first > 1:
-            lines.append(f"  ({first - 1} earlier steps not shown)")
-        for number, step in enumerate(steps, start=first):
-            lines.append(f"  {number}. {step.title}")
-            lines += [f"     {text}" for text in step.exchanges]
-        return "\n".join(lines)
+        blocks = [
+            [f"  {number}. {step.title}", *(f"     {text}" for text in step.exchanges)]
+            for number, step in enumerate(self._steps, start=1)
+        ]
+        shown = select(blocks, STEPS_CHAR_LIMIT - len(STEPS_HEADING) - 1)
+        return "\n".join([STEPS_HEADING, *shown])
 
 
 def _clip(text: str) -> str:

@@ -26,7 +26,14 @@ from pathlib import Path
 from conformance import __version__
 from conformance.core.catalogue import Requirement, load_catalogue
 from conformance.core.profile import Profile, load_profile
-from conformance.core.results import CheckResult, Outcome, RunResult, Target, fold
+from conformance.core.results import (
+    CheckResult,
+    Outcome,
+    RunResult,
+    Target,
+    fold,
+    merge_statuses,
+)
 from conformance.core.untrusted import split_url
 from conformance.validator import validator_for
 from conformance.validator.checks import FAMILY, api_path
@@ -120,11 +127,14 @@ class PartialResult:
     base_url: str | None = None
     started_at: str | None = None
     duration_s: float = 0.0
+    statuses: dict[str, dict[int, int]] = field(default_factory=dict)  # per operation
 
     def add(self, exchange: Exchange, operation_id: str | None, results: list[CheckResult]) -> None:
         self.exchanges += 1
         if operation_id is not None:
             self.operations.add(operation_id)
+            if exchange.status is not None:
+                merge_statuses(self.statuses, {operation_id: {exchange.status: 1}})
         if self.base_url is None:
             self.base_url = base_url_of(exchange)
         if self.started_at is None and exchange.started_at:
@@ -224,6 +234,7 @@ def _combine(partials: list[PartialResult]) -> PartialResult:
         total.base_url = total.base_url or part.base_url
         total.started_at = total.started_at or part.started_at
         total.duration_s += part.duration_s
+        merge_statuses(total.statuses, part.statuses)
         for key, tally in part.tallies.items():
             mine = total.tallies.get(key)
             if mine is None:
@@ -266,6 +277,7 @@ def to_run_result(
         requirements=folded,
         checks=tuple(checks),
         options=options,
+        statuses_seen=total.statuses,
     )
 
 

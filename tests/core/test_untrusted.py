@@ -111,3 +111,19 @@ def test_a_url_that_is_not_one_without_its_userinfo_is_still_refused() -> None:
 )
 def test_the_password_of_a_url(url: str, password: str | None) -> None:
     assert url_password(url) == password
+
+
+# Embeddings and overrides, isolates, and the marks: each can make a report line display its
+# text reversed (an "expected 201, got 500" read as another status, a URL read backwards).
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.mark.parametrize("control", list(BIDI_CONTROLS), ids=lambda c: f"U+{ord(c):04X}")
+def test_bidirectional_controls_are_escaped_as_the_other_controls_are(control: str) -> None:
+    escaped = f"\\u{ord(control):04x}"
+    assert printable(f"got 500{control}102 tog") == (f"got 500{escaped}102 tog", True)
+    assert for_terminal(f"got 500{control}102 tog") == f"got 500{escaped}102 tog"
+
+
+def test_right_to_left_text_itself_is_not_escaped() -> None:
+    assert printable("مرحبا שלום") == ("مرحبا שלום", False)

@@ -63,7 +63,7 @@ def test_a_failed_requirement_carries_its_messages_and_evidence(failing_view: Ru
     failure = cases(parse(failing_view))["OPS-002"].find("failure")
     assert failure is not None
     assert failure.attrib["message"] == "response is text/html, not JSON: <b>oops</b>"
-    assert failure.attrib["type"] == "spec requirement"
+    assert failure.attrib["type"] == "contract requirement"
     text = failure.text or ""
     assert "--- failure 1/2: schema/createPayment/content-type on createPayment" in text
     assert "status 500 for a valid request" in text

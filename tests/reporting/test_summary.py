@@ -40,7 +40,7 @@ def test_the_section_table_has_one_row_per_section_and_a_total(failing_view: Run
         "| profile 6 Test helpers | 0 | 0 | 1 |",
         "| **total** | **3** | **3** | **1** |",
     ]
-    assert table[8] == "| operation | passed | failed | not exercised | status codes exercised |"
+    assert table[8] == "| operation | passed | failed | not exercised | status codes answered |"
 
 
 def test_failed_requirements_are_listed_with_their_replay_command(failing_view: RunView) -> None:
