@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from conformance.cli._common import (
     fail,
@@ -316,6 +317,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if finished.recording is not None:
+        console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
     if insecure:  # again beside the verdict it qualifies
         click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:

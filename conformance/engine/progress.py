@@ -298,7 +298,8 @@ def replay_command(run: RunResult, requirement_id: str) -> str:
 
 
 def reports_line(paths: Iterable[Path]) -> str:
+    """Every file written, the manifest (and its signature) too: ``verify`` needs them."""
     paths = list(paths)
     directory = paths[0].parent
-    names = ", ".join(p.name for p in paths if p.name != "manifest.json")
+    names = ", ".join(p.name for p in paths)
     return f"reports: {directory}/ ({names})"

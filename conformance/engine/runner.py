@@ -50,7 +50,12 @@ from conformance.core.results import (
 from conformance.core.untrusted import mask_url_passwords
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
-from conformance.engine.recording import RecordingError, check_record_path, recording
+from conformance.engine.recording import (
+    Merged,
+    RecordingError,
+    check_record_path,
+    recording,
+)
 from conformance.suite import gateway, tls
 from conformance.suite.plugin import (
     API_KEY_ENV,
@@ -156,6 +161,7 @@ class Run:
     selected: tuple[Requirement, ...]
     preflight: PreflightReport | None
     report_error: str | None = None  # the reports could not be written (the run itself did)
+    recording: Merged | None = None  # run --record: the HAR file written, what was cut
 
 
 def run_suite(options: RunOptions) -> RunResult:
@@ -254,7 +260,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
             paths = tuple(write_run_reports(result, options.report_dir, catalogue, profile, signer))
         except RunError as exc:
             report_error = str(exc)
-    return Run(result, paths, tuple(selected), checked, report_error)
+    return Run(result, paths, tuple(selected), checked, report_error, record.merged)
 
 
 def write_run_reports(
