@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from conformance.core.catalogue import Requirement
+from conformance.core.receiver_counts import ReceiverCounts
 
 
 class Outcome(StrEnum):
@@ -199,6 +200,8 @@ class RunResult:
     # Seconds from the start of the run to the first failed check recorded (None: none failed).
     first_failure_s: float | None = None
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    # What the webhook receiver kept and dropped (None: no receiver ran).
+    webhook_receiver: ReceiverCounts | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)

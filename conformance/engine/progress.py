@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
+from conformance.core.redaction import redact_text
 from conformance.core.results import Outcome, RunResult, Target, split_steps
 from conformance.core.untrusted import for_terminal, mask_url_passwords
 from conformance.engine.preflight import PreflightReport
@@ -286,6 +287,10 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         )
         console.print()
     console.print(f"rate limits: {run.rate_limits.describe()}", highlight=False, soft_wrap=True)
+    if run.webhook_receiver is not None and run.webhook_receiver.drops:
+        # the paths are the server's choice: secrets masked, shown escaped
+        line = redact_text(run.webhook_receiver.describe())
+        console.print(Text(for_terminal(line)), soft_wrap=True)
     style = {"CONFORMANT": "green", "NOT CONFORMANT": "red"}.get(run.verdict.value, "yellow")
     console.print(Text(verdict_line(run), style=f"bold {style}"), soft_wrap=True)
     if report_paths:

@@ -37,6 +37,7 @@ from conformance import __version__
 from conformance.core.catalogue import Requirement
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
     CheckResult,
@@ -69,6 +70,7 @@ from conformance.suite.recording import (
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
+    WEBHOOK_RECEIVER_PROPERTY,
     check_from_dict,
 )
 from conformance.suite.tool_errors import SERVER_GONE
@@ -252,6 +254,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         incomplete_reason=incomplete,
         first_failure_s=collector.first_failure_s,
         rate_limits=collector.rate_limits + (checked.rate_limits if checked else RateLimitCounts()),
+        webhook_receiver=collector.webhook_receiver,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -801,6 +804,7 @@ class ResultCollector:
         self.checks: list[CheckResult] = []
         self.requests_sent = 0
         self.rate_limits = RateLimitCounts()  # summed over the tests' RATE_LIMITS_PROPERTY
+        self.webhook_receiver: ReceiverCounts | None = None  # WEBHOOK_RECEIVER_PROPERTY
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
@@ -855,5 +859,7 @@ class ResultCollector:
                 family = value
             elif name == RATE_LIMITS_PROPERTY and isinstance(value, dict):
                 self.rate_limits += RateLimitCounts.from_dict(value)
+            elif name == WEBHOOK_RECEIVER_PROPERTY and isinstance(value, dict):
+                self.webhook_receiver = ReceiverCounts.from_dict(value)
         self.requests_sent += requests
         self.display.test_done(phase_of(report.nodeid), family, failed, requests)

@@ -22,8 +22,8 @@ from conformance.reporting.view import (
 )
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
-# 1.3: rate_limits
-SCHEMA_VERSION = "1.3"
+# 1.3: rate_limits; 1.4: webhook_receiver
+SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
 SCHEMA_FILENAME = "results.schema.json"
@@ -121,6 +121,9 @@ def document(view: RunView) -> dict[str, Any]:
         "first_failure_s": view.first_failure_s,
         "warnings": list(view.warnings),
         "rate_limits": view.rate_limits.as_dict(),
+        "webhook_receiver": (
+            None if view.webhook_receiver is None else view.webhook_receiver.as_dict()
+        ),
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),

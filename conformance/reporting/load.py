@@ -31,6 +31,7 @@ from typing import Any
 import jsonschema
 
 from conformance.core.catalogue import Layer, Section
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.results import Outcome, RateLimitCounts
 from conformance.reporting import json_report
 from conformance.reporting.view import (
@@ -209,6 +210,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         rerun=document["rerun"],
         replay_note=document["replay_note"],
         rate_limits=RateLimitCounts.from_dict(document.get("rate_limits") or {}),  # 1.3
+        webhook_receiver=_receiver_counts(document.get("webhook_receiver")),  # 1.4
     )
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(
@@ -216,3 +218,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
             f"it lists ({view.verdict_summary!r})"
         )
     return view
+
+
+def _receiver_counts(value: Any) -> ReceiverCounts | None:
+    return ReceiverCounts.from_dict(value) if isinstance(value, dict) else None

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from conformance.core.catalogue import Layer, Section
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import REDACTED
 from conformance.core.results import (
     NO_CHECK_REASON,
@@ -203,6 +204,7 @@ class RunView:
     rerun: str = ""  # the command repeating the whole run (RunResult.rerun_command)
     replay_note: str = REPLAY_NOTE  # what a replay command repeats (RunResult.replay_note)
     rate_limits: RateLimitCounts = field(default_factory=RateLimitCounts)
+    webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
 
     @property
     def exercised(self) -> int:
@@ -448,4 +450,13 @@ def build_view(
         ),
         replay_note=run.replay_note,
         rate_limits=run.rate_limits,
+        webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
     )
+
+
+def _receiver_counts(counts: ReceiverCounts | None, scrubber: Scrubber) -> ReceiverCounts | None:
+    """``counts`` with its paths (chosen by the server under test) scrubbed."""
+    if counts is None:
+        return None
+    drops = tuple(replace(d, path=scrubber.text(d.path)) for d in counts.drops)
+    return replace(counts, drops=drops)

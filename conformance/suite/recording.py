@@ -17,6 +17,7 @@ CHECK_PROPERTY = "conformance_check"
 REQUESTS_PROPERTY = "conformance_requests"
 FAMILY_PROPERTY = "conformance_family"
 RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_dict()
+WEBHOOK_RECEIVER_PROPERTY = "conformance_webhook_receiver"  # ReceiverCounts.as_dict()
 MESSAGE_LIMIT = 4000
 
 

@@ -37,7 +37,7 @@ def test_every_report_says_how_the_rate_limits_touched_the_run(
 ) -> None:
     write_reports(replace(passing_run, rate_limits=COUNTS), report_dir)
     document = json.loads((report_dir / json_report.FILENAME).read_text(encoding="utf-8"))
-    assert document["schema_version"] == "1.3"
+    assert document["schema_version"] == "1.4"
     assert document["rate_limits"] == {
         "received_429": 12,
         "received_503": 1,

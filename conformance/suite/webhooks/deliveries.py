@@ -372,6 +372,23 @@ class DeliveryScenario:
                 )
         return None
 
+    def dropped(self, endpoint: Endpoint) -> str | None:
+        """Why a webhook missing at ``endpoint`` is not judged: the receiver dropped requests to
+        it (over its bounds), and the missing one may be among them. None: it dropped none."""
+        drops = self.receiver.dropped_at(endpoint.path)
+        if drops is None:
+            return None
+        return (
+            f"the receiver dropped {drops.deliveries:,} request(s) "
+            f"({drops.bytes:,} bytes) to endpoint {endpoint.name} over its bounds"
+            + (
+                f", {drops.refused:,} of them refused with 413 (body too large)"
+                if drops.refused
+                else ""
+            )
+            + "; the missing webhook may be among them"
+        )
+
     def arrivals(self, endpoint: Endpoint | None = None) -> list[Arrival]:
         by_path = {e.path: e for e in self.endpoints}
         found = []
@@ -600,6 +617,11 @@ class DeliveryScenario:
             timeout=WAIT_SECS,
         )
         self.note_arrivals(sent)
+        dropped = None if arrived else self.dropped(self.fail)
+        if dropped is not None:
+            for rid in ("DLV-013", "DLV-016"):
+                self.not_reached.setdefault(rid, dropped)
+            return
         self.v.check(
             ["DLV-013", "DLV-016"],
             arrived,
@@ -645,7 +667,11 @@ class DeliveryScenario:
             found = self.matching(endpoint, expected)
             keys = {a.key for a in found}
             ids = ["DLV-003"] + ([expected.requirement_id] if endpoint is self.ok else [])
-            late = None if len(keys) >= expected.minimum else self.on_its_way(expected, listing)
+            late = (
+                None
+                if len(keys) >= expected.minimum
+                else self.dropped(endpoint) or self.on_its_way(expected, listing)
+            )
             if late is not None:
                 self.ctx.transcript.note(f"endpoint {endpoint.name}: not judged: {late}")
                 for requirement_id in ids:
