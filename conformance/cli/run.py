@@ -187,7 +187,9 @@ def default_report_dir() -> Path:
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.har",
     help="Record the suite's own traffic (every request sent and its response, secrets "
-    "masked) to this HAR 1.2 file, the input of `validate`.",
+    "masked) to this HAR 1.2 file, the input of `validate`. Bounded: each body cut at 2 MiB, "
+    "bodies left out after 256 MiB, the file capped at 320 MiB; what was cut is marked "
+    "(docs/recording.md).",
 )
 @click.option(
     "--cacert",
