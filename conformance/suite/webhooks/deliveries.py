@@ -375,18 +375,24 @@ class DeliveryScenario:
     def dropped(self, endpoint: Endpoint) -> str | None:
         """Why a webhook missing at ``endpoint`` is not judged: the receiver dropped requests to
         it (over its bounds), and the missing one may be among them. None: it dropped none."""
-        drops = self.receiver.dropped_at(endpoint.path)
+        said = self.dropped_tries(endpoint.path, endpoint.name)
+        return None if said is None else f"{said}; the missing webhook may be among them"
+
+    def dropped_tries(self, path: str, name: str | None = None) -> str | None:
+        """What the receiver dropped of the requests to ``path`` (None: nothing)."""
+        drops = self.receiver.dropped_at(path)
         if drops is None:
             return None
+        by_path = {e.path: e.name for e in self.endpoints}
+        where = name or by_path.get(path, path)
         return (
             f"the receiver dropped {drops.deliveries:,} request(s) "
-            f"({drops.bytes:,} bytes) to endpoint {endpoint.name} over its bounds"
+            f"({drops.bytes:,} bytes) to endpoint {where} over its bounds"
             + (
                 f", {drops.refused:,} of them refused with 413 (body too large)"
                 if drops.refused
                 else ""
             )
-            + "; the missing webhook may be among them"
         )
 
     def arrivals(self, endpoint: Endpoint | None = None) -> list[Arrival]:
@@ -528,8 +534,10 @@ class DeliveryScenario:
     def judge_failing(self, failing: Arrival | None, listing: Listing) -> int | None:
         """DLV-015 for the delivery to the failing path; its attempts when it was final."""
         if failing is None or failing.delivery_id is None:
+            dropped = self.dropped(self.fail) if failing is None else None
             self.not_reached.setdefault(
-                "DLV-015", "no delivery reached the failing receiver path, nothing to judge"
+                "DLV-015",
+                dropped or "no delivery reached the failing receiver path, nothing to judge",
             )
             return None
         record = listing.records.get(failing.delivery_id)
@@ -862,7 +870,10 @@ class DeliveryScenario:
                     f"{SUCCEEDED} ({len(later)} more tries)",
                     fatal=False,
                 )
-                if not answered_2xx and status == SUCCEEDED:
+                dropped = self.dropped_tries(got[0].path)
+                if not answered_2xx and status == SUCCEEDED and dropped is not None:
+                    self.not_reached.setdefault("DLV-015", dropped)  # a 2xx try may be one
+                elif not answered_2xx and status == SUCCEEDED:
                     self.v.check(
                         ["DLV-015"],
                         False,

@@ -138,10 +138,10 @@ class WebhookReceiver:
         host: str = DEFAULT_BIND_HOST,
         port: int = 0,
         public_url: str | None = None,
-        limits: ReceiverLimits = DEFAULT_LIMITS,
+        limits: ReceiverLimits | None = None,
     ) -> None:
         self.received: list[Received] = []
-        self.limits = limits
+        self.limits = limits or DEFAULT_LIMITS
         self._answers: dict[str, int] = {}
         self._lock = threading.RLock()  # a wait_for predicate may take a snapshot
         self._arrived = threading.Condition(self._lock)
