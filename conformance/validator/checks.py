@@ -292,8 +292,9 @@ CUT_BODY_REASON = (
 )
 
 
-def _unjudged_if_cut(finding: _Finding) -> _Finding:
-    if finding.check not in _BODY_CHECKS:
+def _unjudged_if_cut(finding: _Finding, status: int | None) -> _Finding:
+    # A 413 is judged by the size of the request body, which may be the part left out.
+    if finding.check not in _BODY_CHECKS and not (finding.check == "status" and status == 413):
         return finding
     return _Finding(finding.check, finding.ids, Outcome.NOT_EXERCISED, CUT_BODY_REASON)
 
@@ -422,7 +423,7 @@ class ExchangeValidator:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
         if exchange.truncated:
-            findings = [_unjudged_if_cut(f) for f in findings]
+            findings = [_unjudged_if_cut(f, exchange.status) for f in findings]
         if not findings:
             return []
         evidence = None

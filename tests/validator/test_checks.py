@@ -552,3 +552,8 @@ def test_a_body_the_recording_cut_is_not_judged_but_the_status_still_is(
     assert "STATUS-001" in passed_ids(results)
     server_error = replace(create_payment(status=500, response_body=cut), truncated=True)
     assert "ERR-006" in failed_ids(validator.validate(server_error))
+    # a 413 to a request whose body the recording left out: its size is unknown, not judged
+    too_large = {"code": "payload_too_large", "message": "too large"}
+    left_out = create_payment(request_body=b"", status=413, response_body=too_large)
+    assert failed(validator.validate(left_out))  # judged on the body it shows, it fails
+    assert not failed(validator.validate(replace(left_out, truncated=True)))
