@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from conformance.cli import exit_codes
 from conformance.cli._common import (
@@ -208,7 +209,9 @@ def default_report_dir() -> Path:
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.har",
     help="Record the suite's own traffic (every request sent and its response, secrets "
-    "masked) to this HAR 1.2 file, the input of `validate`.",
+    "masked) to this HAR 1.2 file, the input of `validate`. Bounded: each body cut at 2 MiB, "
+    "bodies left out after 256 MiB, the file capped at 320 MiB; what was cut is marked "
+    "(docs/recording.md).",
 )
 @click.option(
     "--cacert",
@@ -347,6 +350,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if finished.recording is not None:
+        console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
     if insecure:  # again beside the verdict it qualifies
         click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:

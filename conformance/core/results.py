@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from conformance.core.catalogue import Requirement
+from conformance.core.receiver_counts import ReceiverCounts
 
 
 class Outcome(StrEnum):
@@ -206,6 +207,8 @@ class RunResult:
     outside_ids: frozenset[str] = frozenset()
     # The status codes the server answered, per operation id: status -> answers.
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
+    # What the webhook receiver kept and dropped (None: no receiver ran).
+    webhook_receiver: ReceiverCounts | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)

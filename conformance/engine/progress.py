@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
+from conformance.core.redaction import redact_text
 from conformance.core.results import (
     Outcome,
     RunResult,
@@ -293,6 +294,10 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         )
         console.print()
     console.print(f"rate limits: {run.rate_limits.describe()}", highlight=False, soft_wrap=True)
+    if run.webhook_receiver is not None and run.webhook_receiver.drops:
+        # the paths are the server's choice: secrets masked, shown escaped
+        line = redact_text(run.webhook_receiver.describe())
+        console.print(Text(for_terminal(line)), soft_wrap=True)
     style = {"CONFORMANT": "green", "NOT CONFORMANT": "red"}.get(run.verdict.value, "yellow")
     console.print(Text(verdict_line(run), style=f"bold {style}"), soft_wrap=True)
     if report_paths:
@@ -305,7 +310,8 @@ def replay_command(run: RunResult, requirement_id: str) -> str:
 
 
 def reports_line(paths: Iterable[Path]) -> str:
+    """Every file written, the manifest (and its signature) too: ``verify`` needs them."""
     paths = list(paths)
     directory = paths[0].parent
-    names = ", ".join(p.name for p in paths if p.name != "manifest.json")
+    names = ", ".join(p.name for p in paths)
     return f"reports: {directory}/ ({names})"

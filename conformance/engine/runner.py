@@ -37,6 +37,7 @@ from conformance import __version__
 from conformance.core.catalogue import Requirement
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
     CheckResult,
@@ -51,7 +52,12 @@ from conformance.core.results import (
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
-from conformance.engine.recording import RecordingError, check_record_path, recording
+from conformance.engine.recording import (
+    Merged,
+    RecordingError,
+    check_record_path,
+    recording,
+)
 from conformance.suite import gateway, proxy, tls
 from conformance.suite.plugin import (
     API_KEY_ENV,
@@ -66,6 +72,7 @@ from conformance.suite.recording import (
     RATE_LIMITS_PROPERTY,
     REQUESTS_PROPERTY,
     STATUSES_PROPERTY,
+    WEBHOOK_RECEIVER_PROPERTY,
     check_from_dict,
 )
 from conformance.suite.tool_errors import SERVER_GONE
@@ -159,6 +166,7 @@ class Run:
     selected: tuple[Requirement, ...]
     preflight: PreflightReport | None
     report_error: str | None = None  # the reports could not be written (the run itself did)
+    recording: Merged | None = None  # run --record: the HAR file written, what was cut
 
 
 def run_suite(options: RunOptions) -> RunResult:
@@ -252,6 +260,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         rate_limits=collector.rate_limits + (checked.rate_limits if checked else RateLimitCounts()),
         outside_ids=outside,
         statuses_seen=collector.statuses_seen,
+        webhook_receiver=collector.webhook_receiver,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -260,7 +269,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
             paths = tuple(write_run_reports(result, options.report_dir, catalogue, profile, signer))
         except RunError as exc:
             report_error = str(exc)
-    return Run(result, paths, tuple(selected), checked, report_error)
+    return Run(result, paths, tuple(selected), checked, report_error, record.merged)
 
 
 def write_run_reports(
@@ -856,6 +865,7 @@ class ResultCollector:
         self.checks: list[CheckResult] = []
         self.requests_sent = 0
         self.rate_limits = RateLimitCounts()  # summed over the tests' RATE_LIMITS_PROPERTY
+        self.webhook_receiver: ReceiverCounts | None = None  # WEBHOOK_RECEIVER_PROPERTY
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
@@ -914,5 +924,7 @@ class ResultCollector:
                 self.rate_limits += RateLimitCounts.from_dict(value)
             elif name == STATUSES_PROPERTY and isinstance(value, dict):
                 merge_statuses(self.statuses_seen, statuses_of(value))
+            elif name == WEBHOOK_RECEIVER_PROPERTY and isinstance(value, dict):
+                self.webhook_receiver = ReceiverCounts.from_dict(value)
         self.requests_sent += requests
         self.display.test_done(phase_of(report.nodeid), family, failed, requests)

@@ -22,7 +22,8 @@ from conformance.reporting.view import (
 )
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
-# 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec"), outside_selection, statuses_seen
+# 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec"), outside_selection, statuses_seen,
+# webhook_receiver
 SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
@@ -126,6 +127,9 @@ def document(view: RunView) -> dict[str, Any]:
             op: {str(status): answers for status, answers in counts.items()}
             for op, counts in view.statuses_seen.items()
         },
+        "webhook_receiver": (
+            None if view.webhook_receiver is None else view.webhook_receiver.as_dict()
+        ),
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),

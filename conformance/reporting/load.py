@@ -32,6 +32,7 @@ import jsonschema
 
 from conformance.core import untrusted_files
 from conformance.core.catalogue import Layer, Section
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.results import Outcome, RateLimitCounts
 from conformance.core.untrusted_files import UntrustedFileError
 from conformance.reporting import json_report
@@ -221,6 +222,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
             op: {int(status): answers for status, answers in counts.items()}
             for op, counts in document.get("statuses_seen", {}).items()
         },
+        webhook_receiver=_receiver_counts(document.get("webhook_receiver")),  # 1.4
     )
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(
@@ -228,3 +230,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
             f"it lists ({view.verdict_summary!r})"
         )
     return view
+
+
+def _receiver_counts(value: Any) -> ReceiverCounts | None:
+    return ReceiverCounts.from_dict(value) if isinstance(value, dict) else None

@@ -78,6 +78,11 @@ def render(view: RunView) -> str:
         "",
         f"rate limits: {escape(view.rate_limits.describe())}",
         "",
+        *(
+            [escape(view.webhook_receiver.describe()), ""]
+            if view.webhook_receiver is not None and view.webhook_receiver.drops
+            else []
+        ),
         f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
         "",

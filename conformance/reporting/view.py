@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from conformance.core.catalogue import Layer, Section
+from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import REDACTED
 from conformance.core.results import (
     NO_CHECK_REASON,
@@ -208,6 +209,7 @@ class RunView:
     outside_selection: int = 0  # results left out: they name no selected requirement
     # the statuses the server answered, per operation id: status -> answers
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
+    webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
 
     @property
     def outside_selection_note(self) -> str:
@@ -463,4 +465,13 @@ def build_view(
             scrubber.catalogue(op): dict(sorted(counts.items()))
             for op, counts in sorted(run.statuses_seen.items())
         },
+        webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
     )
+
+
+def _receiver_counts(counts: ReceiverCounts | None, scrubber: Scrubber) -> ReceiverCounts | None:
+    """``counts`` with its paths (chosen by the server under test) scrubbed."""
+    if counts is None:
+        return None
+    drops = tuple(replace(d, path=scrubber.text(d.path)) for d in counts.drops)
+    return replace(counts, drops=drops)

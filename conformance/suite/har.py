@@ -8,17 +8,25 @@ Masking keeps the rest byte for byte: the value of a secret header (``redaction.
 ``X-Signature``, ``Authorization``..., and the run's ``-H`` gateway headers) becomes
 ``[redacted]`` (the header stays, so a reader sees that it was sent), and in every other header
 value, the URL and the bodies the API secrets, ``whsec_`` webhook secrets, URL passwords and
-the values of secret JSON fields become ``[redacted]`` too. A body that is UTF-8 is recorded as
-text, any other as base64 (``"encoding": "base64"``), masked the same way.
+the values of secret JSON fields become ``[redacted]`` too. A body that is UTF-8 text is
+recorded as text, any other (not UTF-8, or with control characters: a NUL is six bytes as JSON
+text) as base64 (``"encoding": "base64"``), masked the same way.
+
+The recording is bounded (``RecordLimits``): each body is cut at ``body_bytes``; once the part
+files of the run hold ``bodies_bytes``, entries are recorded without their bodies; once they hold
+``file_bytes``, entries are no longer recorded, only counted. What was cut says so: the body's
+and the entry's ``_truncated`` (true) and ``comment``.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +47,27 @@ from conformance.suite.wiretap import WireExchange
 
 CREATOR = {"name": "payment-conformance", "version": __version__}
 PART_SUFFIX = ".har-part.jsonl"
+COUNTS_SUFFIX = ".har-counts.json"  # a part's entries recorded without bodies, or not at all
+TRUNCATED = "_truncated"
+# A secret cut by the end of a body must still be masked whole: a body is masked on this much
+# more than is kept (longer than any secret), then cut.
+_MASK_MARGIN = 4096
+
+
+@dataclass(frozen=True)
+class RecordLimits:
+    """What ``run --record`` keeps. A body above ``body_bytes`` is cut (a conformant server's
+    largest answer is a page of a listing, tens of KiB; 2 MiB keeps the suite's own oversized
+    request bodies, just above the profile's 1 MiB ``max_body_bytes``, whole). A normal run
+    records some MB (a quick run: 9 MB), so the budgets are only reached by a hostile server:
+    after ``bodies_bytes`` entries lose their bodies, after ``file_bytes`` they are dropped."""
+
+    body_bytes: int = 2 * 1024 * 1024
+    bodies_bytes: int = 256 * 1024 * 1024
+    file_bytes: int = 320 * 1024 * 1024
+
+
+DEFAULT_LIMITS = RecordLimits()
 
 
 def started_date_time(epoch_s: float) -> str:
@@ -64,13 +93,36 @@ def _headers(headers: wiretap.Headers, secrets: tuple[str, ...]) -> list[dict[st
     ]
 
 
-def _body(raw: bytes, secrets: tuple[str, ...]) -> tuple[str, bool]:
-    """The masked body as HAR text, and whether that text is base64."""
-    text = raw.decode("utf-8", errors="surrogateescape")
-    masked = redact_text(text, secrets)
-    if masked.isascii() or not any("\udc80" <= c <= "\udcff" for c in masked):
-        return masked, False
-    return base64.b64encode(masked.encode("utf-8", errors="surrogateescape")).decode(), True
+# C0 controls but tab, newline and carriage return, and DEL: JSON text spells each in six bytes.
+_CONTROLS = bytes(b for b in range(128) if (b < 32 and b not in (9, 10, 13)) or b == 127)
+
+
+def _is_text(data: bytes) -> bool:
+    """UTF-8 without control characters: recorded as text (else base64)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return len(data.translate(None, _CONTROLS)) == len(data)
+
+
+def _body(raw: bytes, secrets: tuple[str, ...], cap: int | None = None) -> tuple[str, bool, bool]:
+    """The masked body, cut at ``cap`` bytes, as HAR text; whether that text is base64; whether
+    it was cut."""
+    cut = cap is not None and len(raw) > cap
+    window = raw[: cap + _MASK_MARGIN] if cap is not None and cut else raw
+    masked = redact_text(window.decode("utf-8", errors="surrogateescape"), secrets)
+    data = masked.encode("utf-8", errors="surrogateescape")
+    if cap is not None and cut:
+        data = data[:cap]
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start >= len(data) - 3:  # a character cut in two: keep whole characters
+                data = data[: exc.start]
+    if _is_text(data):
+        return data.decode("utf-8"), False, cut
+    return base64.b64encode(data).decode(), True, cut
 
 
 def _masked_url(url: str, secrets: tuple[str, ...]) -> str:
@@ -91,13 +143,31 @@ def _header(headers: wiretap.Headers, name: str) -> str | None:
     return None
 
 
-def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, Any]:
-    """The HAR 1.2 entry of one exchange, secrets masked.
+def _cut(what: str, size: int, limits: RecordLimits, bodies: bool) -> str:
+    if not bodies:
+        return (
+            f"{what} body of {size:,} bytes not recorded: the recording's "
+            f"{describe_size(limits.bodies_bytes)} for bodies was spent"
+        )
+    return f"{what} body of {size:,} bytes recorded cut at {describe_size(limits.body_bytes)}"
+
+
+def har_entry(
+    exchange: WireExchange,
+    secrets: Iterable[str] = (),
+    limits: RecordLimits = DEFAULT_LIMITS,
+    *,
+    bodies: bool = True,
+) -> dict[str, Any]:
+    """The HAR 1.2 entry of one exchange, secrets masked, bodies cut at ``limits.body_bytes``
+    (none recorded when not ``bodies``).
 
     No response (a timeout, a refused connection): ``status`` 0, as browsers record it, with
-    the reason in ``response._error`` and the entry's ``comment``.
+    the reason in ``response._error`` and the entry's ``comment``. A body cut or left out has
+    ``_truncated`` true and a ``comment``, and so has its entry.
     """
     secrets = tuple(s for s in secrets if s)
+    comments: list[str] = []
     url = _masked_url(exchange.url, secrets)
     request: dict[str, Any] = {
         "method": exchange.method,
@@ -113,20 +183,18 @@ def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, 
         "bodySize": len(exchange.request_body),
     }
     if exchange.request_body:
-        text, encoded = _body(exchange.request_body, secrets)
         mime = _header(exchange.request_headers, "content-type") or "application/octet-stream"
-        request["postData"] = {"mimeType": mime, "text": text, "params": []}
-        if encoded:
-            request["postData"]["encoding"] = "base64"
+        request["postData"] = _content(
+            {"mimeType": mime}, exchange.request_body, "request", secrets, limits, bodies, comments
+        )
+        request["postData"].setdefault("text", "")  # HAR 1.2: a postData has its text
+        request["postData"]["params"] = []
     content: dict[str, Any] = {
         "size": len(exchange.response_body),
         "mimeType": _header(exchange.response_headers, "content-type") or "",
     }
     if exchange.response_body:
-        text, encoded = _body(exchange.response_body, secrets)
-        content["text"] = text
-        if encoded:
-            content["encoding"] = "base64"
+        _content(content, exchange.response_body, "response", secrets, limits, bodies, comments)
     response: dict[str, Any] = {
         "status": exchange.status if exchange.status is not None else 0,
         "statusText": _mask(exchange.reason, secrets),
@@ -138,7 +206,6 @@ def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, 
         "headersSize": -1,
         "bodySize": len(exchange.response_body) if exchange.status is not None else -1,
     }
-    comments: list[str] = []
     if exchange.status is None:
         error = _mask(exchange.error or "no response", secrets)
         response["_error"] = error
@@ -148,7 +215,8 @@ def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, 
             f"response body cut at {describe_size(exchange.body_cut_at)}: the server sent more; "
             "the body is recorded as received up to the cap"
         )
-        content["comment"] = cut
+        content["comment"] = "; ".join(filter(None, (cut, content.get("comment"))))
+        content[TRUNCATED] = True
         comments.append(cut)
     wait_ms = round(exchange.wait_s * 1000, 3)
     receive_ms = round(exchange.receive_s * 1000, 3)
@@ -162,7 +230,34 @@ def har_entry(exchange: WireExchange, secrets: Iterable[str] = ()) -> dict[str, 
     }
     if comments:
         entry["comment"] = "; ".join(comments)
+    if any(part.get(TRUNCATED) for part in (request.get("postData", {}), content)):
+        entry[TRUNCATED] = True
     return entry
+
+
+def _content(
+    into: dict[str, Any],
+    raw: bytes,
+    what: str,
+    secrets: tuple[str, ...],
+    limits: RecordLimits,
+    bodies: bool,
+    comments: list[str],
+) -> dict[str, Any]:
+    """``into`` with the body's ``text`` (and ``encoding``), or the marks of a body cut or
+    left out."""
+    cut = False
+    if bodies:
+        text, encoded, cut = _body(raw, secrets, limits.body_bytes)
+        into["text"] = text
+        if encoded:
+            into["encoding"] = "base64"
+    if not bodies or cut:
+        note = _cut(what, len(raw), limits, bodies)
+        into["comment"] = note
+        into[TRUNCATED] = True
+        comments.append(note)
+    return into
 
 
 class PartRecorder:
@@ -172,25 +267,56 @@ class PartRecorder:
     the bodies). The file is created with the first exchange; each line is written whole with
     one ``os.write`` on an ``O_APPEND`` descriptor, so a process killed mid-run leaves whole
     lines and at most one unfinished last line (the merge drops it).
+
+    The ``limits`` hold for the whole run: every process sums the part files of the directory
+    before it writes. Entries recorded without bodies or not at all are counted, and the counts
+    written to ``<name>-<pid>.har-counts.json`` when the recorder stops.
     """
 
     def __init__(
-        self, directory: Path, name: str, secrets: Callable[[], Iterable[str]] = tuple
+        self,
+        directory: Path,
+        name: str,
+        secrets: Callable[[], Iterable[str]] = tuple,
+        limits: RecordLimits | None = None,
     ) -> None:
         self.path = directory / f"{name}-{os.getpid()}{PART_SUFFIX}"
         self._secrets = secrets
+        self._limits = limits or DEFAULT_LIMITS
         self._lock = threading.Lock()
         self._fd: int | None = None
         self.recorded = 0
+        self.without_bodies = 0  # recorded without their bodies: the budget for bodies was spent
+        self.skipped = 0  # not recorded: the file's cap was reached
+
+    def _spent(self) -> int:
+        """Bytes in the part files of the run, every process's."""
+        total = 0
+        with os.scandir(self.path.parent) as found:
+            for item in found:
+                if item.name.endswith(PART_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        total += item.stat().st_size
+        return total
 
     def __call__(self, exchange: WireExchange) -> None:
-        line = json.dumps(har_entry(exchange, self._secrets()), ensure_ascii=False) + "\n"
-        data = line.encode("utf-8", errors="surrogateescape")
+        limits = self._limits
         with self._lock:
+            spent = self._spent()
+            bodies = spent < limits.bodies_bytes
+            entry = har_entry(exchange, self._secrets(), limits, bodies=bodies)
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            data = line.encode("utf-8", errors="surrogateescape")
+            if spent + len(data) > limits.file_bytes:
+                self.skipped += 1
+                return
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             os.write(self._fd, data)
             self.recorded += 1
+            self.without_bodies += not bodies and bool(
+                exchange.request_body or exchange.response_body
+            )
 
     def start(self) -> PartRecorder:
         wiretap.subscribe(self)
@@ -202,3 +328,12 @@ class PartRecorder:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self.without_bodies or self.skipped:
+                counts = {"without_bodies": self.without_bodies, "skipped": self.skipped}
+                with contextlib.suppress(OSError):
+                    counts_path(self.path).write_text(json.dumps(counts), encoding="utf-8")
+
+
+def counts_path(part: Path) -> Path:
+    """Where the recorder of ``part`` leaves its counts of entries cut by the limits."""
+    return part.with_name(part.name.removesuffix(PART_SUFFIX) + COUNTS_SUFFIX)

@@ -20,6 +20,7 @@ FAMILY_PROPERTY = "conformance_family"
 RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_dict()
 # the statuses the server answered during a test: {operation id: {"201": answers}}
 STATUSES_PROPERTY = "conformance_statuses"
+WEBHOOK_RECEIVER_PROPERTY = "conformance_webhook_receiver"  # ReceiverCounts.as_dict()
 MESSAGE_LIMIT = 4000
 
 

@@ -20,6 +20,7 @@ class Exchange:
     response_body: bytes
     started_at: str | None = None  # ISO 8601 from the recording, if any
     source: str = ""  # "traffic.har entry 12" / "traffic.jsonl line 13"
+    truncated: bool = False  # a body was cut or left out by the recorder (HAR ``_truncated``)
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of header ``name`` (case-insensitive) of the request, or of the

@@ -544,6 +544,7 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
         response_body=response_body,
         started_at=_optional_str(entry.get("startedDateTime"), "startedDateTime", where),
         source=source,
+        truncated=entry.get("_truncated") is True,
     )
 
 

@@ -23,6 +23,7 @@ from conformance.engine.progress import (
     ConsoleDisplay,
     RunHeader,
     render_summary,
+    reports_line,
     section_rows,
     verdict_line,
 )
@@ -132,7 +133,15 @@ def test_sections_verdict_and_failures_in_the_summary(tmp_path: Path) -> None:
         "repeat the whole run: payment-conformance run --base-url https://sandbox.example.test "
         "--seed 42 --workers 1"
     ) in text
-    assert f"reports: {tmp_path}/ (report.html, junit.xml)" in text
+    assert f"reports: {tmp_path}/ (report.html, junit.xml, manifest.json)" in text
+
+
+def test_the_reports_line_names_every_file_written_manifest_and_signature_too(
+    tmp_path: Path,
+) -> None:
+    names = ["report.html", "junit.xml", "results.json", "summary.md", "manifest.json"]
+    paths = [tmp_path / name for name in [*names, "manifest.sig"]]
+    assert reports_line(paths) == f"reports: {tmp_path}/ ({', '.join(names)}, manifest.sig)"
 
 
 def test_a_failure_of_a_call_sequence_prints_its_numbered_steps(tmp_path: Path) -> None:

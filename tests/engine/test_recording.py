@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +19,10 @@ from conformance.engine import recording
 from conformance.engine.progress import NullDisplay
 from conformance.engine.recording import merge_parts
 from conformance.engine.runner import RunError, RunOptions, execute
+from conformance.suite import har
 from conformance.suite.har import PART_SUFFIX, PartRecorder
 from conformance.suite.wiretap import WireExchange
-from tests.engine.hostile import Behaviour, closed_port, hostile_server
+from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 
 # The HAR 1.2 fields a reader relies on (http://www.softwareishard.com/blog/har-12-spec/).
 _NAME_VALUE = {
@@ -267,3 +271,69 @@ def test_merging_no_part_gives_an_empty_recording(tmp_path: Path) -> None:
     merge_parts(tmp_path, tmp_path / "out.har")
     har = json.loads((tmp_path / "out.har").read_text(encoding="utf-8"))
     assert har["log"]["entries"] == [] and har["log"]["version"] == "1.2"
+
+
+# -- bounds (issue 17, point 4) ----------------------------------------------------------------
+def test_a_gzip_bomb_server_gives_a_bounded_recording_within_the_run_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every answer after preflight: 8 MiB of NULs, gzipped to 8 KiB. Unbounded, each entry was
+    # 48 MiB of "\u0000" and the HAR grew by gigabytes; small limits here, the defaults' shape.
+    limits = har.RecordLimits(
+        body_bytes=64 * 1024, bodies_bytes=1024 * 1024, file_bytes=1536 * 1024
+    )
+    monkeypatch.setattr(har, "DEFAULT_LIMITS", limits)
+    bomb = canned("200 OK", gzip.compress(b"\0" * (8 * 1024 * 1024)), Content_Encoding="gzip")
+    har_path = tmp_path / "bomb.har"
+    budget_s = 15.0  # the suite starts in a few seconds on a loaded machine: room for bombs
+    with hostile_server(Behaviour.PREFLIGHT_THEN_CANNED, bomb) as url:
+        started = time.perf_counter()
+        outcome = CliRunner().invoke(
+            main,
+            [
+                *("run", "--base-url", url, "--quick", "--workers", "1", "--no-progress"),
+                *("--max-duration", f"{budget_s:g}", "--record", str(har_path)),
+                *("--report-dir", str(tmp_path / "reports")),
+            ],
+        )
+        took = time.perf_counter() - started
+    assert outcome.exit_code in (1, 2), outcome.output
+    assert "Traceback" not in outcome.output
+    assert took < budget_s + 10.0  # the budget and its hard stop's grace: writing cost ~nothing
+
+    size = har_path.stat().st_size
+    assert size <= limits.file_bytes + 4096  # the cap, and the log's head
+    har_doc = json.loads(har_path.read_text(encoding="utf-8"))
+    jsonschema.validate(har_doc, HAR_SCHEMA)
+    entries = har_doc["log"]["entries"]
+    cut = [e for e in entries if e.get("_truncated")]
+    assert cut and all("comment" in e for e in cut), outcome.output
+    bombs = [e["response"]["content"] for e in cut if e["response"]["content"].get("text")]
+    assert bombs and {c["encoding"] for c in bombs} == {"base64"}
+    assert "recorded by run --record, bounded: " in har_doc["log"]["comment"]
+    # the console says where the recording went and what was cut
+    line = next(s for s in outcome.output.splitlines() if s.startswith("recording: "))
+    assert line.startswith(f"recording: {har_path} ({len(entries)} entries, ") and "; cut: " in line
+    # validate reads it: a cut body is not judged, its status still is
+    from conformance.validator.readers import iter_exchanges
+
+    assert sum(1 for e in iter_exchanges(har_path) if e.truncated) == len(cut)
+
+
+def test_the_console_says_where_a_recording_went(tmp_path: Path) -> None:
+    har_path = tmp_path / "f.har"
+    outcome = CliRunner().invoke(
+        main,
+        [
+            *("run", "--only", "AUTH-001", "--quick", "--workers", "1", "--no-progress"),
+            *("--record", str(har_path), "--report-dir", str(tmp_path / "reports")),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    entries = len(json.loads(har_path.read_text(encoding="utf-8"))["log"]["entries"])
+    assert re.search(
+        rf"^recording: {re.escape(str(har_path))} \({entries} entries, \d+\.\d MB\)$",
+        outcome.output,
+        re.M,
+    ), outcome.output
+    assert "manifest.json" in outcome.output  # the reports line names every file written

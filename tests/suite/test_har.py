@@ -12,7 +12,7 @@ import pytest
 from conformance.core.profile import load_profile
 from conformance.suite import wiretap
 from conformance.suite.client import SuiteClient, SuiteTransportError
-from conformance.suite.har import PartRecorder, har_entry
+from conformance.suite.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.transport import Limits
 from conformance.suite.wiretap import WireExchange
@@ -150,3 +150,90 @@ def test_the_validator_reads_a_recorded_entry(tmp_path: Path) -> None:
     assert first.started_at == "2027-01-15T08:00:00.250000Z"
     assert second.status is None
     assert isinstance(httpx.URL(first.url).path, str) and first.path == "/v1/webhooks"
+
+
+# -- the recording's bounds (issue 17, point 4) ------------------------------------------------
+SMALL = RecordLimits(body_bytes=1024, bodies_bytes=8 * 1024, file_bytes=12 * 1024)
+
+
+def test_a_body_over_the_cap_is_recorded_cut_and_the_cut_is_marked() -> None:
+    body = b'{"data": "' + b"x" * 5000 + b'"}'
+    entry = har_entry(_exchange(request_body=body, response_body=body), limits=SMALL)
+    request, content = entry["request"]["postData"], entry["response"]["content"]
+    for part in (request, content):
+        assert part["text"] == body[:1024].decode()
+        assert part["_truncated"] is True
+        assert part["comment"].endswith("body of 5,012 bytes recorded cut at 1 KiB")
+    assert entry["request"]["bodySize"] == content["size"] == 5012  # the sizes sent
+    assert entry["_truncated"] is True
+    assert "response body of 5,012 bytes recorded cut at 1 KiB" in entry["comment"]
+    whole = har_entry(_exchange(), limits=SMALL)
+    assert "_truncated" not in whole and "comment" not in whole
+
+
+def test_nul_bytes_are_recorded_as_base64_not_six_bytes_each() -> None:
+    bomb = b"\0" * (8 * 1024 * 1024)  # what a gzip bomb decodes to
+    entry = har_entry(_exchange(response_body=bomb))
+    content = entry["response"]["content"]
+    assert content["encoding"] == "base64" and content["_truncated"] is True
+    assert base64.b64decode(content["text"]) == b"\0" * (2 * 1024 * 1024)
+    # 8 MiB as JSON text was 48 MiB ("\u0000" each): now the cap, base64
+    assert len(json.dumps(entry)) < 2.8e6
+    text = har_entry(_exchange(response_body=b'{"a": "tab\tnew\nline \xc3\xa9"}'))
+    assert "encoding" not in text["response"]["content"]  # UTF-8 text stays text
+
+
+def test_a_secret_the_cut_falls_in_is_masked_whole() -> None:
+    body = b"x" * 1020 + SECRET.encode() + b" tail"
+    entry = har_entry(_exchange(response_body=body), secrets=[SECRET], limits=SMALL)
+    text = entry["response"]["content"]["text"]
+    assert len(text) == 1024 and text.endswith("x[red")
+    assert SECRET[:4] not in text
+    # a character cut in two is left out: the body stays text
+    accented = har_entry(_exchange(response_body=b"x" * 1023 + "é".encode()), limits=SMALL)
+    assert accented["response"]["content"]["text"] == "x" * 1023
+
+
+def test_once_the_budgets_are_spent_bodies_then_entries_are_left_out_and_counted(
+    tmp_path: Path,
+) -> None:
+    from conformance.engine.recording import merge_parts
+
+    recorder = PartRecorder(tmp_path, "test", limits=SMALL)
+    body = b'{"data": "' + b"x" * 3000 + b'"}'
+    for _ in range(40):
+        recorder(_exchange(request_body=body, response_body=body))
+    recorder.stop()
+    assert recorder.recorded + recorder.skipped == 40
+    assert recorder.without_bodies > 0 and recorder.skipped > 0
+    assert recorder.path.stat().st_size <= SMALL.file_bytes
+
+    merged = merge_parts(tmp_path, tmp_path / "f.har", SMALL)
+    har = json.loads((tmp_path / "f.har").read_text(encoding="utf-8"))
+    entries = har["log"]["entries"]
+    assert merged.entries == len(entries) == recorder.recorded
+    assert merged.truncated == len(entries)  # every body here is over the 1 KiB cap
+    assert (merged.without_bodies, merged.skipped) == (recorder.without_bodies, recorder.skipped)
+    bare = [e for e in entries if "text" not in e["response"]["content"]]
+    assert len(bare) == recorder.without_bodies
+    assert "the recording's 8 KiB for bodies was spent" in bare[0]["response"]["content"]["comment"]
+    assert har["log"]["comment"].startswith("recorded by run --record, bounded: ")
+    assert f"{recorder.skipped} exchanges not recorded (the file reached its cap of 12 KiB)" in (
+        merged.describe()
+    )
+    assert merged.describe().startswith(f"recording: {tmp_path / 'f.har'} ({len(entries)} entries")
+
+
+def test_the_validator_reads_cut_and_bodiless_entries(tmp_path: Path) -> None:
+    from conformance.engine.recording import merge_parts
+    from conformance.validator.readers import iter_exchanges
+
+    recorder = PartRecorder(tmp_path, "test", limits=SMALL)
+    for body in (b"\0" * 3000, b'{"data": "' + b"x" * 3000 + b'"}') * 4:
+        recorder(_exchange(response_body=body))
+    recorder.stop()
+    merge_parts(tmp_path, tmp_path / "f.har", SMALL)
+    exchanges = list(iter_exchanges(tmp_path / "f.har"))
+    assert len(exchanges) == recorder.recorded
+    assert exchanges[0].response_body == b"\0" * 1024
+    assert all(e.truncated for e in exchanges)

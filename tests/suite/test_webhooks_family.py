@@ -13,7 +13,7 @@ import pytest
 from conformance.core.results import RunResult
 from conformance.engine.runner import RunOptions, run_suite
 from conformance.reference.faults import catalogue
-from conformance.suite.webhooks import deliveries, endpoints
+from conformance.suite.webhooks import deliveries, endpoints, receiver
 from tests.suite.proofs import family_failures, family_passed
 
 pytestmark = pytest.mark.slow
@@ -48,3 +48,19 @@ BREAKS = {f.name: set(f.breaks) for f in catalogue() if f.name in WEBHOOK_FAULTS
 def test_a_webhook_fault_fails_exactly_the_requirements_it_breaks(fault: str) -> None:
     found = set(family_failures(run(23, fault=fault), FAMILY))
     assert found == BREAKS[fault], f"{fault}: failed {sorted(found)}"
+
+
+def test_a_receiver_over_its_bounds_fails_no_conformant_server_and_says_what_it_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A receiver that keeps nothing: every webhook of the reference server is dropped, as a
+    # flood's would be. What the checks needed and did not get is not exercised, not failed.
+    monkeypatch.setattr(receiver, "DEFAULT_LIMITS", receiver.ReceiverLimits(per_path=0))
+    monkeypatch.setattr(deliveries, "WAIT_SECS", 3.0)
+    result = run(31)
+    assert family_failures(result, FAMILY) == {}
+    counts = result.webhook_receiver
+    assert counts is not None and counts.kept == 0 and counts.dropped > 0
+    (failing_path,) = [r for r in result.requirements if r.requirement.id == "DLV-015"]
+    assert "the receiver dropped" in (failing_path.reason_not_exercised or "")
+    assert "to endpoint fail over its bounds" in (failing_path.reason_not_exercised or "")

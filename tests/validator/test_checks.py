@@ -533,3 +533,27 @@ def test_a_rate_limit_answer_is_not_judged(validator: ExchangeValidator) -> None
     )
     assert validator.validate(unavailable) == []
     assert failed(validator.validate(create_payment(status=503, response_body=limited)))
+
+
+# ------------------------------------------------------------------- bodies the recorder cut
+def test_a_body_the_recording_cut_is_not_judged_but_the_status_still_is(
+    validator: ExchangeValidator,
+) -> None:
+    from dataclasses import replace
+
+    cut = json.dumps(PAYMENT_CREATED)[:40]  # run --record cut it (_truncated): not JSON
+    whole = create_payment(response_body=cut)
+    assert "OPS-008" in failed_ids(validator.validate(whole))  # judged, it fails: not JSON
+
+    results = validator.validate(replace(whole, truncated=True))
+    assert not failed(results)
+    unjudged = [r for r in results if r.outcome is Outcome.NOT_EXERCISED]
+    assert unjudged and all("the recording cut" in str(r.reason_not_exercised) for r in unjudged)
+    assert "STATUS-001" in passed_ids(results)
+    server_error = replace(create_payment(status=500, response_body=cut), truncated=True)
+    assert "ERR-006" in failed_ids(validator.validate(server_error))
+    # a 413 to a request whose body the recording left out: its size is unknown, not judged
+    too_large = {"code": "payload_too_large", "message": "too large"}
+    left_out = create_payment(request_body=b"", status=413, response_body=too_large)
+    assert failed(validator.validate(left_out))  # judged on the body it shows, it fails
+    assert not failed(validator.validate(replace(left_out, truncated=True)))

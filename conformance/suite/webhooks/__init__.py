@@ -1,7 +1,8 @@
 """The webhooks family: endpoints, secrets, events and deliveries at a live receiver.
 
 - ``receiver``: the HTTP receiver the suite runs in a background thread (loopback unless
-  ``--webhook-bind`` says otherwise); it records every request and answers per path.
+  ``--webhook-bind`` says otherwise); it records the requests within its bounds (the rest
+  dropped and counted) and answers per path.
 - ``signatures``: Standard Webhooks signatures and the profile's secret format.
 - ``causes``: which action of the suite causes which event type of the profile.
 - ``endpoints``: the state machine of the endpoint lifecycle (put, replace, rotate, list).

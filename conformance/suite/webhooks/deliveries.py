@@ -372,6 +372,29 @@ class DeliveryScenario:
                 )
         return None
 
+    def dropped(self, endpoint: Endpoint) -> str | None:
+        """Why a webhook missing at ``endpoint`` is not judged: the receiver dropped requests to
+        it (over its bounds), and the missing one may be among them. None: it dropped none."""
+        said = self.dropped_tries(endpoint.path, endpoint.name)
+        return None if said is None else f"{said}; the missing webhook may be among them"
+
+    def dropped_tries(self, path: str, name: str | None = None) -> str | None:
+        """What the receiver dropped of the requests to ``path`` (None: nothing)."""
+        drops = self.receiver.dropped_at(path)
+        if drops is None:
+            return None
+        by_path = {e.path: e.name for e in self.endpoints}
+        where = name or by_path.get(path, path)
+        return (
+            f"the receiver dropped {drops.deliveries:,} request(s) "
+            f"({drops.bytes:,} bytes) to endpoint {where} over its bounds"
+            + (
+                f", {drops.refused:,} of them refused with 413 (body too large)"
+                if drops.refused
+                else ""
+            )
+        )
+
     def arrivals(self, endpoint: Endpoint | None = None) -> list[Arrival]:
         by_path = {e.path: e for e in self.endpoints}
         found = []
@@ -511,8 +534,10 @@ class DeliveryScenario:
     def judge_failing(self, failing: Arrival | None, listing: Listing) -> int | None:
         """DLV-015 for the delivery to the failing path; its attempts when it was final."""
         if failing is None or failing.delivery_id is None:
+            dropped = self.dropped(self.fail) if failing is None else None
             self.not_reached.setdefault(
-                "DLV-015", "no delivery reached the failing receiver path, nothing to judge"
+                "DLV-015",
+                dropped or "no delivery reached the failing receiver path, nothing to judge",
             )
             return None
         record = listing.records.get(failing.delivery_id)
@@ -600,6 +625,11 @@ class DeliveryScenario:
             timeout=WAIT_SECS,
         )
         self.note_arrivals(sent)
+        dropped = None if arrived else self.dropped(self.fail)
+        if dropped is not None:
+            for rid in ("DLV-013", "DLV-016"):
+                self.not_reached.setdefault(rid, dropped)
+            return
         self.v.check(
             ["DLV-013", "DLV-016"],
             arrived,
@@ -645,7 +675,11 @@ class DeliveryScenario:
             found = self.matching(endpoint, expected)
             keys = {a.key for a in found}
             ids = ["DLV-003"] + ([expected.requirement_id] if endpoint is self.ok else [])
-            late = None if len(keys) >= expected.minimum else self.on_its_way(expected, listing)
+            late = (
+                None
+                if len(keys) >= expected.minimum
+                else self.dropped(endpoint) or self.on_its_way(expected, listing)
+            )
             if late is not None:
                 self.ctx.transcript.note(f"endpoint {endpoint.name}: not judged: {late}")
                 for requirement_id in ids:
@@ -836,7 +870,10 @@ class DeliveryScenario:
                     f"{SUCCEEDED} ({len(later)} more tries)",
                     fatal=False,
                 )
-                if not answered_2xx and status == SUCCEEDED:
+                dropped = self.dropped_tries(got[0].path)
+                if not answered_2xx and status == SUCCEEDED and dropped is not None:
+                    self.not_reached.setdefault("DLV-015", dropped)  # a 2xx try may be one
+                elif not answered_2xx and status == SUCCEEDED:
                     self.v.check(
                         ["DLV-015"],
                         False,

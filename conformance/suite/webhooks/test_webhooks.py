@@ -21,6 +21,7 @@ from hypothesis import Phase, settings
 
 from conformance.core.profile import Profile
 from conformance.suite.plugin import SuiteSettings
+from conformance.suite.recording import WEBHOOK_RECEIVER_PROPERTY
 from conformance.suite.stateful import MachineContext, machine_settings, run_guarded, run_machine
 from conformance.suite.webhooks import deliveries, endpoints
 from conformance.suite.webhooks.deliveries import DeliveryScenario
@@ -72,6 +73,7 @@ def test_deliveries(
     machine_context: MachineContext,
     webhook_receiver: ReceiverState,
     conformance_settings: SuiteSettings,
+    request: pytest.FixtureRequest,
 ) -> None:
     ctx = machine_context
     receiver = webhook_receiver.receiver
@@ -85,6 +87,9 @@ def test_deliveries(
         run_guarded(ctx.verdicts, scenario.run)
     finally:
         scenario.unsubscribe()
+        # what the receiver kept and dropped: the reports say so (a flood is dropped)
+        counts = receiver.counts().as_dict()
+        request.node.user_properties.append((WEBHOOK_RECEIVER_PROPERTY, counts))
     reasons = {
         rid: scenario.not_reached.get(rid, "the delivery scenario did not reach it")
         for rid in deliveries.ALL_IDS

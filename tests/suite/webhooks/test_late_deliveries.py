@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.receiver_counts import PathDrops
 from conformance.suite.stateful import Transcript, Verdicts
 from conformance.suite.webhooks.causes import Expected
 from conformance.suite.webhooks.deliveries import DeliveryScenario, Endpoint, Listing
@@ -19,13 +20,21 @@ CREATED = Expected("payment.created", "pay_1", "EVT-001", "createPayment", start
 class SilentReceiver:
     """A live receiver at which nothing arrived."""
 
+    def __init__(self, drops: PathDrops | None = None) -> None:
+        self.drops = drops
+
     def snapshot(self) -> list[Any]:
         return []
 
+    def dropped_at(self, path: str) -> PathDrops | None:
+        return self.drops
 
-def judged(records: list[dict[str, Any]], listed_before: set[str]) -> DeliveryScenario:
+
+def judged(
+    records: list[dict[str, Any]], listed_before: set[str], drops: PathDrops | None = None
+) -> DeliveryScenario:
     scenario = DeliveryScenario.__new__(DeliveryScenario)
-    scenario.receiver = SilentReceiver()  # type: ignore[assignment]
+    scenario.receiver = SilentReceiver(drops)  # type: ignore[assignment]
     transcript = Transcript()
     scenario.ctx = SimpleNamespace(transcript=transcript)  # type: ignore[assignment]
     scenario.v = Verdicts(recorder=None, family="deliveries", transcript=transcript)
@@ -78,3 +87,15 @@ def test_a_missing_webhook_the_server_does_not_list_as_on_its_way_fails(
     assert failure is not None
     assert "0 payment.created webhook(s) reached endpoint ok within 20 s" in failure.message
     assert scenario.not_reached == {}
+
+
+def test_a_missing_webhook_the_receiver_may_have_dropped_is_not_judged() -> None:
+    # a flood over the receiver's bounds: what it dropped may hold the missing webhook
+    drops = PathDrops("/ok", deliveries=988, bytes=988 * 1024 * 1024, refused=2)
+    scenario = judged([record("dl_new", "succeeded", 1)], set(), drops)
+    assert "EVT-001" not in scenario.v._tally and "DLV-003" not in scenario.v._tally
+    assert scenario.not_reached["EVT-001"] == (
+        "the receiver dropped 988 request(s) (1,035,993,088 bytes) to endpoint ok over its "
+        "bounds, 2 of them refused with 413 (body too large); the missing webhook may be "
+        "among them"
+    )

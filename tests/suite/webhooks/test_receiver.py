@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 
 import httpx
 import pytest
 
 from conformance.suite.webhooks.receiver import (
+    OTHER_PATHS,
+    TRACKED_PATHS,
+    ReceiverLimits,
     ReceiverOptionError,
     WebhookReceiver,
     bind_address,
@@ -87,3 +91,80 @@ def test_a_busy_port_is_an_os_error() -> None:
         port = int(first.public_url.rsplit(":", 1)[1])
         with pytest.raises(OSError):
             WebhookReceiver("127.0.0.1", port)
+
+
+# -- bounds: what a flooding server gets kept (issue 17, point 3) -------------------------------
+SMALL = ReceiverLimits(
+    body_bytes=64 * 1024, per_path=10, per_path_bytes=200 * 1024, total=25, total_bytes=400 * 1024
+)
+
+
+def flood(receiver: WebhookReceiver, paths: list[str], bodies: int, size: int) -> list[int]:
+    """A hostile server: ``bodies`` POSTs of ``size`` bytes over ``paths``, from 4 threads."""
+    answers: list[int] = []
+
+    def send(start: int) -> None:
+        with httpx.Client() as client:
+            for n in range(start, bodies, 4):
+                path = paths[n % len(paths)]
+                answers.append(client.post(receiver.url(path), content=b"x" * size).status_code)
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+def test_a_flood_is_kept_within_the_bounds_and_the_rest_dropped_and_counted_per_path() -> None:
+    with WebhookReceiver(limits=SMALL) as receiver:
+        receiver.answer("/b", 500)
+        answers = flood(receiver, ["/a", "/b", "/c"], bodies=300, size=30 * 1024)
+        kept = receiver.snapshot()
+        counts = receiver.counts()
+    assert sorted(set(answers)) == [200, 500]  # every request answered as its path says
+    kept_bytes = sum(len(r.body) for r in kept)
+    assert len(kept) <= SMALL.total and kept_bytes <= SMALL.total_bytes
+    for path in ("/a", "/b", "/c"):
+        at_path = [r for r in kept if r.path == path]
+        assert 0 < len(at_path) <= SMALL.per_path
+        assert sum(len(r.body) for r in at_path) <= SMALL.per_path_bytes
+    assert counts.kept == len(kept) and counts.kept_bytes >= kept_bytes
+    assert counts.kept + counts.dropped == 300
+    by_path = {d.path: d for d in counts.drops}
+    assert set(by_path) == {"/a", "/b", "/c"}
+    for path, drops in by_path.items():
+        assert drops.deliveries == 100 - sum(1 for r in kept if r.path == path)
+        assert drops.bytes >= drops.deliveries * 30 * 1024 and drops.refused == 0
+    assert counts.describe().startswith(f"webhook receiver: kept {len(kept)} requests (")
+    assert f"; dropped {counts.dropped} over its bounds" in counts.describe()
+
+
+def test_a_body_over_the_cap_is_refused_with_413_without_being_read() -> None:
+    with WebhookReceiver(limits=SMALL) as receiver:
+        host, port = receiver.public_url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as conn:
+            # a gigabyte announced, none sent: the answer must not wait for it
+            conn.sendall(b"POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n")
+            answer = conn.recv(4096)
+        small = httpx.post(receiver.url("/small"), content=b"{}")
+        counts = receiver.counts()
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert small.status_code == 200 and [r.path for r in receiver.snapshot()] == ["/small"]
+    (drops,) = counts.drops
+    assert (drops.path, drops.deliveries, drops.refused) == ("/big", 1, 1)
+    assert drops.bytes >= 1073741824
+    assert receiver.dropped_at("/big") == drops and receiver.dropped_at("/small") is None
+
+
+def test_drops_past_the_tracked_paths_are_summed_under_other_paths() -> None:
+    limits = ReceiverLimits(per_path=0)  # keep nothing: every request is a drop
+    with WebhookReceiver(limits=limits) as receiver, httpx.Client() as client:
+        for n in range(TRACKED_PATHS + 3):
+            client.post(receiver.url(f"/p{n}"), content=b"{}")
+        counts = receiver.counts()
+    assert len(counts.drops) == TRACKED_PATHS + 1
+    assert counts.drops[-1].path == OTHER_PATHS and counts.drops[-1].deliveries == 3
+    assert receiver.dropped_at("/p70") == counts.drops[-1]
+    assert "and 60 more paths" in counts.describe()
