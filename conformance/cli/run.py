@@ -26,6 +26,7 @@ from conformance.cli._common import (
     split_selectors,
 )
 from conformance.cli._signals import sigterm_as_interrupt
+from conformance.cli.waivers import STRICT_HELP, WAIVERS_HELP, echo_waivers, load_option
 from conformance.core.results import Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
@@ -259,6 +260,14 @@ def default_report_dir() -> Path:
     "it is masked in output and reports). HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are "
     "never read.",
 )
+@click.option(
+    "--waivers",
+    "waivers_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE.toml",
+    help=WAIVERS_HELP,
+)
+@click.option("--strict-waivers", is_flag=True, help=STRICT_HELP)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -288,6 +297,8 @@ def run(
     headers: tuple[str, ...],
     rate_limit: float | None,
     proxy: str | None,
+    waivers_file: Path | None,
+    strict_waivers: bool,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -305,6 +316,7 @@ def run(
         parsed_headers = gateway.parse_headers(headers)
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
+    waivers = load_option(waivers_file, strict_waivers)  # a bad file costs no run
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,
@@ -335,6 +347,8 @@ def run(
         auto_workers=workers is None,
         rate_limit=rate_limit,
         proxy=proxy,
+        waivers=waivers,
+        strict_waivers=strict_waivers,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:
@@ -352,6 +366,8 @@ def run(
     render_summary(console, result, finished.report_paths)
     if finished.recording is not None:
         console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
+    if result.waivers is not None:
+        echo_waivers(result.waivers)
     if insecure:  # again beside the verdict it qualifies
         click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:
@@ -369,6 +385,9 @@ def run(
             "(see 'not exercised' in the reports for the reasons)",
             err=True,
         )
+    strict_failure = result.waivers.strict_failure if result.waivers is not None else None
+    if strict_failure is not None:
+        click.echo(f"error: {for_terminal(strict_failure)}", err=True)
     raise SystemExit(result.exit_code)
 
 

@@ -14,6 +14,7 @@ import click
 
 from conformance.cli import exit_codes
 from conformance.cli._common import fail
+from conformance.cli.waivers import manifest_lines
 from conformance.core.untrusted import for_terminal
 from conformance.reporting import signing
 from conformance.reporting.verification import CannotVerify, Verification, verify_directory
@@ -90,6 +91,8 @@ def verify(report_dir: Path, public_key: Path | None, allow_unsigned: bool) -> N
     click.echo(f"report: {for_terminal(str(report_dir))}")
     for name, value in _tested(result):
         click.echo(f"{name}: {for_terminal(value)}")
+    for line in manifest_lines(result.manifest):
+        click.echo(line)
     click.echo(f"files: {result.files_checked} checked against the manifest")
     click.echo(f"signature: {_signature_line(result)}")
     if result.verified:

@@ -10,22 +10,34 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
+
+if TYPE_CHECKING:
+    from conformance.core.waivers import WaiverReport
 
 
 class Outcome(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     NOT_EXERCISED = "not_exercised"
+    WAIVED = "waived"  # of a requirement only: failed, every failing check named by a waiver
 
 
 class Verdict(StrEnum):
     CONFORMANT = "CONFORMANT"
+    # every failure waived (run --waivers); shown with the count, ``verdict_with_waivers``
+    CONFORMANT_WITH_WAIVERS = "CONFORMANT WITH WAIVERS"
     NOT_CONFORMANT = "NOT CONFORMANT"
     NOT_TESTED = "NOT TESTED"
     INCOMPLETE = "INCOMPLETE"  # the run stopped early (time budget, crash, interruption)
+
+
+def verdict_with_waivers(used: int) -> str:
+    """The verdict of a run whose every failure a waiver covered: never plain CONFORMANT."""
+    return f"CONFORMANT WITH {used} WAIVER{'' if used == 1 else 'S'}"
 
 
 def budget_reason(seconds: float) -> str:
@@ -97,6 +109,7 @@ class RequirementResult:
     outcome: Outcome
     checks: tuple[CheckResult, ...] = ()
     reason_not_exercised: str | None = None  # set by ``fold`` exactly when not exercised
+    waived_by: tuple[int, ...] = ()  # WAIVED: positions of its waivers in RunResult.waivers
 
     @property
     def failures(self) -> tuple[CheckResult, ...]:
@@ -209,6 +222,8 @@ class RunResult:
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     # What the webhook receiver kept and dropped (None: no receiver ran).
     webhook_receiver: ReceiverCounts | None = None
+    # run --waivers: each waiver and what it did (None: no waivers file)
+    waivers: WaiverReport | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -238,29 +253,43 @@ class RunResult:
             return Verdict.NOT_CONFORMANT  # a failure found is one, finished or not
         if self.incomplete_reason is not None:
             return Verdict.INCOMPLETE
-        if not self.count(Outcome.PASSED):
+        if not self.count(Outcome.PASSED) and not self.count(Outcome.WAIVED):
             return Verdict.NOT_TESTED
+        if self.count(Outcome.WAIVED):
+            return Verdict.CONFORMANT_WITH_WAIVERS
         return Verdict.CONFORMANT
 
     @property
+    def verdict_text(self) -> str:
+        """The verdict as every report words it: "CONFORMANT WITH 2 WAIVERS", not the enum's."""
+        if self.verdict is Verdict.CONFORMANT_WITH_WAIVERS and self.waivers is not None:
+            return verdict_with_waivers(self.waivers.used)
+        return self.verdict.value
+
+    @property
     def exit_code(self) -> int:
-        """0: every exercised requirement passed; 1: one failed; 2: nothing was tested or the
-        run did not finish."""
+        """0: every exercised requirement passed or was waived; 1: one failed, or
+        ``--strict-waivers`` found a stale waiver; 2: nothing was tested or the run did not
+        finish."""
         if self.incomplete_reason is not None:
             return 2
-        codes = {Verdict.CONFORMANT: 0, Verdict.NOT_CONFORMANT: 1}
-        return codes.get(self.verdict, 2)
+        codes = {Verdict.CONFORMANT: 0, Verdict.CONFORMANT_WITH_WAIVERS: 0}
+        code = codes.get(self.verdict, 1 if self.verdict is Verdict.NOT_CONFORMANT else 2)
+        if code == 0 and self.waivers is not None and self.waivers.strict_failure is not None:
+            return 1
+        return code
 
     @property
     def exercised(self) -> int:
-        """Requirements a check passed or failed (the rest were selected but not exercised)."""
-        return self.count(Outcome.PASSED) + self.count(Outcome.FAILED)
+        """Requirements a check passed, failed or a waiver waived (the rest were selected but
+        not exercised)."""
+        return self.count(Outcome.PASSED) + self.count(Outcome.FAILED) + self.count(Outcome.WAIVED)
 
     @property
     def verdict_summary(self) -> str:
         """The verdict with how much it rests on: "CONFORMANT, 166 of 329 requirements
         exercised"."""
-        return summarise_verdict(self.verdict.value, self.exercised, len(self.requirements))
+        return summarise_verdict(self.verdict_text, self.exercised, len(self.requirements))
 
     def replay_command(self, requirement_id: str, *, base_url: str | None = None) -> str:
         """The ``payment-conformance run`` command repeating this requirement's checks.
@@ -296,6 +325,10 @@ class RunResult:
             words += ["--max-duration", self.options["max_duration_s"]]
         if self.options.get("fail_fast") == "true":
             words.append("--fail-fast")
+        if "waivers" in self.options:
+            words += ["--waivers", self.options["waivers"]]
+        if self.options.get("strict_waivers") == "true":
+            words.append("--strict-waivers")
         return shlex.join(words + self._case_words())
 
     @property

@@ -27,6 +27,7 @@ from conformance.core.results import (
     Outcome,
     RunResult,
     Target,
+    Verdict,
     outside_selection_note,
     split_steps,
 )
@@ -208,7 +209,8 @@ def section_rows(run: RunResult) -> list[tuple[str, int, int, int]]:
     for result in run.requirements:
         section = result.requirement.section
         counts = rows.setdefault(f"{section.document} {section.number} {section.title}", [0, 0, 0])
-        counts[columns[result.outcome]] += 1
+        if result.outcome in columns:  # waived: in the verdict line and the waivers
+            counts[columns[result.outcome]] += 1
     return [(name, c[0], c[1], c[2]) for name, c in rows.items()]
 
 
@@ -217,7 +219,9 @@ def verdict_line(run: RunResult) -> str:
     recording one or more check results (the reports count the latter)."""
     return (
         f"verdict: {run.verdict_summary} ({run.count(Outcome.PASSED)} passed, "
-        f"{run.count(Outcome.FAILED)} failed, {run.count(Outcome.NOT_EXERCISED)} not exercised; "
+        f"{run.count(Outcome.FAILED)} failed, "
+        + (f"{run.count(Outcome.WAIVED)} waived, " if run.count(Outcome.WAIVED) else "")
+        + f"{run.count(Outcome.NOT_EXERCISED)} not exercised; "
         f"{check_results(len(run.selected_checks))}) in {run.duration_s:.0f} s"
         + first_failure(run.first_failure_s)
         + (f"; {outside_selection_note(run.outside_selection)}" if run.outside_selection else "")
@@ -298,7 +302,11 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         # the paths are the server's choice: secrets masked, shown escaped
         line = redact_text(run.webhook_receiver.describe())
         console.print(Text(for_terminal(line)), soft_wrap=True)
-    style = {"CONFORMANT": "green", "NOT CONFORMANT": "red"}.get(run.verdict.value, "yellow")
+    style = {
+        Verdict.CONFORMANT: "green",
+        Verdict.CONFORMANT_WITH_WAIVERS: "green",
+        Verdict.NOT_CONFORMANT: "red",
+    }.get(run.verdict, "yellow")
     console.print(Text(verdict_line(run), style=f"bold {style}"), soft_wrap=True)
     if report_paths:
         console.print(escape(reports_line(report_paths)), highlight=False, soft_wrap=True)

@@ -51,6 +51,7 @@ from conformance.core.results import (
     merge_statuses,
 )
 from conformance.core.untrusted import mask_url_passwords, split_url
+from conformance.core.waivers import WaiverFile, apply_waivers
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
 from conformance.engine.recording import (
@@ -147,6 +148,8 @@ class RunOptions:
     headers: tuple[Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
     proxy: str | None = field(default=None, repr=False)  # run --proxy: its password is a secret
+    waivers: WaiverFile | None = None  # run --waivers, loaded (and checked) before the run
+    strict_waivers: bool = False  # run --strict-waivers: a stale waiver fails the run
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -243,6 +246,11 @@ def _execute(options: RunOptions, display: Display) -> Run:
         if not_reached is not None:
             collector.checks.append(not_reached)
     requirements = fold(list(selected), collector.checks)
+    waived = None
+    if options.waivers is not None:  # "today" is the day the run started (UTC)
+        requirements, waived = apply_waivers(
+            requirements, options.waivers, started_at.date(), strict=options.strict_waivers
+        )
     result = RunResult(
         suite_version=__version__,
         contract_sha256=contract_sha,
@@ -262,6 +270,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         outside_ids=outside,
         statuses_seen=collector.statuses_seen,
         webhook_receiver=collector.webhook_receiver,
+        waivers=waived,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -513,6 +522,10 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["rate_limit"] = f"{options.rate_limit:g}/s"
     if options.proxy is not None:
         recorded["proxy"] = mask_url_passwords(options.proxy)
+    if options.waivers is not None:
+        recorded["waivers"] = options.waivers.path
+    if options.strict_waivers:
+        recorded["strict_waivers"] = "true"
     return recorded
 
 

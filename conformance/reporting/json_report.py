@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from conformance.core.resources import package_data
+from conformance.reporting import waivers
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -23,7 +24,7 @@ from conformance.reporting.view import (
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
 # 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec"), outside_selection, statuses_seen,
-# webhook_receiver
+# webhook_receiver; next: waivers, requirements[].waived_by, outcome "waived", counts.waived
 SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
@@ -87,6 +88,7 @@ def _requirement(requirement: RequirementView) -> dict[str, Any]:
         "reason_not_exercised": requirement.reason_not_exercised,
         "replay": requirement.replay,
         "checks": [c.index for c in requirement.checks],
+        **({"waived_by": list(requirement.waived_by)} if requirement.waived_by else {}),
     }
 
 
@@ -135,6 +137,7 @@ def document(view: RunView) -> dict[str, Any]:
             "checks": view.check_counts.as_dict(),
             "layers": {name: counts.as_dict() for name, counts in view.layers},
         },
+        **({"waivers": waivers.as_dict(view.waivers)} if view.waivers is not None else {}),
         "rerun": view.rerun,
         "replay_note": view.replay_note,
         "sections": [_section(s) for s in view.sections],

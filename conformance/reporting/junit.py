@@ -3,7 +3,9 @@
 The layout common JUnit consumers (Jenkins, GitLab, GitHub actions) read: a <testcase> has
 ``classname`` = the section key ("spec 5") and ``name`` = "ID: text"; a failed requirement has
 one <failure> holding every failing check's message and evidence; a requirement no check
-exercised has a <skipped> with the reason. Run metadata goes in each suite's <properties>.
+exercised has a <skipped> with the reason, and so has a waived one (``run --waivers``): the
+waivers and what they covered as its message, its failures as the text. Run metadata goes in
+each suite's <properties>.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from conformance.core.results import Outcome
+from conformance.reporting import waivers
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -20,6 +23,7 @@ from conformance.reporting.view import (
     SectionView,
     clip_body,
 )
+from conformance.reporting.waivers import waived_message
 
 FILENAME = "junit.xml"
 BODY_LIMIT = 4_096
@@ -76,7 +80,8 @@ def _failure_text(
     return "\n".join(lines)
 
 
-def _testcase(parent: ET.Element, requirement: RequirementView, replay_note: str) -> None:
+def _testcase(parent: ET.Element, requirement: RequirementView, view: RunView) -> None:
+    replay_note = view.replay_note
     case = ET.SubElement(
         parent,
         "testcase",
@@ -95,6 +100,12 @@ def _testcase(parent: ET.Element, requirement: RequirementView, replay_note: str
             {"message": _one_line(first), "type": f"{requirement.badge} requirement"},
         )
         failure.text = _failure_text(requirement, failures, replay_note)
+    elif requirement.outcome is Outcome.WAIVED and view.waivers is not None:
+        # skipped, not failed: CI reads the run as the verdict does; the failures stay visible
+        skipped = ET.SubElement(
+            case, "skipped", {"message": _one_line(waived_message(requirement, view.waivers))}
+        )
+        skipped.text = _failure_text(requirement, requirement.failures, replay_note)
     elif requirement.outcome is Outcome.NOT_EXERCISED:
         ET.SubElement(
             case, "skipped", {"message": _one_line(requirement.reason_not_exercised or "")}
@@ -121,6 +132,7 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("results_outside_selection", str(view.outside_selection)),
         ("rerun", view.rerun),
     ]
+    values += waivers.properties(view.waivers) if view.waivers is not None else []
     values += [(f"option.{k}", v) for k, v in view.options]
     values += [(f"rate_limits.{k}", f"{v:g}") for k, v in view.rate_limits.as_dict().items()]
     for name, value in values:
@@ -141,18 +153,19 @@ def _testsuite(parent: ET.Element, view: RunView, section: SectionView, number: 
     )
     counts = section.counts
     time = sum(r.duration_s for r in section.requirements)
-    _counts(suite, counts.total, counts.failed, counts.not_exercised, time)
+    _counts(suite, counts.total, counts.failed, counts.not_exercised + counts.waived, time)
     suite.set("timestamp", view.started_at)
     _properties(suite, view)
     for requirement in section.requirements:
-        _testcase(suite, requirement, view.replay_note)
+        _testcase(suite, requirement, view)
 
 
 def render(view: RunView) -> str:
     name = f"payment-conformance {view.suite_version}: {view.verdict_summary}"
     root = ET.Element("testsuites", {"name": name})
     counts = view.counts
-    _counts(root, counts.total, counts.failed, counts.not_exercised, view.duration_s)
+    skipped = counts.not_exercised + counts.waived
+    _counts(root, counts.total, counts.failed, skipped, view.duration_s)
     root.set("timestamp", view.started_at)
     for number, section in enumerate(view.sections):
         _testsuite(root, view, section, number)

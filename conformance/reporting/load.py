@@ -35,7 +35,8 @@ from conformance.core.catalogue import Layer, Section
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.results import Outcome, RateLimitCounts
 from conformance.core.untrusted_files import UntrustedFileError
-from conformance.reporting import json_report
+from conformance.core.waivers import WaiverReport
+from conformance.reporting import json_report, waivers
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -181,6 +182,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
                 checks=tuple(checks[i] for i in data["checks"]),
                 reason_not_exercised=data["reason_not_exercised"],
                 replay=data["replay"],
+                waived_by=tuple(data.get("waived_by", ())),
             )
         )
     by_id = {r.id: r for r in requirements}
@@ -223,13 +225,31 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
             for op, counts in document.get("statuses_seen", {}).items()
         },
         webhook_receiver=_receiver_counts(document.get("webhook_receiver")),  # 1.4
+        waivers=_waivers(document.get("waivers")),
     )
+    _check_waived_by(view)
     if view.verdict_summary != document["verdict_summary"]:
         raise LoadError(
             f"verdict_summary {document['verdict_summary']!r} does not match the requirements "
             f"it lists ({view.verdict_summary!r})"
         )
     return view
+
+
+def _waivers(value: Any) -> WaiverReport | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return waivers.from_dict(value)
+    except ValueError as exc:  # a date the schema's pattern lets through: 2026-13-45
+        raise LoadError(f"waivers: {exc}") from None
+
+
+def _check_waived_by(view: RunView) -> None:
+    count = 0 if view.waivers is None else len(view.waivers.results)
+    for requirement in view.requirements:
+        if any(i >= count for i in requirement.waived_by):
+            raise LoadError(f"requirement {requirement.id} names a waiver beyond the {count}")
 
 
 def _receiver_counts(value: Any) -> ReceiverCounts | None:

@@ -5,7 +5,8 @@ file was altered after the run; the contract and profile hashes say what the run
 against.
 
 A signed run (``run --sign-key``) adds ``signature``: the algorithm, the public key and its
-fingerprint; the signature of the manifest's bytes is in manifest.sig (``signing``).
+fingerprint; the signature of the manifest's bytes is in manifest.sig (``signing``). A run with
+``--waivers`` adds ``waivers``: the waivers file's SHA-256 and every waiver with what it did.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from conformance.core import untrusted_files
 from conformance.core.untrusted_files import UntrustedFileError
-from conformance.reporting import load, signing
+from conformance.reporting import load, signing, waivers
 from conformance.reporting.view import RunView
 
 FILENAME = "manifest.json"
@@ -46,6 +47,7 @@ def render(
         "target": view.target,
         "verdict": view.verdict,
         **({"tls_verified": False, "warnings": list(view.warnings)} if view.insecure else {}),
+        **({"waivers": waivers.as_dict(view.waivers)} if view.waivers is not None else {}),
         "files": {
             name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()
         },

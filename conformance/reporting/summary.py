@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from conformance.core.results import split_steps
+from conformance.reporting import waivers
 from conformance.reporting.coverage import by_operation
 from conformance.reporting.view import RequirementView, RunView
 
@@ -23,6 +24,12 @@ VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠
 
 # Inline Markdown only: the escaped texts never start a line, so "#", "-", "1." are inert.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _mark(verdict: str) -> str:
+    if verdict.startswith("CONFORMANT WITH"):  # "CONFORMANT WITH 2 WAIVERS"
+        return VERDICT_MARK["CONFORMANT"]
+    return VERDICT_MARK.get(verdict, "")
 
 
 def escape(text: str, limit: int | None = None) -> str:
@@ -62,10 +69,11 @@ def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {VERDICT_MARK.get(view.verdict, '')} {view.verdict_summary}",
+        f"## payment-conformance: {_mark(view.verdict)} {view.verdict_summary}",
         "",
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
-        f"{counts.not_exercised} not exercised ({results:,} check result"
+        + (f"{counts.waived} waived, " if counts.waived else "")
+        + f"{counts.not_exercised} not exercised ({results:,} check result"
         f"{'' if results == 1 else 's'} recorded, {view.requests_sent:,} requests "
         f"in {view.duration}"
         + (
@@ -132,6 +140,8 @@ def render(view: RunView) -> str:
             lines.append(
                 f"- … and {len(failed) - MAX_FAILURES} more: see report.html or results.json"
             )
+    if view.waivers is not None:
+        lines += waivers.markdown(view.waivers, escape, code)
     lines += [
         "",
         f"reports: {code(view.reports_dir)} "

@@ -10,7 +10,7 @@ What counts as tampering (``Verification.problems``, the report is not verified)
 - the signature (manifest.sig) does not verify, with the given public key or, without one, the
   key the manifest records; manifest.sig without a key in the manifest or the reverse;
 - results.json disagrees with the manifest on what was tested (suite, contract, profile, seed,
-  verdict), which a signed manifest rules out unless the signer signed a mismatch.
+  verdict, waivers), which a signed manifest rules out unless the signer signed a mismatch.
 
 An unsigned report (no manifest.sig, no key in the manifest) is not verified either, unless
 the caller allows it: its hashes prove nothing, since anyone can rewrite the manifest too.
@@ -185,6 +185,7 @@ def _check_results(result: Verification) -> None:
         ("profile", document.get("profile"), m.get("profile")),
         ("seed", document.get("seed"), m.get("seed")),
         ("verdict", document.get("verdict"), m.get("verdict")),
+        ("waivers", document.get("waivers"), m.get("waivers")),
     ]
     for name, in_results, in_manifest in pairs:
         if in_results != in_manifest:

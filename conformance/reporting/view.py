@@ -28,6 +28,8 @@ from conformance.core.results import (
     summarise_verdict,
 )
 from conformance.core.untrusted import mask_url_passwords
+from conformance.core.waivers import WaiverReport
+from conformance.reporting import waivers
 from conformance.reporting.scrub import Scrubber, clip, learn_secrets
 
 # "contract", as the CLI and the catalogue say (``requirements --layer contract``)
@@ -51,10 +53,11 @@ class Counts:
     passed: int = 0
     failed: int = 0
     not_exercised: int = 0
+    waived: int = 0  # run --waivers: failed, every failing check named by a live waiver
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.not_exercised
+        return self.passed + self.failed + self.not_exercised + self.waived
 
     @classmethod
     def of(cls, outcomes: Iterable[Outcome]) -> Counts:
@@ -63,6 +66,7 @@ class Counts:
             passed=values.count(Outcome.PASSED),
             failed=values.count(Outcome.FAILED),
             not_exercised=values.count(Outcome.NOT_EXERCISED),
+            waived=values.count(Outcome.WAIVED),
         )
 
     def as_dict(self) -> dict[str, int]:
@@ -70,6 +74,7 @@ class Counts:
             "passed": self.passed,
             "failed": self.failed,
             "not_exercised": self.not_exercised,
+            "waived": self.waived,
             "total": self.total,
         }
 
@@ -145,6 +150,7 @@ class RequirementView:
     checks: tuple[CheckView, ...]
     reason_not_exercised: str | None
     replay: str
+    waived_by: tuple[int, ...] = ()  # WAIVED: positions of its waivers in RunView.waivers
 
     @property
     def badge(self) -> str:
@@ -210,6 +216,7 @@ class RunView:
     # the statuses the server answered, per operation id: status -> answers
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
+    waivers: WaiverReport | None = None  # run --waivers: what each waiver did (None: none)
 
     @property
     def outside_selection_note(self) -> str:
@@ -218,7 +225,7 @@ class RunView:
 
     @property
     def exercised(self) -> int:
-        return self.counts.passed + self.counts.failed
+        return self.counts.passed + self.counts.failed + self.counts.waived
 
     @property
     def insecure(self) -> bool:
@@ -255,6 +262,10 @@ class RunView:
     @property
     def failed(self) -> tuple[RequirementView, ...]:
         return tuple(r for r in self.requirements if r.outcome is Outcome.FAILED)
+
+    @property
+    def waived(self) -> tuple[RequirementView, ...]:
+        return tuple(r for r in self.requirements if r.outcome is Outcome.WAIVED)
 
     @property
     def not_exercised(self) -> tuple[RequirementView, ...]:
@@ -402,6 +413,7 @@ class _Builder:
                     req.id, base_url=mask_url_passwords(self.run.target.base_url)
                 )
             ),
+            waived_by=result.waived_by,
         )
 
 
@@ -445,7 +457,7 @@ def build_view(
         duration_s=run.duration_s,
         requests_sent=run.requests_sent,
         options=options,
-        verdict=run.verdict.value,
+        verdict=run.verdict_text,
         exit_code=run.exit_code,
         requirements=requirements,
         sections=sections,
@@ -466,6 +478,7 @@ def build_view(
             for op, counts in sorted(run.statuses_seen.items())
         },
         webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
+        waivers=waivers.scrubbed(run.waivers, scrubber),
     )
 
 
