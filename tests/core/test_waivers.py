@@ -169,7 +169,7 @@ def test_the_same_requirement_on_two_operations_is_two_entries_not_a_duplicate(
 
 
 def test_a_missing_or_binary_file_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(WaiverError, match="cannot read the waivers file .*missing.toml"):
+    with pytest.raises(WaiverError, match=r"cannot read the waivers file .*missing\.toml"):
         load_waivers(tmp_path / "missing.toml", IDS)
     binary = tmp_path / "image.toml"
     binary.write_bytes(b"\x89PNG\xff\xfe")
@@ -284,9 +284,7 @@ def test_a_waiver_that_covered_nothing_is_stale_and_says_why(
 
 
 def test_a_waiver_of_a_requirement_the_run_did_not_select_is_stale(tmp_path: Path) -> None:
-    folded, report = apply_waivers(
-        fold(REQUIREMENTS[1:], []), load(tmp_path, entry("AUTH-001")), TODAY
-    )
+    _, report = apply_waivers(fold(REQUIREMENTS[1:], []), load(tmp_path, entry("AUTH-001")), TODAY)
     assert report.results[0].state is WaiverState.STALE
     assert "not selected in this run" in report.results[0].note
 
