@@ -7,8 +7,10 @@ from __future__ import annotations
 
 RUN = """\b
 Exit codes:
-  0    every exercised requirement passed
-  1    at least one requirement failed
+  0    every exercised requirement passed, or every failure was waived
+       (--waivers: CONFORMANT WITH N WAIVERS)
+  1    at least one requirement failed, or --strict-waivers found a stale
+       waiver
   2    the run could not start, tested nothing or did not finish: bad
        options or files, preflight refused, --max-duration spent, a test
        process crashed, the server stopped answering, Ctrl-C or SIGTERM
