@@ -5,12 +5,14 @@ CONFORMANT WITH 1 WAIVER and exit 0, and the same run without the waiver exits 1
 from __future__ import annotations
 
 import json
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
+from conformance.engine import runner
 
 FAULT = ("--fault", "auth-accepts-stale-timestamp")  # fails AUTH-010
 SMALL = ("--only", "AUTH-010", "--quick", "--seed", "9", "--workers", "1")
@@ -123,3 +125,26 @@ def test_an_expired_waiver_lets_the_failure_count_and_says_it_expired(tmp_path: 
     assert "AUTH-010 (expires 2020-01-31): expired; expired on 2020-01-31: the 3 failing" in (
         result.output
     )
+
+
+class _July1st2030(datetime):
+    """The clock of a run started on 2030-07-01 (UTC)."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _July1st2030:
+        return cls(2030, 7, 1, 0, 0, 5, tzinfo=tz)
+
+
+@pytest.mark.slow
+def test_today_is_the_day_the_run_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "datetime", _July1st2030)
+    on_the_day = run(
+        *FAULT, *SMALL, "--waivers", waivers(tmp_path, LIVE.replace("2099-12-31", "2030-07-01"))
+    )
+    assert on_the_day.exit_code == 0, on_the_day.output
+    assert "verdict: CONFORMANT WITH 1 WAIVER" in on_the_day.output
+    the_day_before = run(
+        *FAULT, *SMALL, "--waivers", waivers(tmp_path, LIVE.replace("2099-12-31", "2030-06-30"))
+    )
+    assert the_day_before.exit_code == 1, the_day_before.output
+    assert "AUTH-010 (expires 2030-06-30): expired" in the_day_before.output

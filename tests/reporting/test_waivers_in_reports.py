@@ -146,6 +146,7 @@ def test_report_html_has_a_waivers_section_and_marks_waived_requirements() -> No
     assert 'covered: <span class="mono">AUTH-002: auth/bad-signature on createPayment' in page
     assert 'waived by <a href="#waivers">AUTH-002</a>' in page
     assert '<span class="outcome o-waived">waived</span>' in page
+    assert "— 0 passed, 0 failed, 1 waived, 1 not exercised</span>" in page  # spec 5's heading
 
 
 def test_a_reason_holding_a_secret_is_redacted_in_every_report(tmp_path: Path) -> None:
