@@ -316,7 +316,7 @@ def run(
         parsed_headers = gateway.parse_headers(headers)
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
-    waivers = load_option(waivers_file, strict_waivers)  # a bad file costs no run
+    waivers = load_option(waivers_file, strict_waivers, fail_fast)  # a bad file costs no run
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,

@@ -20,12 +20,19 @@ WAIVERS_HELP = (
 STRICT_HELP = "Fail the run (exit 1) when a waiver covered nothing this run (a stale waiver)."
 
 
-def load_option(path: Path | None, strict: bool) -> WaiverFile | None:
+def load_option(path: Path | None, strict: bool, fail_fast: bool) -> WaiverFile | None:
     """The waivers file of ``--waivers``, checked against the catalogue; exit 2 on a problem."""
     if path is None:
         if strict:
             fail("--strict-waivers needs --waivers FILE")
         return None
+    if fail_fast:
+        # the test processes stop at a failing check before any waiver is looked at: a waived
+        # failure would end the run early and its verdict would rest on almost nothing
+        fail(
+            "--fail-fast stops at the first failing check, waived or not: it cannot be "
+            "combined with --waivers"
+        )
     try:
         catalogue = load_catalogue()
     except (CatalogueError, OSError, ValueError) as exc:

@@ -65,6 +65,13 @@ def test_a_missing_waivers_file_exits_2(tmp_path: Path) -> None:
     assert "error: cannot read the waivers file" in result.output
 
 
+def test_fail_fast_is_refused_with_waivers(tmp_path: Path) -> None:
+    # a waived failure would stop the run at once and leave a verdict resting on nothing
+    result = run("--fail-fast", "--waivers", waivers(tmp_path, LIVE))
+    assert result.exit_code == 2
+    assert "error: --fail-fast stops at the first failing check, waived or not" in result.output
+
+
 def test_strict_waivers_needs_a_waivers_file() -> None:
     result = run("--strict-waivers")
     assert result.exit_code == 2
