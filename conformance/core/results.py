@@ -273,8 +273,8 @@ class RunResult:
         finish."""
         if self.incomplete_reason is not None:
             return 2
-        codes = {Verdict.CONFORMANT: 0, Verdict.CONFORMANT_WITH_WAIVERS: 0}
-        code = codes.get(self.verdict, 1 if self.verdict is Verdict.NOT_CONFORMANT else 2)
+        passing = (Verdict.CONFORMANT, Verdict.CONFORMANT_WITH_WAIVERS)
+        code = 0 if self.verdict in passing else 1 if self.verdict is Verdict.NOT_CONFORMANT else 2
         if code == 0 and self.waivers is not None and self.waivers.strict_failure is not None:
             return 1
         return code
