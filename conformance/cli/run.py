@@ -8,6 +8,7 @@ with what ran and say why the run stopped).
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +38,9 @@ from conformance.engine.runner import (
     execute,
 )
 from conformance.engine.workers import MAX_AUTO_WORKERS
+from conformance.reporting import step_summary
+from conformance.reporting.load import LoadError
+from conformance.reporting.outcomes import read_outcomes
 from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.proxy import ProxyError, parse_proxy
@@ -259,6 +263,14 @@ def default_report_dir() -> Path:
     "it is masked in output and reports). HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are "
     "never read.",
 )
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    metavar="RESULTS",
+    help="An earlier run's results.json (or its report directory): only requirements failed "
+    "now but not in it fail the run; the verdict and every report say what changed "
+    "(docs/reports.md).",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -288,6 +300,7 @@ def run(
     headers: tuple[str, ...],
     rate_limit: float | None,
     proxy: str | None,
+    baseline: Path | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -305,6 +318,10 @@ def run(
         parsed_headers = gateway.parse_headers(headers)
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
+    try:
+        baseline_outcomes = None if baseline is None else read_outcomes(baseline)
+    except LoadError as exc:
+        fail(for_terminal(f"--baseline: {exc}"))
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,
@@ -335,6 +352,7 @@ def run(
         auto_workers=workers is None,
         rate_limit=rate_limit,
         proxy=proxy,
+        baseline=baseline_outcomes,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:
@@ -352,6 +370,9 @@ def run(
     render_summary(console, result, finished.report_paths)
     if finished.recording is not None:
         console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
+    problem = step_summary.append(finished.report_paths, os.environ)
+    if problem is not None:
+        click.echo(f"warning: {for_terminal(problem)}", err=True)
     if insecure:  # again beside the verdict it qualifies
         click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
+
+if TYPE_CHECKING:  # core.diff reads Outcome and Verdict from here
+    from conformance.core.diff import Diff
 
 
 class Outcome(StrEnum):
@@ -209,6 +213,8 @@ class RunResult:
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     # What the webhook receiver kept and dropped (None: no receiver ran).
     webhook_receiver: ReceiverCounts | None = None
+    # run --baseline: this run against an earlier one (None: no baseline)
+    baseline: Diff | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -244,10 +250,12 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0: every exercised requirement passed; 1: one failed; 2: nothing was tested or the
-        run did not finish."""
+        """0: every exercised requirement passed (with a baseline: every failure was in it);
+        1: one failed; 2: nothing was tested or the run did not finish."""
         if self.incomplete_reason is not None:
             return 2
+        if self.baseline is not None and self.verdict is Verdict.NOT_CONFORMANT:
+            return self.baseline.exit_code  # only a failure new since the baseline fails
         codes = {Verdict.CONFORMANT: 0, Verdict.NOT_CONFORMANT: 1}
         return codes.get(self.verdict, 2)
 
@@ -259,8 +267,12 @@ class RunResult:
     @property
     def verdict_summary(self) -> str:
         """The verdict with how much it rests on: "CONFORMANT, 166 of 329 requirements
-        exercised"."""
-        return summarise_verdict(self.verdict.value, self.exercised, len(self.requirements))
+        exercised"; with a baseline, "NOT CONFORMANT (no new failures against the baseline),
+        ..." (``core.diff.verdict_note``)."""
+        from conformance.core.diff import verdict_note
+
+        verdict = self.verdict.value + verdict_note(self.verdict.value, self.baseline)
+        return summarise_verdict(verdict, self.exercised, len(self.requirements))
 
     def replay_command(self, requirement_id: str, *, base_url: str | None = None) -> str:
         """The ``payment-conformance run`` command repeating this requirement's checks.

@@ -35,6 +35,7 @@ from rich.console import Console
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement
+from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.environment import environ
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
@@ -147,6 +148,7 @@ class RunOptions:
     headers: tuple[Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
     proxy: str | None = field(default=None, repr=False)  # run --proxy: its password is a secret
+    baseline: RunOutcomes | None = None  # run --baseline: only failures new since it fail the run
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -263,6 +265,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         statuses_seen=collector.statuses_seen,
         webhook_receiver=collector.webhook_receiver,
     )
+    if options.baseline is not None:
+        result = replace(result, baseline=compare(options.baseline, outcomes_of(result)))
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
     if options.report_dir is not None:

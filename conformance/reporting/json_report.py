@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from conformance.core.resources import package_data
+from conformance.reporting import diff
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -137,6 +138,7 @@ def document(view: RunView) -> dict[str, Any]:
         },
         "rerun": view.rerun,
         "replay_note": view.replay_note,
+        **({} if view.baseline is None else {"baseline": diff.as_dict(view.baseline)}),
         "sections": [_section(s) for s in view.sections],
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],

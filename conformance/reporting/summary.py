@@ -58,11 +58,24 @@ def _failure(requirement: RequirementView) -> str:
     )
 
 
+def _mark(view: RunView) -> str:
+    if view.verdict == "NOT CONFORMANT" and view.exit_code == 0:  # no new failure: baseline
+        return "⚠️"
+    return VERDICT_MARK.get(view.verdict, "")
+
+
+def _baseline(view: RunView) -> list[str]:
+    """The comparison with the baseline (``run --baseline``), or nothing."""
+    from conformance.reporting import diff  # it renders with this module's escape and code
+
+    return [] if view.baseline is None else diff.markdown(view.baseline)
+
+
 def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {VERDICT_MARK.get(view.verdict, '')} {view.verdict_summary}",
+        f"## payment-conformance: {_mark(view)} {view.verdict_summary}",
         "",
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
         f"{counts.not_exercised} not exercised ({results:,} check result"
@@ -94,6 +107,7 @@ def render(view: RunView) -> str:
             else []
         ),
         *[line for warning in view.warnings for line in (f"**Warning**: {escape(warning)}.", "")],
+        *_baseline(view),
         "| section | passed | failed | not exercised |",
         "|---|--:|--:|--:|",
     ]
@@ -135,6 +149,6 @@ def render(view: RunView) -> str:
     lines += [
         "",
         f"reports: {code(view.reports_dir)} "
-        "(report.html, junit.xml, results.json, summary.md, manifest.json)",
+        "(report.html, junit.xml, ctrf.json, results.json, summary.md, manifest.json)",
     ]
     return "\n".join(lines) + "\n"
