@@ -1,4 +1,4 @@
-"""Hypothesis settings of the project's own tests.
+"""Hypothesis settings of the project's own tests, and an environment without CI side effects.
 
 No example database: a failing example saved under ``.hypothesis/`` would be replayed by every
 later run in that working tree (``.ci/run`` included), so one unlucky draw would fail them all.
@@ -7,7 +7,16 @@ A failure prints its reproduction blob instead.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("payment-conformance-tests", database=None, print_blob=True)
 settings.load_profile("payment-conformance-tests")
+
+
+@pytest.fixture(autouse=True)
+def _no_github_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' own runs never append to the step summary of the CI job running the tests
+    (``run`` appends summary.md to the file GITHUB_STEP_SUMMARY names); a test that wants it
+    sets it."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

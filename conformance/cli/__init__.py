@@ -10,6 +10,7 @@ import click
 from conformance import __version__
 from conformance.cli._common import ConformanceGroup
 from conformance.cli.contract import contract, profile
+from conformance.cli.diff import diff
 from conformance.cli.report import report
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
@@ -36,3 +37,4 @@ main.add_command(report)
 main.add_command(verify)
 main.add_command(keygen)
 main.add_command(validate)
+main.add_command(diff)

@@ -8,9 +8,10 @@ from __future__ import annotations
 RUN = """\b
 Exit codes:
   0    every exercised requirement passed, or every failure was waived
-       (--waivers: CONFORMANT WITH N WAIVERS)
-  1    at least one requirement failed, or --strict-waivers found a stale
-       waiver
+       (--waivers: CONFORMANT WITH N WAIVERS), or (with --baseline) every
+       failure found was failing in the baseline too
+  1    at least one requirement failed (with --baseline: one that did not
+       fail in the baseline), or --strict-waivers found a stale waiver
   2    the run could not start, tested nothing or did not finish: bad
        options or files, preflight refused, --max-duration spent, a test
        process crashed, the server stopped answering, Ctrl-C or SIGTERM
@@ -46,4 +47,12 @@ Exit codes:
        run without a fault failed
   2    bad options, or the fault catalogue or --report could not be used
   130  interrupted (Ctrl-C or SIGTERM): every run was stopped
+"""
+
+DIFF = """\b
+Exit codes:
+  0    no requirement failed in NEW that did not fail in OLD
+  1    at least one new failure: a requirement failed in NEW that passed,
+       was not exercised or was not selected in OLD
+  2    a file could not be read or is not a results.json this version reads
 """

@@ -8,6 +8,7 @@ with what ran and say why the run stopped).
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +39,9 @@ from conformance.engine.runner import (
     execute,
 )
 from conformance.engine.workers import MAX_AUTO_WORKERS
+from conformance.reporting import step_summary
+from conformance.reporting.load import LoadError
+from conformance.reporting.outcomes import read_outcomes
 from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.proxy import ProxyError, parse_proxy
@@ -268,6 +272,14 @@ def default_report_dir() -> Path:
     help=WAIVERS_HELP,
 )
 @click.option("--strict-waivers", is_flag=True, help=STRICT_HELP)
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path),
+    metavar="RESULTS",
+    help="An earlier run's results.json (or its report directory): only requirements failed "
+    "now but not in it fail the run; the verdict and every report say what changed "
+    "(docs/reports.md).",
+)
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -299,6 +311,7 @@ def run(
     proxy: str | None,
     waivers_file: Path | None,
     strict_waivers: bool,
+    baseline: Path | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -317,6 +330,10 @@ def run(
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
     waivers = load_option(waivers_file, strict_waivers, fail_fast)  # a bad file costs no run
+    try:
+        baseline_outcomes = None if baseline is None else read_outcomes(baseline)
+    except LoadError as exc:
+        fail(for_terminal(f"--baseline: {exc}"))
     options = RunOptions(
         base_url=base_url,
         profile=profile_name,
@@ -349,6 +366,7 @@ def run(
         proxy=proxy,
         waivers=waivers,
         strict_waivers=strict_waivers,
+        baseline=baseline_outcomes,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:
@@ -368,6 +386,9 @@ def run(
         console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
     if result.waivers is not None:
         echo_waivers(result.waivers)
+    problem = step_summary.append(finished.report_paths, os.environ)
+    if problem is not None:
+        click.echo(f"warning: {for_terminal(problem)}", err=True)
     if insecure:  # again beside the verdict it qualifies
         click.echo(f"warning: {INSECURE_WARNING}", err=True)
     if finished.report_error is not None:

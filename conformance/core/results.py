@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # core.diff and core.waivers read Outcome and Verdict from here
+    from conformance.core.diff import Diff
     from conformance.core.waivers import WaiverReport
 
 
@@ -224,6 +225,8 @@ class RunResult:
     webhook_receiver: ReceiverCounts | None = None
     # run --waivers: each waiver and what it did (None: no waivers file)
     waivers: WaiverReport | None = None
+    # run --baseline: this run against an earlier one (None: no baseline)
+    baseline: Diff | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -268,13 +271,18 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0: every exercised requirement passed or was waived; 1: one failed, or
-        ``--strict-waivers`` found a stale waiver; 2: nothing was tested or the run did not
-        finish."""
+        """0: every exercised requirement passed or was waived (with a baseline: every failure
+        was in it); 1: one failed (with a baseline: one that was not), or ``--strict-waivers``
+        found a stale waiver; 2: nothing was tested or the run did not finish."""
         if self.incomplete_reason is not None:
             return 2
-        passing = (Verdict.CONFORMANT, Verdict.CONFORMANT_WITH_WAIVERS)
-        code = 0 if self.verdict in passing else 1 if self.verdict is Verdict.NOT_CONFORMANT else 2
+        if self.verdict in (Verdict.CONFORMANT, Verdict.CONFORMANT_WITH_WAIVERS):
+            code = 0
+        elif self.verdict is Verdict.NOT_CONFORMANT:
+            # with a baseline, only a failure new since it fails the run
+            code = 1 if self.baseline is None else self.baseline.exit_code
+        else:
+            return 2
         if code == 0 and self.waivers is not None and self.waivers.strict_failure is not None:
             return 1
         return code
@@ -288,8 +296,12 @@ class RunResult:
     @property
     def verdict_summary(self) -> str:
         """The verdict with how much it rests on: "CONFORMANT, 166 of 329 requirements
-        exercised"."""
-        return summarise_verdict(self.verdict_text, self.exercised, len(self.requirements))
+        exercised"; with a baseline, "NOT CONFORMANT (no new failures against the baseline),
+        ..." (``core.diff.verdict_note``)."""
+        from conformance.core.diff import verdict_note
+
+        verdict = self.verdict_text + verdict_note(self.verdict.value, self.baseline)
+        return summarise_verdict(verdict, self.exercised, len(self.requirements))
 
     def replay_command(self, requirement_id: str, *, base_url: str | None = None) -> str:
         """The ``payment-conformance run`` command repeating this requirement's checks.

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from conformance.core.catalogue import Layer, Requirement
+from conformance.core.diff import describe
 from conformance.core.redaction import redact_text
 from conformance.core.results import (
     Outcome,
@@ -302,6 +303,9 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         # the paths are the server's choice: secrets masked, shown escaped
         line = redact_text(run.webhook_receiver.describe())
         console.print(Text(for_terminal(line)), soft_wrap=True)
+    if run.baseline is not None:  # the baseline's file is the user's: shown escaped
+        for line in describe(run.baseline):
+            console.print(Text(for_terminal(line)), soft_wrap=True)
     style = {
         Verdict.CONFORMANT: "green",
         Verdict.CONFORMANT_WITH_WAIVERS: "green",

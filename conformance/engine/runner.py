@@ -35,6 +35,7 @@ from rich.console import Console
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement
+from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.environment import environ
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
@@ -150,6 +151,7 @@ class RunOptions:
     proxy: str | None = field(default=None, repr=False)  # run --proxy: its password is a secret
     waivers: WaiverFile | None = None  # run --waivers, loaded (and checked) before the run
     strict_waivers: bool = False  # run --strict-waivers: a stale waiver fails the run
+    baseline: RunOutcomes | None = None  # run --baseline: only failures new since it fail the run
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -272,6 +274,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         webhook_receiver=collector.webhook_receiver,
         waivers=waived,
     )
+    if options.baseline is not None:
+        result = replace(result, baseline=compare(options.baseline, outcomes_of(result)))
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
     if options.report_dir is not None:

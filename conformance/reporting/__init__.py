@@ -1,4 +1,5 @@
-"""The reports of a run: report.html, junit.xml, results.json, summary.md and manifest.json.
+"""The reports of a run: report.html, junit.xml, ctrf.json, results.json, summary.md and
+manifest.json.
 
 ``write_reports`` renders a ``RunResult`` in every format (one module per format) into one
 directory. The same run always gives the same bytes. Every text is redacted again on the way
@@ -11,12 +12,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from conformance.core.results import RunResult
-from conformance.reporting import html, json_report, junit, manifest, signing, summary
+from conformance.reporting import ctrf, html, json_report, junit, manifest, signing, summary
 from conformance.reporting.view import HasSections, build_view
 
 __all__ = ["REPORT_FILES", "ReportError", "write_reports"]
 
-REPORT_FILES = (html.FILENAME, junit.FILENAME, json_report.FILENAME, summary.FILENAME)
+REPORT_FILES = (
+    html.FILENAME,
+    junit.FILENAME,
+    ctrf.FILENAME,
+    json_report.FILENAME,
+    summary.FILENAME,
+)
 
 
 class ReportError(Exception):
@@ -41,6 +48,7 @@ def write_reports(
     rendered = {
         html.FILENAME: html.render(view),
         junit.FILENAME: junit.render(view),
+        ctrf.FILENAME: ctrf.render(view),
         json_report.FILENAME: json_report.render(view),
         summary.FILENAME: summary.render(view),
     }

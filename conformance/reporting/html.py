@@ -13,6 +13,7 @@ from functools import cache
 
 import jinja2
 
+from conformance.core.diff import CATEGORIES, category_title, entry_note
 from conformance.core.resources import package_data
 from conformance.reporting.check_titles import check_title
 from conformance.reporting.coverage import by_operation
@@ -23,6 +24,7 @@ from conformance.reporting.view import (
     EvidenceView,
     RequirementView,
     RunView,
+    _anchor,
     clip_body,
 )
 
@@ -96,6 +98,8 @@ def environment() -> jinja2.Environment:
     env.filters["slug"] = _slug
     env.filters["number"] = _number
     env.filters["check_title"] = check_title
+    env.globals["entry_note"] = entry_note
+    env.filters["requirement_anchor"] = _anchor
     return env
 
 
@@ -107,4 +111,5 @@ def render(view: RunView) -> str:
         max_evidence=MAX_EVIDENCE,
         places=EvidencePlaces.of(view, MAX_EVIDENCE),
         replay_note=view.replay_note,
+        categories=[(name, category_title(name).capitalize()) for name in CATEGORIES],
     )

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from conformance.core.resources import package_data
-from conformance.reporting import waivers
+from conformance.reporting import diff, waivers
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -140,6 +140,7 @@ def document(view: RunView) -> dict[str, Any]:
         **({"waivers": waivers.as_dict(view.waivers)} if view.waivers is not None else {}),
         "rerun": view.rerun,
         "replay_note": view.replay_note,
+        **({} if view.baseline is None else {"baseline": diff.as_dict(view.baseline)}),
         "sections": [_section(s) for s in view.sections],
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],

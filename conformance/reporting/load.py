@@ -32,11 +32,12 @@ import jsonschema
 
 from conformance.core import untrusted_files
 from conformance.core.catalogue import Layer, Section
+from conformance.core.diff import Diff
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.results import Outcome, RateLimitCounts
 from conformance.core.untrusted_files import UntrustedFileError
 from conformance.core.waivers import WaiverReport
-from conformance.reporting import json_report, waivers
+from conformance.reporting import diff, json_report, waivers
 from conformance.reporting.view import (
     Body,
     CheckView,
@@ -90,6 +91,7 @@ def read_document(path: Path) -> dict[str, Any]:
         raise LoadError(f"{path} is not UTF-8 text, so not a results.json") from None
     except ValueError as exc:
         raise LoadError(f"{path} is not JSON ({exc})") from None
+    _check_major_version(path, document)
     validator = jsonschema.Draft202012Validator(json_report.schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     if error is not None:
@@ -100,6 +102,17 @@ def read_document(path: Path) -> dict[str, Any]:
         )
     loaded: dict[str, Any] = document
     return loaded
+
+
+def _check_major_version(path: Path, document: object) -> None:
+    """Refuse a results.json of another major schema version by name (its layout differs)."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    ours = json_report.SCHEMA_VERSION.split(".")[0]
+    if isinstance(version, str) and version.split(".")[0] != ours:
+        raise LoadError(
+            f"{path} is a results.json of schema version {version[:20]}; this version of "
+            f"payment-conformance reads schema {ours}.x"
+        )
 
 
 def load_view(path: Path, *, reports_dir: str | None = None) -> RunView:
@@ -226,6 +239,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         },
         webhook_receiver=_receiver_counts(document.get("webhook_receiver")),  # 1.4
         waivers=_waivers(document.get("waivers")),
+        baseline=_baseline(document.get("baseline")),
     )
     _check_waived_by(view)
     if view.verdict_summary != document["verdict_summary"]:
@@ -250,6 +264,15 @@ def _check_waived_by(view: RunView) -> None:
     for requirement in view.requirements:
         if any(i >= count for i in requirement.waived_by):
             raise LoadError(f"requirement {requirement.id} names a waiver beyond the {count}")
+
+
+def _baseline(value: Any) -> Diff | None:
+    if value is None:
+        return None
+    try:
+        return diff.from_dict(value)
+    except ValueError as exc:
+        raise LoadError(str(exc)) from None
 
 
 def _receiver_counts(value: Any) -> ReceiverCounts | None:

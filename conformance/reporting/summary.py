@@ -26,12 +26,6 @@ VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
-def _mark(verdict: str) -> str:
-    if verdict.startswith("CONFORMANT WITH"):  # "CONFORMANT WITH 2 WAIVERS"
-        return VERDICT_MARK["CONFORMANT"]
-    return VERDICT_MARK.get(verdict, "")
-
-
 def escape(text: str, limit: int | None = None) -> str:
     """``text`` on one line, cut to ``limit`` characters, inert as Markdown and as HTML."""
     line = " ".join(text.split())
@@ -65,11 +59,26 @@ def _failure(requirement: RequirementView) -> str:
     )
 
 
+def _mark(view: RunView) -> str:
+    if view.verdict == "NOT CONFORMANT" and view.exit_code == 0:  # no new failure: baseline
+        return "⚠️"
+    if view.verdict.startswith("CONFORMANT WITH"):  # "CONFORMANT WITH 2 WAIVERS"
+        return VERDICT_MARK["CONFORMANT"]
+    return VERDICT_MARK.get(view.verdict, "")
+
+
+def _baseline(view: RunView) -> list[str]:
+    """The comparison with the baseline (``run --baseline``), or nothing."""
+    from conformance.reporting import diff  # it renders with this module's escape and code
+
+    return [] if view.baseline is None else diff.markdown(view.baseline)
+
+
 def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {_mark(view.verdict)} {view.verdict_summary}",
+        f"## payment-conformance: {_mark(view)} {view.verdict_summary}",
         "",
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
         + (f"{counts.waived} waived, " if counts.waived else "")
@@ -102,6 +111,7 @@ def render(view: RunView) -> str:
             else []
         ),
         *[line for warning in view.warnings for line in (f"**Warning**: {escape(warning)}.", "")],
+        *_baseline(view),
         "| section | passed | failed | not exercised |",
         "|---|--:|--:|--:|",
     ]
@@ -145,6 +155,6 @@ def render(view: RunView) -> str:
     lines += [
         "",
         f"reports: {code(view.reports_dir)} "
-        "(report.html, junit.xml, results.json, summary.md, manifest.json)",
+        "(report.html, junit.xml, ctrf.json, results.json, summary.md, manifest.json)",
     ]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from conformance.core.catalogue import Layer, Section
+from conformance.core.diff import Diff, scrubbed, verdict_note
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import REDACTED
 from conformance.core.results import (
@@ -219,6 +220,7 @@ class RunView:
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
     waivers: WaiverReport | None = None  # run --waivers: what each waiver did (None: none)
+    baseline: Diff | None = None  # run --baseline: the run against an earlier one
 
     @property
     def outside_selection_note(self) -> str:
@@ -244,7 +246,13 @@ class RunView:
     @property
     def verdict_summary(self) -> str:
         """The verdict as every format shows it: CONFORMANT, 166 of 329 requirements exercised."""
-        return summarise_verdict(self.verdict, self.exercised, self.counts.total)
+        return summarise_verdict(self.verdict_text, self.exercised, self.counts.total)
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict and what a baseline adds: NOT CONFORMANT (no new failures against the
+        baseline)."""
+        return self.verdict + verdict_note(self.verdict, self.baseline)
 
     @property
     def counts(self) -> Counts:
@@ -481,6 +489,7 @@ def build_view(
         },
         webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
         waivers=waivers.scrubbed(run.waivers, scrubber),
+        baseline=None if run.baseline is None else scrubbed(run.baseline, scrubber.text),
     )
 
 

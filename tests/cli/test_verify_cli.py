@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from conformance.cli import main
 from conformance.reporting import signing, verification
 
-REPORT_FILES = ("report.html", "junit.xml", "results.json", "summary.md")
+REPORT_FILES = ("report.html", "junit.xml", "ctrf.json", "results.json", "summary.md")
 
 
 def cli(*args: str) -> Result:
@@ -96,7 +96,7 @@ def test_an_untouched_signed_report_is_verified_and_says_what_was_tested(
         "seed: 3",
         "with reference fault auth-bad-signature-403",
         "verdict: NOT CONFORMANT",
-        "files: 4 checked",
+        "files: 5 checked",
     ):
         assert line in result.output
     assert "the key the report records" in result.output

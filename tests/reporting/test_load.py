@@ -113,3 +113,15 @@ def test_a_foreign_file_is_refused(content: bytes, message: str, tmp_path: Path)
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="cannot read"):
         load_view(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("version", ["2.0", "0.9"])
+def test_a_results_json_of_another_major_schema_is_refused_by_name(
+    version: str, passing_run: RunResult, report_dir: Path
+) -> None:
+    write_reports(passing_run, report_dir)
+    path = report_dir / json_report.FILENAME
+    document = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**document, "schema_version": version}), encoding="utf-8")
+    with pytest.raises(LoadError, match=f"schema version {version}; .* reads schema 1.x"):
+        load_view(path)
