@@ -26,7 +26,9 @@ from conformance.cli._common import (
     split_selectors,
 )
 from conformance.cli._signals import sigterm_as_interrupt
+from conformance.cli.shard_option import shard_option
 from conformance.core.results import Verdict
+from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import (
@@ -259,6 +261,7 @@ def default_report_dir() -> Path:
     "it is masked in output and reports). HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are "
     "never read.",
 )
+@shard_option
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -288,6 +291,7 @@ def run(
     headers: tuple[str, ...],
     rate_limit: float | None,
     proxy: str | None,
+    shard: Shard | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -335,6 +339,7 @@ def run(
         auto_workers=workers is None,
         rate_limit=rate_limit,
         proxy=proxy,
+        shard=shard,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:

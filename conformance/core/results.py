@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
+from conformance.core.shards import ShardPlan
 
 
 class Outcome(StrEnum):
@@ -209,6 +210,8 @@ class RunResult:
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     # What the webhook receiver kept and dropped (None: no receiver ran).
     webhook_receiver: ReceiverCounts | None = None
+    # run --shard: the part of the run's tests this shard ran (None: an unsharded run)
+    shard: ShardPlan | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -290,6 +293,8 @@ class RunResult:
         words += ["--seed", str(self.seed)]
         if "workers" in self.options:
             words += ["--workers", self.options["workers"]]
+        if "shard" in self.options:
+            words += ["--shard", self.options["shard"]]
         if self.options.get("quick") == "true":
             words.append("--quick")
         if "max_duration_s" in self.options:

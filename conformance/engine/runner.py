@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import random
 import signal
@@ -50,6 +51,7 @@ from conformance.core.results import (
     fold,
     merge_statuses,
 )
+from conformance.core.shards import Shard, ShardPlan, plan_from_dict
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
@@ -95,6 +97,7 @@ SUITE_PLUGINS = (
     "_hypothesis_pytestplugin",
 )
 XDIST_PLUGIN = "xdist.plugin"
+SHARD_PLAN_FILE = "shard-plan.json"  # in the run's scratch directory (core.shards.ShardPlan)
 
 
 # Test processes when the server answers at once (the embedded one): one per core, at most two,
@@ -147,6 +150,7 @@ class RunOptions:
     headers: tuple[Header, ...] = field(default=(), repr=False)  # run -H: secrets
     rate_limit: float | None = None  # run --rate-limit: requests a second, all processes together
     proxy: str | None = field(default=None, repr=False)  # run --proxy: its password is a secret
+    shard: Shard | None = None  # run --shard i/N: only this part of the run's tests (core.shards)
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -262,6 +266,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         outside_ids=outside,
         statuses_seen=collector.statuses_seen,
         webhook_receiver=collector.webhook_receiver,
+        shard=collector.shard_plan,
     )
     paths: tuple[Path, ...] = ()
     report_error = record.error  # the traffic could not be recorded (the run itself did)
@@ -513,6 +518,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["rate_limit"] = f"{options.rate_limit:g}/s"
     if options.proxy is not None:
         recorded["proxy"] = mask_url_passwords(options.proxy)
+    if options.shard is not None:
+        recorded["shard"] = str(options.shard)
     return recorded
 
 
@@ -589,6 +596,9 @@ def pytest_args(
         # one send-time file in the run's scratch directory, shared by every test process
         args += ["--rate-limit", repr(options.rate_limit)]
         args += ["--conformance-rate-file", str(config_file.parent / "rate-limit")]
+    if options.shard is not None:
+        args += ["--conformance-shard", str(options.shard)]
+        args += ["--conformance-shard-plan", str(config_file.parent / SHARD_PLAN_FILE)]
     return args
 
 
@@ -652,6 +662,8 @@ def _run_pytest(
                 contextlib.redirect_stderr(output),
             ):
                 code = pytest.main(args, plugins=[collector])
+            if options.shard is not None:
+                collector.shard_plan = read_shard_plan(Path(scratch) / SHARD_PLAN_FILE)
     except KeyboardInterrupt:
         # pytest turns an interruption of its session into ExitCode.INTERRUPTED; one that
         # lands just before or after the session gets here
@@ -671,6 +683,16 @@ def _run_pytest(
     if reason is None:
         reason = server_gone(collector.checks)
     return reason
+
+
+def read_shard_plan(path: Path) -> ShardPlan | None:
+    """The plan the test processes of a ``--shard`` run wrote (None: they collected nothing)."""
+    try:
+        return plan_from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise RunError(f"the shard's plan cannot be read: {exc}") from None
 
 
 def server_gone(checks: Sequence[CheckResult]) -> str | None:
@@ -843,6 +865,7 @@ class ResultCollector:
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
+        self.shard_plan: ShardPlan | None = None  # run --shard: what the test processes ran
         self._announced = False
 
     def _announce(self, nodeids: Sequence[str]) -> None:

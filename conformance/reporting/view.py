@@ -210,6 +210,7 @@ class RunView:
     # the statuses the server answered, per operation id: status -> answers
     statuses_seen: dict[str, dict[int, int]] = field(default_factory=dict)
     webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
+    shard: dict[str, object] | None = None  # run --shard: ShardPlan.as_dict (None: unsharded)
 
     @property
     def outside_selection_note(self) -> str:
@@ -466,6 +467,7 @@ def build_view(
             for op, counts in sorted(run.statuses_seen.items())
         },
         webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
+        shard=None if run.shard is None else run.shard.as_dict(),
     )
 
 
