@@ -1,0 +1,93 @@
+"""``run --shard i/N`` then ``merge``: four shards run at the same time against one reference
+server give, merged, the verdict and the requirement outcomes of one run with the same seed;
+with a fault switched on in the server, the merged report catches it as the one run does.
+
+The shards are separate processes, as on the machines of a CI matrix; the server is one, so
+the isolation and list checks of each shard see the others' payments, endpoints and keys.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from conformance.cli import main
+from conformance.core.profile import load_profile
+from conformance.reference.server import ReferenceServer
+
+SEED = 19
+SHARDS = 4
+FAULT = "shape-expires-at-not-date-time"  # breaks SHAPE-001 (schema and responses families)
+RUN_TIMEOUT_S = 900
+
+
+def run_args(base_url: str, report_dir: Path, *more: str) -> list[str]:
+    return [
+        sys.executable, "-m", "conformance", "run", "--no-progress", "--quick",
+        "--base-url", base_url, "--seed", str(SEED), "--report-dir", str(report_dir), *more,
+    ]  # fmt: skip
+
+
+def outcomes(report_dir: Path) -> tuple[str, dict[str, str]]:
+    document: dict[str, Any] = json.loads((report_dir / "results.json").read_text("utf-8"))
+    return document["verdict"], {r["id"]: r["outcome"] for r in document["requirements"]}
+
+
+def sharded_and_single(base_url: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The merged reports of ``SHARDS`` concurrent shards, and those of one run."""
+    shards = [
+        subprocess.Popen(
+            run_args(
+                base_url, tmp_path / f"shard-{i}", "--shard", f"{i}/{SHARDS}", "--workers", "1"
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(1, SHARDS + 1)
+    ]
+    for shard in shards:
+        _, stderr = shard.communicate(timeout=RUN_TIMEOUT_S)
+        assert shard.returncode in (0, 1), stderr.decode(errors="replace")
+    merged = tmp_path / "merged"
+    given = [str(tmp_path / f"shard-{i}") for i in range(1, SHARDS + 1)]
+    result = CliRunner().invoke(main, ["merge", *given, "--report-dir", str(merged)])
+    assert result.exit_code in (0, 1), result.output
+    single = tmp_path / "single"
+    one = subprocess.run(
+        run_args(base_url, single, "--workers", "2"), capture_output=True, timeout=RUN_TIMEOUT_S
+    )
+    assert one.returncode in (0, 1), one.stderr.decode(errors="replace")
+    return merged, single
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    faults = tuple(getattr(request, "param", ()))
+    with ReferenceServer(profile=load_profile("default"), faults=faults) as running:
+        yield running.base_url
+
+
+@pytest.mark.slow
+def test_four_concurrent_shards_merge_to_the_outcomes_of_one_run(
+    server: str, tmp_path: Path
+) -> None:
+    merged, single = sharded_and_single(server, tmp_path)
+    assert outcomes(merged) == outcomes(single)
+    assert outcomes(merged)[0] == "CONFORMANT"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("server", [(FAULT,)], indirect=True)
+def test_a_fault_is_caught_in_the_merged_report_as_in_one_run(server: str, tmp_path: Path) -> None:
+    merged, single = sharded_and_single(server, tmp_path)
+    verdict, requirements = outcomes(merged)
+    assert verdict == "NOT CONFORMANT"
+    assert requirements["SHAPE-001"] == "failed"
+    assert outcomes(merged) == outcomes(single)
