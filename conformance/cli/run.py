@@ -26,7 +26,7 @@ from conformance.cli._common import (
     split_selectors,
 )
 from conformance.cli._signals import sigterm_as_interrupt
-from conformance.cli.shard_option import shard_option
+from conformance.cli.shard_option import shard_note, shard_option
 from conformance.core.results import Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
@@ -355,6 +355,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if result.shard is not None:
+        click.echo(shard_note(result.shard))
     if finished.recording is not None:
         console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
     if insecure:  # again beside the verdict it qualifies

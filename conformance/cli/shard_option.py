@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from conformance.core.shards import MAX_SHARDS, Shard, ShardError, parse_shard
+from conformance.core.shards import MAX_SHARDS, Shard, ShardError, ShardPlan, parse_shard
 
 
 class ShardType(click.ParamType):  # type: ignore[type-arg]
@@ -35,3 +35,12 @@ def shard_option(function: Callable[..., Any]) -> Callable[..., Any]:
         "measured cost. Run every part (at once, against one server), then `merge` their "
         "report directories (docs/ci.md).",
     )(function)
+
+
+def shard_note(plan: ShardPlan) -> str:
+    """What the console says after a shard's verdict: it is a part, not the run."""
+    return (
+        f"shard {plan.shard}: {len(plan.tests)} of the run's {plan.plan_tests} tests; the "
+        "requirements of the other shards' tests are not exercised here: `merge` the reports "
+        "of every shard for the run's verdict"
+    )

@@ -675,6 +675,12 @@ def _run_pytest(
         # without a line number, and pytest's own report of the interruption then fails on it
         # (TypeError in _pytest._code): the run was stopped all the same.
         code = pytest.ExitCode.INTERRUPTED
+    plan = collector.shard_plan
+    if plan is not None and not plan.tests and not collector.collection_errors:
+        raise RunError(
+            f"--shard {plan.shard}: this part holds no test (the selection has "
+            f"{plan.plan_tests} for {plan.shard.total} shards): run fewer shards"
+        )
     reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
     if reason is None and options.max_duration_s is not None:
         spent = budget_reason(options.max_duration_s)

@@ -91,3 +91,14 @@ def test_a_fault_is_caught_in_the_merged_report_as_in_one_run(server: str, tmp_p
     assert verdict == "NOT CONFORMANT"
     assert requirements["SHAPE-001"] == "failed"
     assert outcomes(merged) == outcomes(single)
+
+
+@pytest.mark.slow
+def test_a_shard_left_without_a_test_says_so_and_runs_nothing(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["run", "--no-progress", "--quick", "--only", "AUTH-013", "--workers", "1",
+         "--shard", "64/64", "--report-dir", str(tmp_path / "reports")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--shard 64/64: this part holds no test" in result.output
