@@ -26,6 +26,10 @@ SEED = 19
 SHARDS = 4
 FAULT = "shape-expires-at-not-date-time"  # breaks SHAPE-001 (schema and responses families)
 RUN_TIMEOUT_S = 900
+# Requirements whose check is exercised only when the timing allows: four requests with one key
+# that overlap on the server (IDEM-012), a delivery's last retry within the wait (DLV-015). One
+# run exercises them and the next may not, sharded or not (seen in both); they never fail for it.
+TIMING_BOUND = frozenset({"IDEM-012", "DLV-015"})
 
 
 def run_args(base_url: str, report_dir: Path, *more: str) -> list[str]:
@@ -38,6 +42,19 @@ def run_args(base_url: str, report_dir: Path, *more: str) -> list[str]:
 def outcomes(report_dir: Path) -> tuple[str, dict[str, str]]:
     document: dict[str, Any] = json.loads((report_dir / "results.json").read_text("utf-8"))
     return document["verdict"], {r["id"]: r["outcome"] for r in document["requirements"]}
+
+
+def assert_same_outcomes(merged: Path, single: Path) -> None:
+    """The same verdict, the same requirements failed, and every other outcome the same but
+    for ``TIMING_BOUND`` requirements (passed in one, not exercised in the other)."""
+    merged_verdict, merged_outcomes = outcomes(merged)
+    single_verdict, single_outcomes = outcomes(single)
+    assert merged_verdict == single_verdict
+    failed = {rid for rid, outcome in merged_outcomes.items() if outcome == "failed"}
+    assert failed == {rid for rid, outcome in single_outcomes.items() if outcome == "failed"}
+    differ = {rid for rid in merged_outcomes if merged_outcomes[rid] != single_outcomes[rid]}
+    assert differ <= TIMING_BOUND, sorted(differ)
+    assert merged_outcomes.keys() == single_outcomes.keys()
 
 
 def sharded_and_single(base_url: str, tmp_path: Path) -> tuple[Path, Path]:
@@ -79,7 +96,7 @@ def test_four_concurrent_shards_merge_to_the_outcomes_of_one_run(
     server: str, tmp_path: Path
 ) -> None:
     merged, single = sharded_and_single(server, tmp_path)
-    assert outcomes(merged) == outcomes(single)
+    assert_same_outcomes(merged, single)
     assert outcomes(merged)[0] == "CONFORMANT"
 
 
@@ -90,7 +107,7 @@ def test_a_fault_is_caught_in_the_merged_report_as_in_one_run(server: str, tmp_p
     verdict, requirements = outcomes(merged)
     assert verdict == "NOT CONFORMANT"
     assert requirements["SHAPE-001"] == "failed"
-    assert outcomes(merged) == outcomes(single)
+    assert_same_outcomes(merged, single)
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.core.results import Target, Verdict, fold
 from conformance.reporting import write_reports
+from conformance.reporting.load import read_document
 from conformance.reporting.merge import MergeError, merge_shards
 from tests.reporting.shard_runs import (
     CATALOGUE,
@@ -47,14 +48,14 @@ def test_merged_counts_add_up_and_time_is_the_longest_shards(tmp_path: Path) -> 
 def test_the_merged_results_json_is_valid_and_records_no_shard(tmp_path: Path) -> None:
     result = merge_shards(shards(tmp_path), CATALOGUE)
     write_reports(result, tmp_path / "merged", CATALOGUE)
-    document = json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))
+    document = read_document(tmp_path / "merged" / "results.json")  # validated by its schema
     assert "shard" not in document
     assert document["verdict"] == "NOT CONFORMANT"
 
 
 def test_a_shard_results_json_records_its_part_of_the_plan(tmp_path: Path) -> None:
     directory = shards(tmp_path)[1]
-    shard = json.loads((directory / "results.json").read_text(encoding="utf-8"))["shard"]
+    shard = read_document(directory / "results.json")["shard"]  # validated by its schema
     assert (shard["index"], shard["total"], shard["plan_tests"]) == (2, 3, len(TESTS))
     assert 0 < len(shard["tests"]) < len(TESTS)
 
