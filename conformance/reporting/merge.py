@@ -1,6 +1,7 @@
 """``merge``: the report directories of the shards of one run (``run --shard i/N``) as one run.
 
-Each directory's results.json is read (and validated) as ``report`` reads it. The shards must
+Each directory's results.json is read (and validated) as ``report`` reads it, and the directory
+checked against its manifest (and signature, if signed) as ``verify`` checks it. The shards must
 have run the same suite version (this one: it folds with its own catalogue), contract, profile,
 seed, target and options (but those of one machine: ``PER_MACHINE_OPTIONS``), and together every
 test of their plan exactly once (``core.shards``): a missing or repeated shard, or shards of
@@ -40,6 +41,7 @@ from conformance.core.results import (
 from conformance.core.shards import ShardPlan, plan_from_dict, plan_sha256
 from conformance.reporting import json_report
 from conformance.reporting.load import LoadError, read_document
+from conformance.reporting.verification import CannotVerify, verify_directory
 
 # Options that may differ between the machines of one run: how many processes each has, how
 # the server reaches its own webhook receiver, and which shard it is.
@@ -69,8 +71,13 @@ def load_shard(directory: Path) -> ShardRun:
         raise MergeError(f"{directory} is not a directory of reports")
     try:
         document = read_document(directory / json_report.FILENAME)
-    except LoadError as exc:
+        verification = verify_directory(directory, allow_unsigned=True)
+    except (LoadError, CannotVerify) as exc:
         raise MergeError(str(exc)) from None
+    if not verification.verified:
+        raise MergeError(
+            f"{directory}: the reports are not those the shard wrote: {verification.problems[0]}"
+        )
     if "shard" not in document:
         raise MergeError(f"{directory} holds the reports of a run without --shard")
     try:

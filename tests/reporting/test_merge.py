@@ -116,11 +116,21 @@ def test_shards_of_different_plans_are_refused(tmp_path: Path) -> None:
 
 def test_shards_that_do_not_cover_their_plan_are_refused(tmp_path: Path) -> None:
     given = shards(tmp_path)
+    short = shard_result(1, 3)
+    assert short.shard is not None
+    short = replace(short, shard=replace(short.shard, tests=short.shard.tests[1:]))
+    given[0] = write_shard(tmp_path, short, name="short")
+    with pytest.raises(MergeError, match=f"ran {len(TESTS) - 1} tests, not the {len(TESTS)}"):
+        merge_shards(given, CATALOGUE)
+
+
+def test_a_shard_whose_reports_were_edited_is_refused(tmp_path: Path) -> None:
+    given = shards(tmp_path)
     path = given[0] / "results.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    document["shard"]["tests"] = document["shard"]["tests"][1:]
+    document["checks"][0]["outcome"] = "passed"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(MergeError, match=f"ran {len(TESTS) - 1} tests, not the {len(TESTS)}"):
+    with pytest.raises(MergeError, match="shard-1: the reports are not those the shard wrote"):
         merge_shards(given, CATALOGUE)
 
 
