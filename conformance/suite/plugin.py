@@ -10,7 +10,8 @@ Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``-
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
 family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
 ``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
-``--rate-limit N/s`` (all test processes together); gateway headers come from the
+``--rate-limit N/s`` (all test processes together), ``--conformance-shard i/N`` (one part of
+the selected tests, ``conformance.core.shards``); gateway headers come from the
 environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
 (mandatory on suite tests) and ``family(name)``.
 
