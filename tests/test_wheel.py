@@ -96,6 +96,7 @@ def test_the_wheel_carries_the_openapi_document_and_the_profiles(wheel: Path) ->
     assert "conformance/_openapi/payment-service.yaml" in names
     assert "conformance/profiles/default.toml" in names
     assert "conformance/profiles/profile.schema.json" in names
+    assert "conformance/core/shard_costs.toml" in names  # run --shard balances by it
 
 
 @pytest.mark.slow

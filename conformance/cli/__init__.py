@@ -11,6 +11,7 @@ from conformance import __version__
 from conformance.cli._common import ConformanceGroup
 from conformance.cli.contract import contract, profile
 from conformance.cli.diff import diff
+from conformance.cli.merge import merge
 from conformance.cli.report import report
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
@@ -34,6 +35,7 @@ main.add_command(serve)
 main.add_command(faults)
 main.add_command(selftest)
 main.add_command(report)
+main.add_command(merge)
 main.add_command(verify)
 main.add_command(keygen)
 main.add_command(validate)

@@ -34,6 +34,15 @@ Exit codes:
   2    cannot verify: no readable manifest, bad arguments, unreadable key
 """
 
+MERGE = """\b
+Exit codes:
+  0    every exercised requirement of the merged run passed
+  1    at least one requirement failed
+  2    not every shard of one run: a shard missing or given twice, shards
+       of other versions, seeds, targets or options, an unreadable
+       results.json; a shard that did not finish; reports not written
+"""
+
 REPORT = """\b
 Exit codes:
   0    written

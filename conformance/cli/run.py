@@ -27,8 +27,10 @@ from conformance.cli._common import (
     split_selectors,
 )
 from conformance.cli._signals import sigterm_as_interrupt
+from conformance.cli.shard_option import shard_note, shard_option
 from conformance.cli.waivers import STRICT_HELP, WAIVERS_HELP, echo_waivers, load_option
 from conformance.core.results import Verdict
+from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import ConsoleDisplay, render_summary
 from conformance.engine.runner import (
@@ -280,6 +282,7 @@ def default_report_dir() -> Path:
     "now but not in it fail the run; the verdict and every report say what changed "
     "(docs/reports.md).",
 )
+@shard_option
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(
     base_url: str | None,
@@ -312,6 +315,7 @@ def run(
     waivers_file: Path | None,
     strict_waivers: bool,
     baseline: Path | None,
+    shard: Shard | None,
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
@@ -329,6 +333,12 @@ def run(
         parsed_headers = gateway.parse_headers(headers)
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
+    if shard is not None and (waivers_file is not None or strict_waivers or baseline is not None):
+        # a shard sees only its part of the run: every waiver of another part would be stale
+        fail(
+            "--waivers, --strict-waivers and --baseline judge a whole run: with --shard, give "
+            "them to 'payment-conformance merge' instead"
+        )
     waivers = load_option(waivers_file, strict_waivers, fail_fast)  # a bad file costs no run
     try:
         baseline_outcomes = None if baseline is None else read_outcomes(baseline)
@@ -367,6 +377,7 @@ def run(
         waivers=waivers,
         strict_waivers=strict_waivers,
         baseline=baseline_outcomes,
+        shard=shard,
     )
     console = Console(file=sys.stdout, highlight=False)
     if insecure:
@@ -382,6 +393,8 @@ def run(
         return
     result = finished.result
     render_summary(console, result, finished.report_paths)
+    if result.shard is not None:
+        click.echo(shard_note(result.shard))
     if finished.recording is not None:
         console.print(Text(for_terminal(finished.recording.describe())), soft_wrap=True)
     if result.waivers is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
+from conformance.core.shards import ShardPlan
 
 if TYPE_CHECKING:  # core.diff and core.waivers read Outcome and Verdict from here
     from conformance.core.diff import Diff
@@ -227,6 +228,8 @@ class RunResult:
     waivers: WaiverReport | None = None
     # run --baseline: this run against an earlier one (None: no baseline)
     baseline: Diff | None = None
+    # run --shard: the part of the run's tests this shard ran (None: an unsharded run)
+    shard: ShardPlan | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)
@@ -331,6 +334,8 @@ class RunResult:
         words += ["--seed", str(self.seed)]
         if "workers" in self.options:
             words += ["--workers", self.options["workers"]]
+        if "shard" in self.options:
+            words += ["--shard", self.options["shard"]]
         if self.options.get("quick") == "true":
             words.append("--quick")
         if "max_duration_s" in self.options:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import random
 import signal
@@ -51,6 +52,7 @@ from conformance.core.results import (
     fold,
     merge_statuses,
 )
+from conformance.core.shards import Shard, ShardPlan, plan_from_dict
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.core.waivers import WaiverFile, apply_waivers
 from conformance.engine.preflight import PreflightReport, preflight
@@ -97,6 +99,7 @@ SUITE_PLUGINS = (
     "_hypothesis_pytestplugin",
 )
 XDIST_PLUGIN = "xdist.plugin"
+SHARD_PLAN_FILE = "shard-plan.json"  # in the run's scratch directory (core.shards.ShardPlan)
 
 
 # Test processes when the server answers at once (the embedded one): one per core, at most two,
@@ -152,6 +155,7 @@ class RunOptions:
     waivers: WaiverFile | None = None  # run --waivers, loaded (and checked) before the run
     strict_waivers: bool = False  # run --strict-waivers: a stale waiver fails the run
     baseline: RunOutcomes | None = None  # run --baseline: only failures new since it fail the run
+    shard: Shard | None = None  # run --shard i/N: only this part of the run's tests (core.shards)
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -273,6 +277,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         statuses_seen=collector.statuses_seen,
         webhook_receiver=collector.webhook_receiver,
         waivers=waived,
+        shard=collector.shard_plan,
     )
     if options.baseline is not None:
         result = replace(result, baseline=compare(options.baseline, outcomes_of(result)))
@@ -530,6 +535,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["waivers"] = options.waivers.path
     if options.strict_waivers:
         recorded["strict_waivers"] = "true"
+    if options.shard is not None:
+        recorded["shard"] = str(options.shard)
     return recorded
 
 
@@ -606,6 +613,9 @@ def pytest_args(
         # one send-time file in the run's scratch directory, shared by every test process
         args += ["--rate-limit", repr(options.rate_limit)]
         args += ["--conformance-rate-file", str(config_file.parent / "rate-limit")]
+    if options.shard is not None:
+        args += ["--conformance-shard", str(options.shard)]
+        args += ["--conformance-shard-plan", str(config_file.parent / SHARD_PLAN_FILE)]
     return args
 
 
@@ -669,6 +679,8 @@ def _run_pytest(
                 contextlib.redirect_stderr(output),
             ):
                 code = pytest.main(args, plugins=[collector])
+            if options.shard is not None:
+                collector.shard_plan = read_shard_plan(Path(scratch) / SHARD_PLAN_FILE)
     except KeyboardInterrupt:
         # pytest turns an interruption of its session into ExitCode.INTERRUPTED; one that
         # lands just before or after the session gets here
@@ -680,6 +692,12 @@ def _run_pytest(
         # without a line number, and pytest's own report of the interruption then fails on it
         # (TypeError in _pytest._code): the run was stopped all the same.
         code = pytest.ExitCode.INTERRUPTED
+    plan = collector.shard_plan
+    if plan is not None and not plan.tests and not collector.collection_errors:
+        raise RunError(
+            f"--shard {plan.shard}: this part holds no test (the selection has "
+            f"{plan.plan_tests} for {plan.shard.total} shards): run fewer shards"
+        )
     reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
     if reason is None and options.max_duration_s is not None:
         spent = budget_reason(options.max_duration_s)
@@ -688,6 +706,16 @@ def _run_pytest(
     if reason is None:
         reason = server_gone(collector.checks)
     return reason
+
+
+def read_shard_plan(path: Path) -> ShardPlan | None:
+    """The plan the test processes of a ``--shard`` run wrote (None: they collected nothing)."""
+    try:
+        return plan_from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise RunError(f"the shard's plan cannot be read: {exc}") from None
 
 
 def server_gone(checks: Sequence[CheckResult]) -> str | None:
@@ -860,6 +888,7 @@ class ResultCollector:
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
+        self.shard_plan: ShardPlan | None = None  # run --shard: what the test processes ran
         self._announced = False
 
     def _announce(self, nodeids: Sequence[str]) -> None:

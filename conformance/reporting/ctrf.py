@@ -26,7 +26,14 @@ SPEC_VERSION = "0.0.0"
 TOOL = "payment-conformance"
 MESSAGE_LIMIT = 500
 MAX_TRACED = 20  # failing checks listed in a trace; results.json has all
-STATUS = {Outcome.PASSED: "passed", Outcome.FAILED: "failed", Outcome.NOT_EXERCISED: "skipped"}
+# A waived requirement failed under a declared waiver: neither passed nor skipped (JUnit has no
+# such status and reports it skipped; CTRF's "other" says it is neither).
+STATUS = {
+    Outcome.PASSED: "passed",
+    Outcome.FAILED: "failed",
+    Outcome.NOT_EXERCISED: "skipped",
+    Outcome.WAIVED: "other",
+}
 
 
 def _one_line(text: str) -> str:
@@ -55,7 +62,14 @@ def _trace(requirement: RequirementView, replay_note: str) -> str:
     return "\n".join(lines)
 
 
-def _test(requirement: RequirementView, section: SectionView, replay_note: str) -> dict[str, Any]:
+def _waived(requirement: RequirementView, view: RunView) -> str:
+    results = view.waivers.results if view.waivers is not None else ()
+    reasons = [results[i].waiver.reason for i in requirement.waived_by if i < len(results)]
+    return _one_line("waived: " + "; ".join(reasons or ["by a waiver"]))
+
+
+def _test(requirement: RequirementView, section: SectionView, view: RunView) -> dict[str, Any]:
+    replay_note = view.replay_note
     test: dict[str, Any] = {
         "name": f"{requirement.id}: {requirement.text}",
         "status": STATUS[requirement.outcome],
@@ -71,6 +85,9 @@ def _test(requirement: RequirementView, section: SectionView, replay_note: str) 
         test["trace"] = _trace(requirement, replay_note)
     elif requirement.outcome is Outcome.NOT_EXERCISED:
         test["message"] = _one_line(requirement.reason_not_exercised or "not exercised")
+    elif requirement.outcome is Outcome.WAIVED:
+        test["message"] = _waived(requirement, view)
+        test["trace"] = _trace(requirement, replay_note)
     return test
 
 
@@ -91,14 +108,14 @@ def document(view: RunView) -> dict[str, Any]:
                 "failed": counts.failed,
                 "skipped": counts.not_exercised,
                 "pending": 0,
-                "other": 0,
+                "other": counts.waived,
                 "suites": len(view.sections),
                 "start": start,
                 "stop": start + _milliseconds(view.duration_s),
                 "duration": _milliseconds(view.duration_s),
             },
             "tests": [
-                _test(requirement, section, view.replay_note)
+                _test(requirement, section, view)
                 for section in view.sections
                 for requirement in section.requirements
             ],

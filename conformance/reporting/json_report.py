@@ -147,5 +147,10 @@ def document(view: RunView) -> dict[str, Any]:
     }
 
 
+def _with_shard(view: RunView, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the shard's plan of a ``run --shard`` (an unsharded run has none)."""
+    return data if view.shard is None else {**data, "shard": view.shard}
+
+
 def render(view: RunView) -> str:
-    return json.dumps(document(view), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(_with_shard(view, document(view)), indent=2, ensure_ascii=False) + "\n"

@@ -221,6 +221,7 @@ class RunView:
     webhook_receiver: ReceiverCounts | None = None  # kept and dropped (None: no receiver ran)
     waivers: WaiverReport | None = None  # run --waivers: what each waiver did (None: none)
     baseline: Diff | None = None  # run --baseline: the run against an earlier one
+    shard: dict[str, object] | None = None  # run --shard: ShardPlan.as_dict (None: unsharded)
 
     @property
     def outside_selection_note(self) -> str:
@@ -490,6 +491,7 @@ def build_view(
         webhook_receiver=_receiver_counts(run.webhook_receiver, scrubber),
         waivers=waivers.scrubbed(run.waivers, scrubber),
         baseline=None if run.baseline is None else scrubbed(run.baseline, scrubber.text),
+        shard=None if run.shard is None else run.shard.as_dict(),
     )
 
 

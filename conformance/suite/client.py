@@ -14,7 +14,6 @@ import json as jsonlib
 import shlex
 import ssl
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -34,7 +33,7 @@ from conformance.core.redaction import (
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite import gateway, tls
+from conformance.suite import gateway, shard_data, tls
 from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
@@ -266,7 +265,7 @@ class SuiteClient:
         if given is not AUTO:
             return given if isinstance(given, str) else None
         if self.profile.idempotency_required(method, operation_id or ""):
-            return str(uuid.uuid4())
+            return shard_data.unique_uuid()
         return None
 
     def _send(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -28,6 +27,7 @@ import httpx
 
 from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.profile import Profile
+from conformance.suite import shard_data
 from conformance.suite.client import SuiteClient
 from conformance.suite.outcomes import json_body
 
@@ -189,7 +189,7 @@ class Factories:
 
     @staticmethod
     def unique(prefix: str) -> str:
-        return f"{prefix}{uuid.uuid4().hex[:20]}"
+        return f"{prefix}{shard_data.unique_hex(20)}"
 
     def _range_value(self, section: str, key: str, preferred: int) -> int:
         try:

@@ -10,7 +10,8 @@ Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``-
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
 family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
 ``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
-``--rate-limit N/s`` (all test processes together); gateway headers come from the
+``--rate-limit N/s`` (all test processes together), ``--conformance-shard i/N`` (one part of
+the selected tests, ``conformance.core.shards``); gateway headers come from the
 environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
 (mandatory on suite tests) and ``family(name)``.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import json
 import os
 import random
 from collections.abc import Callable, Generator, Iterator
@@ -54,7 +56,15 @@ from conformance.core.results import (
     Target,
     budget_reason,
 )
-from conformance.suite import rate_limit_checks
+from conformance.core.shards import (
+    CollectedTest,
+    Shard,
+    ShardError,
+    family_costs,
+    parse_shard,
+    plan_for,
+)
+from conformance.suite import rate_limit_checks, shard_data
 from conformance.suite.client import (
     ClientStats,
     SuiteClient,
@@ -97,6 +107,7 @@ class SuiteSettings:
     embedded_url: str | None = None  # a reference server the engine started for this run
     webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
     webhook_bind: str | None = None  # HOST:PORT the receiver listens on
+    shard: Shard | None = None  # run --shard: run only this part of the collected tests
 
 
 @dataclass
@@ -193,6 +204,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--embedded-fault", help="Switch on one reference-server fault (embedded server only)."
     )
     group.addoption("--embedded-url", help=argparse.SUPPRESS)
+    group.addoption(
+        "--conformance-shard",
+        metavar="i/N",
+        help="Run only part i of N of the collected checks (core.shards).",
+    )
+    # where the shard's plan (core.shards.ShardPlan) is written, for the engine's reports
+    group.addoption("--conformance-shard-plan", help=argparse.SUPPRESS)
     # ``run --max-duration``: the run's end (epoch seconds) and its budget (for the messages)
     group.addoption("--conformance-deadline", type=float, help=argparse.SUPPRESS)
     group.addoption("--conformance-budget", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -324,7 +342,18 @@ def _settings(config: pytest.Config) -> SuiteSettings:
         embedded_url=embedded_url,
         webhook_url=_webhook_option(config, "--webhook-url"),
         webhook_bind=_webhook_option(config, "--webhook-bind"),
+        shard=_shard_option(config),
     )
+
+
+def _shard_option(config: pytest.Config) -> Shard | None:
+    raw = config.getoption("--conformance-shard")
+    if raw is None:
+        return None
+    try:
+        return parse_shard(str(raw))
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _webhook_option(config: pytest.Config, name: str) -> str | None:
@@ -360,6 +389,9 @@ def pytest_configure(config: pytest.Config) -> None:
         api_secret=api_secret,
     )
     config.stash[_CONNECTION] = _connection_blocks(config)
+    shard = config.stash[_STATE].settings.shard
+    if shard is not None:
+        shard_data.set_shard(shard.index, shard.total)
     stats = config.stash[_STATE].stats
     stats.deadline = config.getoption("--conformance-deadline")
     stats.budget_s = config.getoption("--conformance-budget")
@@ -388,6 +420,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         recorder.stop()
     rate_limit_checks.unconfigure(config)
     state = config.stash.get(_STATE, None)
+    if state is not None and state.settings.shard is not None:
+        shard_data.set_shard(0, 0)
     if state is not None and state.restore is not None:
         state.restore()
         state.restore = None
@@ -507,19 +541,42 @@ def pytest_collection_modifyitems(
     if config.getoption("maxfail", 0) == 1:
         items[:] = fail_fast_order(items)
     settings = state.settings
-    if not settings.only and not settings.skip:
-        return
-    selected = selected_requirement_ids(settings.only, settings.skip)
+    if settings.only or settings.skip:
+        selected = selected_requirement_ids(settings.only, settings.skip)
+        _deselect(config, items, lambda item: bool(selected.intersection(_marker_ids(item))))
+    if settings.shard is not None:
+        _keep_shard(config, items, settings.shard)
+
+
+def _deselect(
+    config: pytest.Config, items: list[pytest.Item], kept: Callable[[pytest.Item], bool]
+) -> None:
+    """Deselect the suite's items ``kept`` refuses (other items stay)."""
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        if is_suite_item(item) and not selected.intersection(_marker_ids(item)):
+        if is_suite_item(item) and not kept(item):
             dropped.append(item)
         else:
             keep.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def _keep_shard(config: pytest.Config, items: list[pytest.Item], shard: Shard) -> None:
+    """Keep ``shard``'s part of the suite's items; write its plan where the engine said."""
+    tests = [CollectedTest(item.nodeid, _family(item)) for item in items if is_suite_item(item)]
+    plan = plan_for(shard, tests, family_costs())
+    mine = frozenset(plan.tests)
+    _deselect(config, items, lambda item: item.nodeid in mine)
+    where = config.getoption("--conformance-shard-plan")
+    if where is not None:
+        # every xdist worker collects the same items and writes the same plan
+        path = Path(where)
+        scratch = path.with_suffix(f".{os.getpid()}")
+        scratch.write_text(json.dumps(plan.as_dict()), encoding="utf-8")
+        os.replace(scratch, path)
 
 
 # With --exitfirst (run --fail-fast) the families that check one exchange at a time, and catch

@@ -30,6 +30,7 @@ def _codes(text: str) -> dict[str, str]:
         ("validate", {"0": "every exercised requirement passed", "1": "at least one"}),
         ("verify", {"0": "verified", "1": "not verified"}),
         ("report", {"0": "written"}),
+        ("merge", {"0": "every exercised requirement", "1": "at least one requirement"}),
         ("selftest", {"0": "every fault caught", "1": "a fault", "130": "interrupted"}),
     ],
 )

@@ -14,7 +14,7 @@ import pytest
 
 from conformance.core.results import Outcome, RunResult, fold
 from conformance.core.waivers import Waiver, WaiverFile, apply_waivers
-from conformance.reporting import html, json_report, junit, summary, write_reports
+from conformance.reporting import ctrf, html, json_report, junit, summary, write_reports
 from conformance.reporting.load import LoadError, load_view, view_of
 from conformance.reporting.verification import verify_directory
 from conformance.reporting.view import build_view
@@ -203,3 +203,15 @@ def test_a_waived_requirement_counts_as_exercised_not_failed() -> None:
     assert (view.counts.failed, view.counts.waived, view.exercised) == (0, 1, 1)
     assert [r.id for r in view.waived] == ["AUTH-002"]
     assert all(r.outcome is not Outcome.FAILED for r in view.requirements)
+
+
+def test_ctrf_reports_a_waived_requirement_as_other_with_its_reason() -> None:
+    from tests.reporting.test_ctrf import validator
+
+    document = json.loads(ctrf.render(build_view(waived_run())))
+    assert [e.message for e in validator().iter_errors(document)] == []
+    tests = {t["extra"]["requirement_id"]: t for t in document["results"]["tests"]}
+    assert tests["AUTH-002"]["status"] == "other"
+    assert tests["AUTH-002"]["message"] == "waived: signature check ships in 2.4 (TICKET-7)"
+    assert tests["ERR-001"]["status"] == "failed"  # its waiver expired
+    assert document["results"]["summary"]["other"] == 1

@@ -11,7 +11,6 @@ shortest sequence that shows it.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +20,7 @@ from urllib.parse import quote as url_quote
 import httpx
 
 from conformance.core.profile import ErrorSpec
+from conformance.suite import shard_data
 from conformance.suite.client import AUTO
 from conformance.suite.factories import locate_operation
 from conformance.suite.payments.rules import (
@@ -186,7 +186,7 @@ class PaymentBook:
     # -- create ---------------------------------------------------------------------------------
     def create(self, body: dict[str, Any], quotes: Mapping[str, Quote]) -> ModelPayment:
         """Create a payment; check status, state, quotes and expires_at against the request."""
-        key = str(uuid.uuid4())
+        key = shard_data.unique_uuid()
         sent = time.time()
         response = self.send(CREATE, json=body, key=key)
         received = time.time()
@@ -390,7 +390,7 @@ class PaymentBook:
     def cancel(self, payment: ModelPayment, *, key: str | None = None) -> None:
         source = payment.status
         target = self.rules.target(CANCEL, source)
-        key = key or str(uuid.uuid4())
+        key = key or shard_data.unique_uuid()
         response = self.send(CANCEL, payment.id, key=key)
         what = f"cancel of a {source} payment"
         if target is None:

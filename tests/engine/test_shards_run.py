@@ -1,0 +1,121 @@
+"""``run --shard i/N`` then ``merge``: four shards run at the same time against one reference
+server give, merged, the verdict and the requirement outcomes of one run with the same seed;
+with a fault switched on in the server, the merged report catches it as the one run does.
+
+The shards are separate processes, as on the machines of a CI matrix; the server is one, so
+the isolation and list checks of each shard see the others' payments, endpoints and keys.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from conformance.cli import main
+from conformance.core.profile import load_profile
+from conformance.reference.server import ReferenceServer
+
+SEED = 19
+SHARDS = 4
+FAULT = "shape-expires-at-not-date-time"  # breaks SHAPE-001 (schema and responses families)
+RUN_TIMEOUT_S = 900
+# Requirements whose check is exercised only when the timing allows: four requests with one key
+# that overlap on the server (IDEM-012), a delivery's last retry within the wait (DLV-015). One
+# run exercises them and the next may not, sharded or not (seen in both); they never fail for it.
+TIMING_BOUND = frozenset({"IDEM-012", "DLV-015"})
+
+
+def run_args(base_url: str, report_dir: Path, *more: str) -> list[str]:
+    return [
+        sys.executable, "-m", "conformance", "run", "--no-progress", "--quick",
+        "--base-url", base_url, "--seed", str(SEED), "--report-dir", str(report_dir), *more,
+    ]  # fmt: skip
+
+
+def outcomes(report_dir: Path) -> tuple[str, dict[str, str]]:
+    document: dict[str, Any] = json.loads((report_dir / "results.json").read_text("utf-8"))
+    return document["verdict"], {r["id"]: r["outcome"] for r in document["requirements"]}
+
+
+def assert_same_outcomes(merged: Path, single: Path) -> None:
+    """The same verdict, the same requirements failed, and every other outcome the same but
+    for ``TIMING_BOUND`` requirements (passed in one, not exercised in the other)."""
+    merged_verdict, merged_outcomes = outcomes(merged)
+    single_verdict, single_outcomes = outcomes(single)
+    assert merged_verdict == single_verdict
+    failed = {rid for rid, outcome in merged_outcomes.items() if outcome == "failed"}
+    assert failed == {rid for rid, outcome in single_outcomes.items() if outcome == "failed"}
+    differ = {rid for rid in merged_outcomes if merged_outcomes[rid] != single_outcomes[rid]}
+    assert differ <= TIMING_BOUND, sorted(differ)
+    assert merged_outcomes.keys() == single_outcomes.keys()
+
+
+def sharded_and_single(base_url: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The merged reports of ``SHARDS`` concurrent shards, and those of one run."""
+    shards = [
+        subprocess.Popen(
+            run_args(
+                base_url, tmp_path / f"shard-{i}", "--shard", f"{i}/{SHARDS}", "--workers", "1"
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(1, SHARDS + 1)
+    ]
+    for shard in shards:
+        _, stderr = shard.communicate(timeout=RUN_TIMEOUT_S)
+        assert shard.returncode in (0, 1), stderr.decode(errors="replace")
+    merged = tmp_path / "merged"
+    given = [str(tmp_path / f"shard-{i}") for i in range(1, SHARDS + 1)]
+    result = CliRunner().invoke(main, ["merge", *given, "--report-dir", str(merged)])
+    assert result.exit_code in (0, 1), result.output
+    single = tmp_path / "single"
+    one = subprocess.run(
+        run_args(base_url, single, "--workers", "2"), capture_output=True, timeout=RUN_TIMEOUT_S
+    )
+    assert one.returncode in (0, 1), one.stderr.decode(errors="replace")
+    return merged, single
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    faults = tuple(getattr(request, "param", ()))
+    with ReferenceServer(profile=load_profile("default"), faults=faults) as running:
+        yield running.base_url
+
+
+@pytest.mark.slow
+def test_four_concurrent_shards_merge_to_the_outcomes_of_one_run(
+    server: str, tmp_path: Path
+) -> None:
+    merged, single = sharded_and_single(server, tmp_path)
+    assert_same_outcomes(merged, single)
+    assert outcomes(merged)[0] == "CONFORMANT"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("server", [(FAULT,)], indirect=True)
+def test_a_fault_is_caught_in_the_merged_report_as_in_one_run(server: str, tmp_path: Path) -> None:
+    merged, single = sharded_and_single(server, tmp_path)
+    verdict, requirements = outcomes(merged)
+    assert verdict == "NOT CONFORMANT"
+    assert requirements["SHAPE-001"] == "failed"
+    assert_same_outcomes(merged, single)
+
+
+@pytest.mark.slow
+def test_a_shard_left_without_a_test_says_so_and_runs_nothing(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["run", "--no-progress", "--quick", "--only", "AUTH-013", "--workers", "1",
+         "--shard", "64/64", "--report-dir", str(tmp_path / "reports")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--shard 64/64: this part holds no test" in result.output
