@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -48,8 +48,12 @@ from conformance.suite.responses.schemas import (
     _Validator,
 )
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
+from conformance.validator.admission import AdmissionChecks
+from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
+from conformance.validator.findings import Call
+from conformance.validator.findings import Finding as _Finding
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -75,6 +79,8 @@ SUCCESS_MEDIA = "OPS-008"
 NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
+HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
+KEY_ACCEPTED = "IDEM-004"  # keys of every length within the profile's bounds are accepted
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -160,6 +166,10 @@ class _Operation:
     @property
     def label(self) -> str:
         return f"{self.method} {self.template}"
+
+    @property
+    def query_names(self) -> frozenset[str]:
+        return frozenset(self.query_params)
 
 
 def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[str, _Parameter]:
@@ -274,14 +284,6 @@ def api_path(path: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- checking
-@dataclass(frozen=True)
-class _Finding:
-    check: str  # "response_schema", "status", ...
-    ids: tuple[str, ...]
-    outcome: Outcome
-    message: str
-
-
 def _media(value: str | None) -> str:
     return (value or "").split(";", 1)[0].strip().lower()
 
@@ -379,6 +381,8 @@ class ExchangeValidator:
         self._method_not_allowed = profile.data["status"]["method_not_allowed"]
         self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
+        self._answers = AnswerChecks(profile)
+        self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
     def _lookup(
@@ -402,6 +406,13 @@ class ExchangeValidator:
         if op is None:
             findings = [self._unknown(exchange, methods)]
             operation_id = None
+            status = exchange.status
+            if findings[0].ids and status is not None and 400 <= status < 500:
+                # Unknown paths and methods get the profile's error too: JSON, code, message.
+                self._error_shape(exchange, _json_body(exchange), findings)
+                first, shape = findings
+                if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:
+                    findings[0] = replace(first, outcome=Outcome.FAILED, message=shape.message)
         else:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
@@ -436,12 +447,10 @@ class ExchangeValidator:
         findings: list[_Finding] = []
         headers = _first_values(exchange.request_headers)
         auth_ok = self._auth(headers, status, findings)
-        body: Any = _NOT_JSON
-        if exchange.response_body:
-            try:
-                body = jsonsafe.loads(exchange.response_body)
-            except ValueError:
-                body = _NOT_JSON
+        if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
+            auth = findings[-1]
+            findings[-1] = replace(auth, ids=(*auth.ids, HELPER_AUTH))
+        body = _json_body(exchange)
         if status >= 500:
             findings.append(
                 _Finding(
@@ -454,9 +463,16 @@ class ExchangeValidator:
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         self._idempotency(headers, op, status, body, findings)
-        self._request(exchange, op, params, status, body, findings)
+        broken = self._request(exchange, op, params, status, body, findings)
         if not op.helper:
             self._response(exchange, op, status, body, findings)
+        call = Call(
+            exchange, op.operation_id, params, status, body if body is not _NOT_JSON else None
+        )
+        findings += self._answers.judge(call)
+        findings += self._admission.judge(
+            call, contract_problems=broken, query_names=op.query_names
+        )
         return findings
 
     # -- the response ----------------------------------------------------------------------
@@ -608,6 +624,14 @@ class ExchangeValidator:
             elif (status, code) == (self._idem_invalid.status, self._idem_invalid.code):
                 message = f"{what}: refused with {status} {code}"
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
+        elif op.accepts_key and key != REDACTED:
+            ids = self._scoped((KEY_ACCEPTED,), oid)
+            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
+            if code == self._idem_invalid.code and not success:
+                message = f"{what} refused with {status} {code}"
+                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
+            elif success and len(key) in (low, high):
+                out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
@@ -622,18 +646,21 @@ class ExchangeValidator:
         status: int,
         body: Any,
         out: list[_Finding],
-    ) -> None:
-        """A request that breaks the contract must be refused with the validation error."""
+    ) -> bool:
+        """A request that breaks the contract must be refused with the validation error.
+        Returns whether the request breaks the contract (or could not be judged against it)."""
         if op.helper:
-            return
+            return True  # not part of the contract
         if len(exchange.request_body) > self._max_body:
             if 200 <= status < 300:
                 message = f"a body of {len(exchange.request_body)} bytes was accepted"
                 out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
-            return
+            return True
         problems = self._request_problems(exchange, op, params)
-        if not problems or status in (self._auth_error.status, self._not_found.status, 413):
-            return  # valid, or refused for a reason checked before validation
+        if not problems:
+            return False
+        if status in (self._auth_error.status, self._not_found.status, 413):
+            return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
         if 200 <= status < 300:
@@ -654,6 +681,7 @@ class ExchangeValidator:
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
+        return True
 
     def _request_problems(
         self, exchange: Exchange, op: _Operation, params: dict[str, str]
@@ -736,6 +764,15 @@ class ExchangeValidator:
         want = " or ".join(str(s) for s in sorted(acceptable))
         message = f"{what}; answered {status} where the profile's answer is {want}"
         return _Finding("operation", ids, Outcome.FAILED, message)
+
+
+def _json_body(exchange: Exchange) -> Any:
+    if not exchange.response_body:
+        return _NOT_JSON
+    try:
+        return jsonsafe.loads(exchange.response_body)
+    except ValueError:
+        return _NOT_JSON
 
 
 def _issue(where: str, message: str, name: str, keyword: str) -> Problem:

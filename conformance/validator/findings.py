@@ -1,0 +1,90 @@
+"""What one check concluded about one exchange, before ``checks`` makes it a ``CheckResult``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+from urllib.parse import parse_qsl
+
+from conformance.core import jsonsafe
+from conformance.core.results import Outcome
+from conformance.suite.statements.model import instant
+from conformance.validator.exchange import Exchange
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # "response_schema", "status", ...
+    ids: tuple[str, ...]
+    outcome: Outcome
+    message: str
+
+
+def verdict(check: str, ids: tuple[str, ...], problem: str | None, passed: str) -> Finding:
+    """A failure saying ``problem``, or a pass saying ``passed`` when there is none."""
+    if problem is None:
+        return Finding(check, ids, Outcome.PASSED, passed)
+    return Finding(check, ids, Outcome.FAILED, problem)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One exchange as the request-and-answer checks read it: both bodies parsed once."""
+
+    exchange: Exchange
+    operation_id: str
+    path_params: dict[str, str]
+    status: int
+    answer: Any  # the response's JSON document; None when it has none (or it was not captured)
+
+    @cached_property
+    def request(self) -> Any:
+        """The request's JSON document; None when it has no JSON body (parsed when asked)."""
+        return json_or_none(self.exchange.request_body)
+
+    @property
+    def success(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def code(self) -> str | None:
+        code = self.answer.get("code") if isinstance(self.answer, dict) else None
+        return code if isinstance(code, str) else None
+
+    def field(self, name: str) -> Any:
+        """A top-level member of the request body (None when absent or no object)."""
+        return self.request.get(name) if isinstance(self.request, dict) else None
+
+    def query(self) -> dict[str, str]:
+        """The query parameters, the first value of each."""
+        found: dict[str, str] = {}
+        for name, value in parse_qsl(self.exchange.query, keep_blank_values=True):
+            found.setdefault(name, value)
+        return found
+
+
+def request_times(exchange: Exchange, unix_seconds: bool) -> tuple[Decimal, ...]:
+    """When the request was sent, in Unix seconds, as the recording knows it: the recorded
+    start and the X-Timestamp (when the profile's timestamps are Unix seconds; a server that
+    accepted the request had its clock within the profile's window of it). Either may be
+    missing; a check allows whichever is nearer."""
+    found: list[Decimal] = []
+    started = instant(exchange.started_at)
+    if started is not None:
+        found.append(started)
+    stamp = exchange.header("X-Timestamp")
+    if unix_seconds and stamp is not None and stamp.isdigit() and len(stamp) < 16:
+        found.append(Decimal(stamp))
+    return tuple(found)
+
+
+def json_or_none(raw: bytes) -> Any:
+    """The JSON document of a body, None when it is empty or not JSON."""
+    if not raw:
+        return None
+    try:
+        return jsonsafe.loads(raw)
+    except ValueError:
+        return None
