@@ -26,6 +26,7 @@ fixtures do not list is not judged (the server may know more than the profile na
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,7 +37,7 @@ from conformance.core.results import Outcome
 from conformance.suite.payments.rules import decimal_value
 from conformance.suite.statements import model as statement
 from conformance.validator.answers import LATENCY_SECS
-from conformance.validator.findings import Call, Finding, request_times
+from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 SPLIT_OPERATIONS = {
@@ -57,6 +58,9 @@ FLOAT_FORM_OPERATIONS = frozenset(
     }
 )
 CURSOR = "cursor"
+# A JSON number with a fraction or an exponent (after ":", "[" or ","; inside a string it is
+# preceded by a quote or a letter): a cheap test before walking the document for one.
+FLOAT_NUMBER = re.compile(rb"[:\[,]\s*-?[0-9]+(?:\.|[eE])")
 
 Rule = Callable[[Call], Iterator[tuple[tuple[str, ...], str]]]
 
@@ -155,7 +159,11 @@ class AdmissionChecks:
         if call.operation_id.startswith("test"):
             return
         refused = call.status == self._validation.status and call.code == self._validation.code
-        float_form = call.operation_id in FLOAT_FORM_OPERATIONS and _integral_float(call.request)
+        float_form = (
+            call.operation_id in FLOAT_FORM_OPERATIONS
+            and FLOAT_NUMBER.search(call.exchange.request_body) is not None
+            and _integral_float(call.request)
+        )
         if float_form:
             if call.success:
                 yield Finding("admission", ("STATUS-016",), Outcome.PASSED, "60.0 taken as 60")
@@ -174,7 +182,7 @@ class AdmissionChecks:
 
     def _decidable(self, call: Call, query_names: frozenset[str]) -> bool:
         exchange = call.exchange
-        query = call.query()
+        query = call.query
         if CURSOR in query or set(query) - query_names:
             return False  # a cursor may be unknown; an extra parameter may be refused
         if len(query) != exchange.query.count("&") + 1 and exchange.query:
@@ -183,13 +191,13 @@ class AdmissionChecks:
             return False  # a value the recorder masked (a signature) may be what was refused
         if exchange.request_body:
             media = (exchange.header("Content-Type") or "").split(";", 1)[0].strip().lower()
-            if media != "application/json" or call.request is None:
+            if media != "application/json" or call.request is NOT_JSON:
                 return False
         return True
 
     # -- statements -------------------------------------------------------------------------
     def _window(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
-        query = call.query()
+        query = call.query
         start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
         if start is not None and end is not None and start >= end:
             yield (

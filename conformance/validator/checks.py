@@ -11,7 +11,9 @@ then judges one exchange:
 - the request: a body or parameter that breaks the contract, an authentication header missing or
   malformed, an Idempotency-Key missing or invalid. A client may send such a request; the server
   must refuse it, so these are judged by what the server answered (accepted: a failure; refused
-  with the profile's status: a pass).
+  with the profile's status: a pass);
+- then the answer against its own request (``answers``) and the request against what the
+  profile refuses or allows (``admission``), from the exchange's ``findings.Call``.
 
 Requirement ids are the ones the suite's checks of the same rule name (``suite/schema/rules.yaml``
 through ``suite.schema.requirements``, ``suite.outcomes`` for the error shape). Schemas have the
@@ -52,7 +54,7 @@ from conformance.validator.admission import AdmissionChecks
 from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
-from conformance.validator.findings import Call
+from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 
 FAMILY = "validate"
@@ -97,7 +99,7 @@ _PARAM = re.compile(r"^\{([^}]+)\}$")
 _INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
 # A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
 _ANY_4XX = 499
-_NOT_JSON: Any = object()  # a body that is not JSON (or too deep or large to parse safely)
+_NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -463,12 +465,12 @@ class ExchangeValidator:
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         self._idempotency(headers, op, status, body, findings)
-        broken = self._request(exchange, op, params, status, body, findings)
-        if not op.helper:
-            self._response(exchange, op, status, body, findings)
         call = Call(
             exchange, op.operation_id, params, status, body if body is not _NOT_JSON else None
         )
+        broken = self._request(exchange, op, params, status, body, findings, call.request)
+        if not op.helper:
+            self._response(exchange, op, status, body, findings)
         findings += self._answers.judge(call)
         findings += self._admission.judge(
             call, contract_problems=broken, query_names=op.query_names
@@ -646,9 +648,11 @@ class ExchangeValidator:
         status: int,
         body: Any,
         out: list[_Finding],
+        request: Any = NOT_JSON,
     ) -> bool:
         """A request that breaks the contract must be refused with the validation error.
-        Returns whether the request breaks the contract (or could not be judged against it)."""
+        ``request`` is its body's JSON document (``NOT_JSON``: none, or not JSON). Returns
+        whether the request breaks the contract (or could not be judged against it)."""
         if op.helper:
             return True  # not part of the contract
         if len(exchange.request_body) > self._max_body:
@@ -656,7 +660,7 @@ class ExchangeValidator:
                 message = f"a body of {len(exchange.request_body)} bytes was accepted"
                 out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
             return True
-        problems = self._request_problems(exchange, op, params)
+        problems = self._request_problems(exchange, op, params, request)
         if not problems:
             return False
         if status in (self._auth_error.status, self._not_found.status, 413):
@@ -684,7 +688,7 @@ class ExchangeValidator:
         return True
 
     def _request_problems(
-        self, exchange: Exchange, op: _Operation, params: dict[str, str]
+        self, exchange: Exchange, op: _Operation, params: dict[str, str], request: Any = NOT_JSON
     ) -> list[Problem]:
         problems: list[Problem] = []
         for name, value in params.items():
@@ -695,7 +699,7 @@ class ExchangeValidator:
         if op.query_params or exchange.query:
             problems += self._query_problems(exchange, op)
         if op.body_schema is not None:
-            problems += self._body_problems(exchange, op)
+            problems += self._body_problems(exchange, op, request)
         return problems
 
     def _query_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
@@ -719,15 +723,12 @@ class ExchangeValidator:
                 problems.append(_issue(f"query.{name}", "is required", name, "required"))
         return problems
 
-    def _body_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
-        raw = exchange.request_body
-        if not raw:
+    def _body_problems(self, exchange: Exchange, op: _Operation, document: Any) -> list[Problem]:
+        if not exchange.request_body:
             if op.body_required:
                 return [_issue("body", "a JSON body is required", "", "required")]
             return []
-        try:
-            document = jsonsafe.loads(raw)
-        except ValueError:
+        if document is NOT_JSON:
             return [_issue("body", "is not JSON", "", "type")]
         return _problems(self._validator(op, "body", op.body_schema), document)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl
@@ -12,6 +12,8 @@ from conformance.core import jsonsafe
 from conformance.core.results import Outcome
 from conformance.suite.statements.model import instant
 from conformance.validator.exchange import Exchange
+
+NOT_JSON: Any = object()  # a body that is absent, or not JSON
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,15 @@ class Call:
 
     @cached_property
     def request(self) -> Any:
-        """The request's JSON document; None when it has no JSON body (parsed when asked)."""
-        return json_or_none(self.exchange.request_body)
+        """The request's JSON document, parsed once when first asked; ``NOT_JSON`` when the
+        request has no body or one that is not JSON."""
+        raw = self.exchange.request_body
+        if not raw:
+            return NOT_JSON
+        try:
+            return jsonsafe.loads(raw)
+        except ValueError:
+            return NOT_JSON
 
     @property
     def success(self) -> bool:
@@ -57,6 +66,7 @@ class Call:
         """A top-level member of the request body (None when absent or no object)."""
         return self.request.get(name) if isinstance(self.request, dict) else None
 
+    @cached_property
     def query(self) -> dict[str, str]:
         """The query parameters, the first value of each."""
         found: dict[str, str] = {}
@@ -65,26 +75,33 @@ class Call:
         return found
 
 
-def request_times(exchange: Exchange, unix_seconds: bool) -> tuple[Decimal, ...]:
+def seconds(value: object) -> float | None:
+    """Unix seconds of an RFC 3339 date-time (None for anything else), for comparisons with a
+    tolerance of a second or more: Python's own parser where it reads the text as RFC 3339 says,
+    the suite's exact one (``statements.model.instant``) otherwise."""
+    if not isinstance(value, str):
+        return None
+    if len(value) >= 20 and value[10] == "T" and value[4] == "-":
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment.timestamp()
+    exact = instant(value)
+    return float(exact) if exact is not None else None
+
+
+def request_times(exchange: Exchange, unix_seconds: bool) -> tuple[float, ...]:
     """When the request was sent, in Unix seconds, as the recording knows it: the recorded
     start and the X-Timestamp (when the profile's timestamps are Unix seconds; a server that
     accepted the request had its clock within the profile's window of it). Either may be
     missing; a check allows whichever is nearer."""
-    found: list[Decimal] = []
-    started = instant(exchange.started_at)
+    found: list[float] = []
+    started = seconds(exchange.started_at)
     if started is not None:
         found.append(started)
     stamp = exchange.header("X-Timestamp")
     if unix_seconds and stamp is not None and stamp.isdigit() and len(stamp) < 16:
-        found.append(Decimal(stamp))
+        found.append(float(stamp))
     return tuple(found)
-
-
-def json_or_none(raw: bytes) -> Any:
-    """The JSON document of a body, None when it is empty or not JSON."""
-    if not raw:
-        return None
-    try:
-        return jsonsafe.loads(raw)
-    except ValueError:
-        return None
