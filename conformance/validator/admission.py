@@ -58,6 +58,7 @@ FLOAT_FORM_OPERATIONS = frozenset(
     }
 )
 CURSOR = "cursor"
+CONTROL_ESCAPE = re.compile(r"%[01][0-9A-Fa-f]|%7[Ff]")  # a control character, percent-encoded
 # A JSON number with a fraction or an exponent (after ":", "[" or ","; inside a string it is
 # preceded by a quote or a letter): a cheap test before walking the document for one.
 FLOAT_NUMBER = re.compile(rb"[:\[,]\s*-?[0-9]+(?:\.|[eE])")
@@ -189,6 +190,10 @@ class AdmissionChecks:
             return False  # a repeated parameter
         if REDACTED.encode() in exchange.request_body:
             return False  # a value the recorder masked (a signature) may be what was refused
+        if b"\\" in exchange.request_body or CONTROL_ESCAPE.search(exchange.query):
+            # An escaped or control character ("https://a.example\n"): where the contract's
+            # formats and patterns are read more strictly than the validator reads them.
+            return False
         if exchange.request_body:
             media = (exchange.header("Content-Type") or "").split(";", 1)[0].strip().lower()
             if media != "application/json" or call.request is NOT_JSON:

@@ -56,6 +56,7 @@ from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
+from conformance.validator.limits import LimitIds
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -384,6 +385,7 @@ class ExchangeValidator:
         self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._answers = AnswerChecks(profile)
+        self._limits = LimitIds(profile)
         self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
@@ -673,10 +675,12 @@ class ExchangeValidator:
             candidates = _ids("negative_data_rejection", oid, status)
             candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
             ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
         elif status == self._validation.status:
             ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         else:

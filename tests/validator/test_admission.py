@@ -212,3 +212,14 @@ def test_a_request_with_a_masked_value_cannot_be_judged_valid(
         response_body=VALIDATION,
     )  # fmt: skip
     assert about(validator, ex, "STATUS-002") == []
+
+
+def test_a_request_with_an_escaped_character_is_not_judged_valid(
+    validator: ExchangeValidator,
+) -> None:
+    request = {"url": "http://127.0.0.1:9/hook\n", "event_types": ["payment.created"]}
+    ex = exchange(
+        "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST, request_body=request,
+        status=400, response_body=VALIDATION,
+    )  # fmt: skip
+    assert about(validator, ex, "STATUS-002") == []
