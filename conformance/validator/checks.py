@@ -411,8 +411,14 @@ class ExchangeValidator:
             findings = [self._unknown(exchange, methods)]
             operation_id = None
             status = exchange.status
-            if findings[0].ids and status is not None and 400 <= status < 500:
-                # Unknown paths and methods get the profile's error too: JSON, code, message.
+            if (
+                findings[0].ids
+                and status is not None
+                and 400 <= status < 500
+                and exchange.response_body
+            ):
+                # Unknown paths and methods get the profile's error too: JSON, code, message
+                # (an empty body may be one the recorder did not capture: not judged).
                 self._error_shape(exchange, _json_body(exchange), findings)
                 first, shape = findings
                 if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:

@@ -393,6 +393,14 @@ def test_an_unknown_path_answered_with_an_html_404_fails(validator: ExchangeVali
     assert {"ERR-001", "ERR-005"} <= set(shape.requirement_ids)
 
 
+def test_an_unknown_paths_404_without_a_recorded_body_is_judged_by_its_status_alone(
+    validator: ExchangeValidator,
+) -> None:
+    ex = exchange("GET", "/v1/admin/users", request_headers=AUTH, status=404, response_body=b"")
+    [result] = validator.validate(ex)
+    assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("STATUS-020",))
+
+
 def test_an_unknown_path_without_credentials_must_get_the_auth_error(
     validator: ExchangeValidator,
 ) -> None:
