@@ -87,6 +87,7 @@ class AdmissionChecks:
     def __init__(self, profile: Profile) -> None:
         self._business = profile.error("status", "business_rule")
         self._validation = profile.error("status", "validation")
+        self._creates = frozenset(profile.data["status"]["create_operations"])
         payments = profile.data["payments"]
         empty = payments["empty_quotes"]
         self._empty_quotes = ErrorSpec(int(empty["status"]), empty.get("code"))
@@ -174,11 +175,11 @@ class AdmissionChecks:
             return
         if not refused or not self._decidable(call, query_names):
             return
-        want = "201" if call.operation_id.startswith("create") else "200"
         message = (
             f"a request the contract and profile allow was refused with {call.status} {call.code}"
         )
-        ids = ("STATUS-001",) if want == "201" else ("STATUS-002",)
+        # The success status it should have had: a create's (STATUS-001) or any other's.
+        ids = ("STATUS-001",) if call.operation_id in self._creates else ("STATUS-002",)
         yield Finding("admission", ids, Outcome.FAILED, message)
 
     def _decidable(self, call: Call, query_names: frozenset[str]) -> bool:

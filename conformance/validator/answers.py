@@ -57,30 +57,11 @@ INITIAL_IDS = {
     "createSubscription": ("subscriptions", ("SUB-STATE-001",)),
     "createPayoutSchedule": ("payout_schedules", ("PAYOUT-STATE-003",)),
 }
-RESOURCE_OF = {
-    "cancelPayment": "payments",
-    "acceptUnderpaidPayment": "payments",
-    "testExpirePayment": "payments",
-    "cancelSubscription": "subscriptions",
-    "replacePayoutSchedule": "payout_schedules",
-    "pausePayoutSchedule": "payout_schedules",
-    "retirePayoutSchedule": "payout_schedules",
-}
-SCHEDULE_OPERATIONS = (
-    "createPayoutSchedule",
-    "replacePayoutSchedule",
-    "pausePayoutSchedule",
-    "retirePayoutSchedule",
-)
 REPLACED_FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
 HELPERS = frozenset({"testDepositPayment", "testExpirePayment"})
 DEFAULT_X402_SCHEME = "exact"  # the contract's default of X402RequirementsCreate.scheme
 
 Judge = Callable[[Call], Iterator[Finding]]
-
-
-def _seconds(value: object) -> float | None:
-    return seconds(value)
 
 
 def _places(text: str) -> int:
@@ -135,8 +116,7 @@ class AnswerChecks:
             for resource in ("payments", "subscriptions", "payout_schedules")
         }
         self._active = self._initial["payout_schedules"]
-        retire = self._targets.get("retirePayoutSchedule")
-        self._retired = retire
+        self._retired = self._targets.get("retirePayoutSchedule")
         self._invalid_state = profile.error("status", "invalid_state")
         self._not_found = profile.error("status", "not_found")
         self._idem_missing = profile.error("idempotency", "missing").code
@@ -159,7 +139,6 @@ class AnswerChecks:
             "getStatement": self._statement,
             "testDepositPayment": self._deposit,
         }
-        self.operations = frozenset({*self._judges, *TARGET_IDS, "testExpirePayment"})
 
     def judge(self, call: Call) -> list[Finding]:
         """The findings of one exchange (none when its operation has no such rule)."""
@@ -183,7 +162,7 @@ class AnswerChecks:
     ) -> Iterator[Finding]:
         """``actual`` (a date-time, or Unix seconds) is the request's time plus ``secs``."""
         whole = _int(actual)
-        value = float(whole) if whole is not None else _seconds(actual)
+        value = float(whole) if whole is not None else seconds(actual)
         sent = request_times(call.exchange, self._unix_timestamps)
         if not sent or value is None:
             return  # no time recorded, or a malformed value (the schema check's)
@@ -301,7 +280,7 @@ class AnswerChecks:
         if isinstance(status, str) and "retired_at" in answer and self._retired is not None:
             retired_at = answer["retired_at"]
             if status == self._retired:
-                ok = _seconds(retired_at) is not None
+                ok = seconds(retired_at) is not None
                 problem = None if ok else f"a retired schedule with retired_at {retired_at!r}"
             else:
                 problem = None if retired_at is None else f"{status} with retired_at {retired_at!r}"
@@ -314,11 +293,11 @@ class AnswerChecks:
             yield from self._replaced(call)
             return
         first = call.field("first_run_at")
-        next_run = _seconds(answer.get("next_run_at"))
+        next_run = seconds(answer.get("next_run_at"))
         if next_run is None:
             return
         if first is not None:
-            wanted = _seconds(first)
+            wanted = seconds(first)
             if wanted is not None:
                 off = next_run - wanted
                 problem = (
@@ -329,7 +308,7 @@ class AnswerChecks:
                 yield verdict("answer_time", ("PAYOUT-004",), problem, "next_run_at = first_run_at")
             return
         interval = _int(call.field("interval_secs"))
-        created = _seconds(answer.get("created_at"))
+        created = seconds(answer.get("created_at"))
         if interval is not None and created is not None:
             off = next_run - created - interval
             problem = (
