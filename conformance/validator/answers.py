@@ -37,6 +37,8 @@ from conformance.suite.payments.rules import PaymentRules, decimal_value, raw_am
 from conformance.suite.statements import model as statement
 from conformance.validator.findings import Call, Finding, request_times, seconds, verdict
 
+CHECK = "answer"
+"""The name of every result of this module: one row per requirement in the reports."""
 LATENCY_SECS = 60
 """Allowed, on top of the profile's clock window, between a request's time and its handling."""
 SAME_INSTANT_SECS = 2
@@ -149,7 +151,7 @@ class AnswerChecks:
             return []  # a refusal, or an answer the recording did not capture
         found: list[Finding] = []
         if helper:
-            found.append(Finding("helper", ("HELP-008",), Outcome.PASSED, "accepted"))
+            found.append(Finding(CHECK, ("HELP-008",), Outcome.PASSED, "accepted"))
         judge = self._judges.get(call.operation_id)
         if judge is not None:
             found += judge(call)
@@ -184,7 +186,7 @@ class AnswerChecks:
             ids = ("PAY-010",) if given else ("PAY-011",)
             secs = lifetime if lifetime is not None else self._expires_default
             yield from self._derived_time(
-                call, "answer_time", ids, "expires_at", call.answer.get("expires_at"), secs
+                call, CHECK, ids, "expires_at", call.answer.get("expires_at"), secs
             )
         asked = call.field("quotes")
         quotes = call.answer.get("quotes")
@@ -202,12 +204,12 @@ class AnswerChecks:
                     else f"quote {currency_id}: amount {got.get('amount')!r}, requested "
                     f"{quote.get('amount')!r}"
                 )
-                yield verdict("answer_amount", ("PAY-006",), problem, "quote amounts as requested")
+                yield verdict(CHECK, ("PAY-006",), problem, "quote amounts as requested")
             names = self._names.get(currency_id)
             if names is not None:
                 wrong = [f"{k} {got.get(k)!r} (not {v!r})" for k, v in names if got.get(k) != v]
                 problem = f"quote {currency_id}: {', '.join(wrong)}" if wrong else None
-                yield verdict("answer_amount", ("PAY-007",), problem, "the currency's names")
+                yield verdict(CHECK, ("PAY-007",), problem, "the currency's names")
             chains = quote.get("chain_ids")
             deployments = got.get("deployments")
             if isinstance(chains, list) and isinstance(deployments, list):
@@ -218,7 +220,7 @@ class AnswerChecks:
                     if missing
                     else None
                 )
-                yield verdict("answer_amount", ("PAY-009",), problem, "a deployment per chain")
+                yield verdict(CHECK, ("PAY-009",), problem, "a deployment per chain")
 
     def _list_payments(self, call: Call) -> Iterator[Finding]:
         items = call.answer.get("payments")
@@ -235,7 +237,7 @@ class AnswerChecks:
                 if other
                 else None
             )
-            yield verdict("answer_list", (rid,), problem, f"only {name} {wanted!r}")
+            yield verdict(CHECK, (rid,), problem, f"only {name} {wanted!r}")
         limit = _query_int(query.get("limit")) if "limit" in query else self._list_default
         if limit is not None and limit > 0:
             problem = (
@@ -243,7 +245,7 @@ class AnswerChecks:
                 if len(items) > limit
                 else None
             )
-            yield verdict("answer_list", ("PAY-016",), problem, f"at most {limit} payments")
+            yield verdict(CHECK, ("PAY-016",), problem, f"at most {limit} payments")
 
     # -- subscriptions and payout schedules -----------------------------------------------
     def _create_subscription(self, call: Call) -> Iterator[Finding]:
@@ -251,7 +253,7 @@ class AnswerChecks:
         if interval is not None:
             yield from self._derived_time(
                 call,
-                "answer_time",
+                CHECK,
                 ("SUB-004",),
                 "next_bill_at",
                 call.answer.get("next_bill_at"),
@@ -268,7 +270,7 @@ class AnswerChecks:
         want = f"{currency_id}:{chain_id}"
         got = call.answer.get("currency_chain_id")
         problem = None if got == want else f"currency_chain_id {got!r}, expected {want!r}"
-        yield verdict("answer_echo", ids, problem, f"currency_chain_id {want}")
+        yield verdict(CHECK, ids, problem, f"currency_chain_id {want}")
 
     def _schedule(self, call: Call) -> Iterator[Finding]:
         oid, answer = call.operation_id, call.answer
@@ -276,7 +278,7 @@ class AnswerChecks:
         if isinstance(status, str) and isinstance(enabled, bool):
             active = status == self._active
             problem = None if enabled == active else f"status {status!r} with enabled {enabled}"
-            yield verdict("answer_state", ("PAYOUT-011",), problem, f"{status}, enabled {enabled}")
+            yield verdict(CHECK, ("PAYOUT-011",), problem, f"{status}, enabled {enabled}")
         if isinstance(status, str) and "retired_at" in answer and self._retired is not None:
             retired_at = answer["retired_at"]
             if status == self._retired:
@@ -284,7 +286,7 @@ class AnswerChecks:
                 problem = None if ok else f"a retired schedule with retired_at {retired_at!r}"
             else:
                 problem = None if retired_at is None else f"{status} with retired_at {retired_at!r}"
-            yield verdict("answer_state", ("PAYOUT-012",), problem, f"retired_at as {status}")
+            yield verdict(CHECK, ("PAYOUT-012",), problem, f"retired_at as {status}")
         if oid not in ("createPayoutSchedule", "replacePayoutSchedule"):
             return
         yield from self._currency_chain(call, "target_chain_id", ("PAYOUT-001",))
@@ -305,7 +307,7 @@ class AnswerChecks:
                     if abs(off) >= 1
                     else None
                 )
-                yield verdict("answer_time", ("PAYOUT-004",), problem, "next_run_at = first_run_at")
+                yield verdict(CHECK, ("PAYOUT-004",), problem, "next_run_at = first_run_at")
             return
         interval = _int(call.field("interval_secs"))
         created = seconds(answer.get("created_at"))
@@ -317,9 +319,7 @@ class AnswerChecks:
                 if abs(off) > SAME_INSTANT_SECS
                 else None
             )
-            yield verdict(
-                "answer_time", ("PAYOUT-006",), problem, "next_run_at = created_at + interval"
-            )
+            yield verdict(CHECK, ("PAYOUT-006",), problem, "next_run_at = created_at + interval")
 
     def _min_send_raw(self, call: Call) -> Iterator[Finding]:
         amount, currency = call.field("min_send_amount"), self._currency(call.field("currency_id"))
@@ -336,7 +336,7 @@ class AnswerChecks:
             else f"min_send_raw {got!r} for {amount} {currency.code} ({currency.decimals} "
             f"decimals): expected {want}"
         )
-        yield verdict("answer_amount", ("PAYOUT-002",), problem, f"min_send_raw {want}")
+        yield verdict(CHECK, ("PAYOUT-002",), problem, f"min_send_raw {want}")
 
     def _replaced(self, call: Call) -> Iterator[Finding]:
         answer = call.answer
@@ -357,7 +357,7 @@ class AnswerChecks:
         if want is not None and have != want:
             wrong.append(f"min_send_amount {answer.get('min_send_amount')!r}")
         problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
-        yield verdict("answer_echo", ("PAYOUT-010",), problem, "every field as requested")
+        yield verdict(CHECK, ("PAYOUT-010",), problem, "every field as requested")
 
     # -- x402 --------------------------------------------------------------------------------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
@@ -372,16 +372,16 @@ class AnswerChecks:
             problem = (
                 None if len(accepts) == want else f"{len(accepts)} accepts entries, not {want}"
             )
-            yield verdict("answer_x402", ("X402-001",), problem, f"{want} accepts entries")
+            yield verdict(CHECK, ("X402-001",), problem, f"{want} accepts entries")
         for index, entry in enumerate(entries):
             where = f"accepts[{index}]"
             if isinstance(chain_id, str):
                 net = entry.get("network")
                 problem = None if net == chain_id else f"{where}.network {net!r}, not {chain_id!r}"
-                yield verdict("answer_x402", ("X402-002",), problem, "network = chain_id")
+                yield verdict(CHECK, ("X402-002",), problem, "network = chain_id")
             got = entry.get("scheme")
             problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
-            yield verdict("answer_x402", ("X402-010",), problem, "the requested scheme")
+            yield verdict(CHECK, ("X402-010",), problem, "the requested scheme")
             raw = entry.get("max_amount_required")
             if (
                 currency is not None
@@ -396,10 +396,10 @@ class AnswerChecks:
                     else f"{where}.max_amount_required {raw!r} for {amount} {currency.code}: "
                     f"expected {want_raw}"
                 )
-                yield verdict("answer_x402", ("X402-005",), problem, "amount x 10^decimals")
+                yield verdict(CHECK, ("X402-005",), problem, "amount x 10^decimals")
             yield from self._derived_time(
                 call,
-                "answer_time",
+                CHECK,
                 ("X402-008",),
                 f"{where}.valid_before",
                 entry.get("valid_before"),
@@ -414,7 +414,7 @@ class AnswerChecks:
                 parts = urlsplit(resource) if isinstance(resource, str) else None
                 absolute = parts is not None and parts.scheme in ("http", "https") and parts.netloc
                 problem = None if absolute else f"{where}.resource {resource!r} is not absolute"
-            yield verdict("answer_x402", ("X402-009",), problem, "the resource")
+            yield verdict(CHECK, ("X402-009",), problem, "the resource")
 
     def _settle(self, call: Call) -> Iterator[Finding]:
         asked, answer = call.field("payment_id"), call.answer
@@ -426,7 +426,7 @@ class AnswerChecks:
         if answer.get("success") is not True:
             wrong.append(f"success {answer.get('success')!r}")
         problem = f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
-        yield verdict("answer_x402", ("X402-012",), problem, "success for the payment settled")
+        yield verdict(CHECK, ("X402-012",), problem, "success for the payment settled")
 
     def _usage(self, call: Call) -> Iterator[Finding]:
         answer = call.answer
@@ -442,7 +442,7 @@ class AnswerChecks:
                 if int(actual) > int(high)
                 else None
             )
-            yield verdict("answer_x402", ("X402-026",), problem, "actual_raw within max_raw")
+            yield verdict(CHECK, ("X402-026",), problem, "actual_raw within max_raw")
         wrong = []
         payment_id = call.path_params.get("payment_id")
         if payment_id is not None and answer.get("payment_id") != payment_id:
@@ -453,7 +453,7 @@ class AnswerChecks:
         if "scheme" in answer and answer.get("scheme") != "upto":
             wrong.append(f"scheme {answer.get('scheme')!r}")
         problem = f"the usage answer has {'; '.join(wrong)}" if wrong else None
-        yield verdict("answer_x402", ("X402-027",), problem, "the usage report's own ids")
+        yield verdict(CHECK, ("X402-027",), problem, "the usage report's own ids")
 
     # -- statements --------------------------------------------------------------------------
     def _statement(self, call: Call) -> Iterator[Finding]:
@@ -462,7 +462,7 @@ class AnswerChecks:
             page = statement.parse_page(call.answer)
         except statement.Unreadable:
             return  # unreadable: the response schema check reports it
-        check = "answer_statement"
+        check = CHECK
         problems = statement.format_problems(call.answer, page.accounting_decimals)
         yield verdict(check, (statement.PLACES,), _first(problems), "amounts with the right places")
         currency = self._currency(query.get("currency_id"))
@@ -508,7 +508,7 @@ class AnswerChecks:
     def _whole_window(self, page: statement.Page) -> Iterator[Finding]:
         """The first page: its count says whether more pages follow; when none does, the page
         is the whole window and the closing balance and ``reconciles`` follow from it."""
-        check, shown = "answer_statement", len(page.lines)
+        check, shown = CHECK, len(page.lines)
         count = _int(page.count)
         if count is None:
             return
@@ -552,12 +552,12 @@ class AnswerChecks:
         else:
             return
         problem = None if status == want else f"{oid} answered {call.status} with status {status!r}"
-        yield verdict("answer_state", ids, problem, f"status {want}")
+        yield verdict(CHECK, ids, problem, f"status {want}")
         own = call.answer.get("payment_id", call.answer.get("id"))
         path_id = call.path_params.get("id")
         if path_id is not None and isinstance(own, str) and own != path_id:
             message = f"{oid} of {path_id} answered for {own}"
-            yield Finding("answer_state", ids, Outcome.FAILED, message)
+            yield Finding(CHECK, ids, Outcome.FAILED, message)
 
     # -- test helpers ------------------------------------------------------------------------
     def _deposit(self, call: Call) -> Iterator[Finding]:
@@ -574,7 +574,7 @@ class AnswerChecks:
             return
         if status not in (settled, underpaid):
             message = f"a deposit answered {call.status} with status {status!r}"
-            yield Finding("helper", ("HELP-001", "HELP-002"), Outcome.FAILED, message)
+            yield Finding(CHECK, ("HELP-001", "HELP-002"), Outcome.FAILED, message)
             return
         if amount is None or quoted is None:
             return
@@ -584,9 +584,9 @@ class AnswerChecks:
                 if status == settled
                 else f"a deposit of {amount} against a quote of {quoted} left it {status!r}"
             )
-            yield verdict("helper", ("HELP-002",), problem, f"{status}: paid in full")
+            yield verdict(CHECK, ("HELP-002",), problem, f"{status}: paid in full")
         elif status == underpaid:
-            yield Finding("helper", ("HELP-001",), Outcome.PASSED, f"{status}: paid short")
+            yield Finding(CHECK, ("HELP-001",), Outcome.PASSED, f"{status}: paid short")
 
     def _helper_refusal(self, call: Call) -> Iterator[Finding]:
         code, status = call.code, call.status
@@ -595,14 +595,14 @@ class AnswerChecks:
         valid_key = key is not None and low <= len(key) <= high
         if code == self._idem_missing or (code == self._idem_invalid and valid_key):
             message = f"a test helper refused with {status} {code}: it takes any valid key or none"
-            yield Finding("helper", ("HELP-008",), Outcome.FAILED, message)
+            yield Finding(CHECK, ("HELP-008",), Outcome.FAILED, message)
         if status == self._not_found.status and code is not None:
             problem = None if code == self._not_found.code else f"404 with code {code!r}"
-            yield verdict("helper", ("HELP-009",), problem, f"404 {code}")
+            yield verdict(CHECK, ("HELP-009",), problem, f"404 {code}")
         if call.operation_id == "testExpirePayment" and status == self._invalid_state.status:
             want = self._invalid_state.code
             problem = None if code == want else f"{status} with code {code!r}, not {want!r}"
-            yield verdict("helper", ("HELP-006",), problem, f"{status} {code}")
+            yield verdict(CHECK, ("HELP-006",), problem, f"{status} {code}")
 
     # -- helpers -----------------------------------------------------------------------------
     def _currency(self, currency_id: object) -> Currency | None:
