@@ -460,7 +460,12 @@ class ExchangeValidator:
         if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
             auth = findings[-1]
             findings[-1] = replace(auth, ids=(*auth.ids, HELPER_AUTH))
-        body = _json_body(exchange)
+        body: Any = _NOT_JSON
+        if exchange.response_body:
+            try:
+                body = jsonsafe.loads(exchange.response_body)
+            except ValueError:
+                body = _NOT_JSON
         if status >= 500:
             findings.append(
                 _Finding(
