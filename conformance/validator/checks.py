@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -170,7 +170,7 @@ class _Operation:
     def label(self) -> str:
         return f"{self.method} {self.template}"
 
-    @property
+    @cached_property
     def query_names(self) -> frozenset[str]:
         return frozenset(self.query_params)
 
