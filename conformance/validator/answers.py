@@ -35,7 +35,7 @@ from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.suite.payments.rules import PaymentRules, decimal_value, raw_amount
 from conformance.suite.statements import model as statement
-from conformance.validator.findings import Call, Finding, request_times, seconds, verdict
+from conformance.validator.findings import Call, Finding, passed, request_times, seconds, verdict
 
 CHECK = "answer"
 """The name of every result of this module: one row per requirement in the reports."""
@@ -151,7 +151,7 @@ class AnswerChecks:
             return []  # a refusal, or an answer the recording did not capture
         found: list[Finding] = []
         if helper:
-            found.append(Finding(CHECK, ("HELP-008",), Outcome.PASSED, "accepted"))
+            found.append(passed(CHECK, ("HELP-008",)))
         judge = self._judges.get(call.operation_id)
         if judge is not None:
             found += judge(call)
@@ -176,7 +176,7 @@ class AnswerChecks:
             )
             yield Finding(check, ids, Outcome.FAILED, message)
         else:
-            yield Finding(check, ids, Outcome.PASSED, f"{name}: the request's time + {secs} s")
+            yield passed(check, ids)
 
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:
@@ -204,12 +204,12 @@ class AnswerChecks:
                     else f"quote {currency_id}: amount {got.get('amount')!r}, requested "
                     f"{quote.get('amount')!r}"
                 )
-                yield verdict(CHECK, ("PAY-006",), problem, "quote amounts as requested")
+                yield verdict(CHECK, ("PAY-006",), problem)
             names = self._names.get(currency_id)
             if names is not None:
                 wrong = [f"{k} {got.get(k)!r} (not {v!r})" for k, v in names if got.get(k) != v]
                 problem = f"quote {currency_id}: {', '.join(wrong)}" if wrong else None
-                yield verdict(CHECK, ("PAY-007",), problem, "the currency's names")
+                yield verdict(CHECK, ("PAY-007",), problem)
             chains = quote.get("chain_ids")
             deployments = got.get("deployments")
             if isinstance(chains, list) and isinstance(deployments, list):
@@ -220,7 +220,7 @@ class AnswerChecks:
                     if missing
                     else None
                 )
-                yield verdict(CHECK, ("PAY-009",), problem, "a deployment per chain")
+                yield verdict(CHECK, ("PAY-009",), problem)
 
     def _list_payments(self, call: Call) -> Iterator[Finding]:
         items = call.answer.get("payments")
@@ -237,7 +237,7 @@ class AnswerChecks:
                 if other
                 else None
             )
-            yield verdict(CHECK, (rid,), problem, f"only {name} {wanted!r}")
+            yield verdict(CHECK, (rid,), problem)
         limit = _query_int(query.get("limit")) if "limit" in query else self._list_default
         if limit is not None and limit > 0:
             problem = (
@@ -245,7 +245,7 @@ class AnswerChecks:
                 if len(items) > limit
                 else None
             )
-            yield verdict(CHECK, ("PAY-016",), problem, f"at most {limit} payments")
+            yield verdict(CHECK, ("PAY-016",), problem)
 
     # -- subscriptions and payout schedules -----------------------------------------------
     def _create_subscription(self, call: Call) -> Iterator[Finding]:
@@ -270,7 +270,7 @@ class AnswerChecks:
         want = f"{currency_id}:{chain_id}"
         got = call.answer.get("currency_chain_id")
         problem = None if got == want else f"currency_chain_id {got!r}, expected {want!r}"
-        yield verdict(CHECK, ids, problem, f"currency_chain_id {want}")
+        yield verdict(CHECK, ids, problem)
 
     def _schedule(self, call: Call) -> Iterator[Finding]:
         oid, answer = call.operation_id, call.answer
@@ -278,7 +278,7 @@ class AnswerChecks:
         if isinstance(status, str) and isinstance(enabled, bool):
             active = status == self._active
             problem = None if enabled == active else f"status {status!r} with enabled {enabled}"
-            yield verdict(CHECK, ("PAYOUT-011",), problem, f"{status}, enabled {enabled}")
+            yield verdict(CHECK, ("PAYOUT-011",), problem)
         if isinstance(status, str) and "retired_at" in answer and self._retired is not None:
             retired_at = answer["retired_at"]
             if status == self._retired:
@@ -286,7 +286,7 @@ class AnswerChecks:
                 problem = None if ok else f"a retired schedule with retired_at {retired_at!r}"
             else:
                 problem = None if retired_at is None else f"{status} with retired_at {retired_at!r}"
-            yield verdict(CHECK, ("PAYOUT-012",), problem, f"retired_at as {status}")
+            yield verdict(CHECK, ("PAYOUT-012",), problem)
         if oid not in ("createPayoutSchedule", "replacePayoutSchedule"):
             return
         yield from self._currency_chain(call, "target_chain_id", ("PAYOUT-001",))
@@ -307,7 +307,7 @@ class AnswerChecks:
                     if abs(off) >= 1
                     else None
                 )
-                yield verdict(CHECK, ("PAYOUT-004",), problem, "next_run_at = first_run_at")
+                yield verdict(CHECK, ("PAYOUT-004",), problem)
             return
         interval = _int(call.field("interval_secs"))
         created = seconds(answer.get("created_at"))
@@ -319,7 +319,7 @@ class AnswerChecks:
                 if abs(off) > SAME_INSTANT_SECS
                 else None
             )
-            yield verdict(CHECK, ("PAYOUT-006",), problem, "next_run_at = created_at + interval")
+            yield verdict(CHECK, ("PAYOUT-006",), problem)
 
     def _min_send_raw(self, call: Call) -> Iterator[Finding]:
         amount, currency = call.field("min_send_amount"), self._currency(call.field("currency_id"))
@@ -336,7 +336,7 @@ class AnswerChecks:
             else f"min_send_raw {got!r} for {amount} {currency.code} ({currency.decimals} "
             f"decimals): expected {want}"
         )
-        yield verdict(CHECK, ("PAYOUT-002",), problem, f"min_send_raw {want}")
+        yield verdict(CHECK, ("PAYOUT-002",), problem)
 
     def _replaced(self, call: Call) -> Iterator[Finding]:
         answer = call.answer
@@ -357,7 +357,7 @@ class AnswerChecks:
         if want is not None and have != want:
             wrong.append(f"min_send_amount {answer.get('min_send_amount')!r}")
         problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("PAYOUT-010",), problem, "every field as requested")
+        yield verdict(CHECK, ("PAYOUT-010",), problem)
 
     # -- x402 --------------------------------------------------------------------------------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
@@ -372,16 +372,16 @@ class AnswerChecks:
             problem = (
                 None if len(accepts) == want else f"{len(accepts)} accepts entries, not {want}"
             )
-            yield verdict(CHECK, ("X402-001",), problem, f"{want} accepts entries")
+            yield verdict(CHECK, ("X402-001",), problem)
         for index, entry in enumerate(entries):
             where = f"accepts[{index}]"
             if isinstance(chain_id, str):
                 net = entry.get("network")
                 problem = None if net == chain_id else f"{where}.network {net!r}, not {chain_id!r}"
-                yield verdict(CHECK, ("X402-002",), problem, "network = chain_id")
+                yield verdict(CHECK, ("X402-002",), problem)
             got = entry.get("scheme")
             problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
-            yield verdict(CHECK, ("X402-010",), problem, "the requested scheme")
+            yield verdict(CHECK, ("X402-010",), problem)
             raw = entry.get("max_amount_required")
             if (
                 currency is not None
@@ -396,7 +396,7 @@ class AnswerChecks:
                     else f"{where}.max_amount_required {raw!r} for {amount} {currency.code}: "
                     f"expected {want_raw}"
                 )
-                yield verdict(CHECK, ("X402-005",), problem, "amount x 10^decimals")
+                yield verdict(CHECK, ("X402-005",), problem)
             yield from self._derived_time(
                 call,
                 CHECK,
@@ -414,7 +414,7 @@ class AnswerChecks:
                 parts = urlsplit(resource) if isinstance(resource, str) else None
                 absolute = parts is not None and parts.scheme in ("http", "https") and parts.netloc
                 problem = None if absolute else f"{where}.resource {resource!r} is not absolute"
-            yield verdict(CHECK, ("X402-009",), problem, "the resource")
+            yield verdict(CHECK, ("X402-009",), problem)
 
     def _settle(self, call: Call) -> Iterator[Finding]:
         asked, answer = call.field("payment_id"), call.answer
@@ -426,7 +426,7 @@ class AnswerChecks:
         if answer.get("success") is not True:
             wrong.append(f"success {answer.get('success')!r}")
         problem = f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-012",), problem, "success for the payment settled")
+        yield verdict(CHECK, ("X402-012",), problem)
 
     def _usage(self, call: Call) -> Iterator[Finding]:
         answer = call.answer
@@ -442,7 +442,7 @@ class AnswerChecks:
                 if int(actual) > int(high)
                 else None
             )
-            yield verdict(CHECK, ("X402-026",), problem, "actual_raw within max_raw")
+            yield verdict(CHECK, ("X402-026",), problem)
         wrong = []
         payment_id = call.path_params.get("payment_id")
         if payment_id is not None and answer.get("payment_id") != payment_id:
@@ -453,7 +453,7 @@ class AnswerChecks:
         if "scheme" in answer and answer.get("scheme") != "upto":
             wrong.append(f"scheme {answer.get('scheme')!r}")
         problem = f"the usage answer has {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-027",), problem, "the usage report's own ids")
+        yield verdict(CHECK, ("X402-027",), problem)
 
     # -- statements --------------------------------------------------------------------------
     def _statement(self, call: Call) -> Iterator[Finding]:
@@ -464,7 +464,7 @@ class AnswerChecks:
             return  # unreadable: the response schema check reports it
         check = CHECK
         problems = statement.format_problems(call.answer, page.accounting_decimals)
-        yield verdict(check, (statement.PLACES,), _first(problems), "amounts with the right places")
+        yield verdict(check, (statement.PLACES,), _first(problems))
         currency = self._currency(query.get("currency_id"))
         if currency is not None:
             problem = (
@@ -473,16 +473,16 @@ class AnswerChecks:
                 else f"code {page.code!r} and symbol {page.symbol!r}, not {currency.code!r} "
                 f"and {currency.symbol!r}"
             )
-            yield verdict(check, (statement.CURRENCY,), problem, "the currency's code and symbol")
+            yield verdict(check, (statement.CURRENCY,), problem)
         if not page.lines:
             return
         odd = [line.describe() for line in page.lines if line.direction not in self._directions]
-        yield verdict(check, (statement.DIRECTION,), _first(odd), "credit or debit lines")
+        yield verdict(check, (statement.DIRECTION,), _first(odd))
         signs = [statement.sign_problem(line, self._directions) for line in page.lines]
-        yield verdict(check, (statement.SIGN,), _first([s for s in signs if s]), "signed amounts")
+        yield verdict(check, (statement.SIGN,), _first([s for s in signs if s]))
         ids = page.ids
         problem = None if ids == sorted(ids) else f"lines in the order {ids[:10]}"
-        yield verdict(check, (statement.ORDER,), problem, "lines by ledger_entry_id")
+        yield verdict(check, (statement.ORDER,), problem)
         chain = statement.chain_problems(page.lines)
         first_page = "cursor" not in query
         if first_page:
@@ -491,17 +491,17 @@ class AnswerChecks:
                 chain.insert(
                     0, f"{first.describe()}: balance is not opening {page.opening} + signed"
                 )
-        yield verdict(check, (statement.RUNNING, statement.FEE), _first(chain), "balances chain")
+        yield verdict(check, (statement.RUNNING, statement.FEE), _first(chain))
         start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
         if start is not None and end is not None:  # exact: a line may sit on an edge
             outside = [
                 line.describe() for line in page.lines if not statement.in_window(line, start, end)
             ]
-            yield verdict(check, (statement.WINDOW,), _first(outside), "lines in [from, to)")
+            yield verdict(check, (statement.WINDOW,), _first(outside))
         limit = _query_int(query.get("limit")) if "limit" in query else self._statement_default
         if limit is not None and limit > 0:
             problem = f"{len(ids)} lines, more than the limit {limit}" if len(ids) > limit else None
-            yield verdict(check, (statement.LIMIT,), problem, f"at most {limit} lines")
+            yield verdict(check, (statement.LIMIT,), problem)
         if first_page:
             yield from self._whole_window(page)
 
@@ -520,14 +520,14 @@ class AnswerChecks:
             else f"window_entry_count {count} with {shown} lines on the first page and "
             + ("a next_cursor" if cursor else "no next_cursor")
         )
-        yield verdict(check, (statement.COUNT, statement.CURSOR), problem, "count and cursor agree")
+        yield verdict(check, (statement.COUNT, statement.CURSOR), problem)
         if cursor or more:
             return
         closing = page.lines[-1].balance_after
         problem = (
             None if page.closing == closing else f"closing {page.closing}, last balance {closing}"
         )
-        yield verdict(check, (statement.CLOSING,), problem, "closing = last balance")
+        yield verdict(check, (statement.CLOSING,), problem)
         total = page.opening + sum((line.signed for line in page.lines), Decimal(0))
         if isinstance(page.reconciles, bool):
             problem = (
@@ -536,7 +536,7 @@ class AnswerChecks:
                 else f"reconciles {page.reconciles}: opening + signed = {total}, closing "
                 f"{page.closing}"
             )
-            yield verdict(check, (statement.RECONCILES,), problem, "reconciles as the sums say")
+            yield verdict(check, (statement.RECONCILES,), problem)
 
     # -- states ------------------------------------------------------------------------------
     def _state(self, call: Call) -> Iterator[Finding]:
@@ -552,7 +552,7 @@ class AnswerChecks:
         else:
             return
         problem = None if status == want else f"{oid} answered {call.status} with status {status!r}"
-        yield verdict(CHECK, ids, problem, f"status {want}")
+        yield verdict(CHECK, ids, problem)
         own = call.answer.get("payment_id", call.answer.get("id"))
         path_id = call.path_params.get("id")
         if path_id is not None and isinstance(own, str) and own != path_id:
@@ -584,9 +584,9 @@ class AnswerChecks:
                 if status == settled
                 else f"a deposit of {amount} against a quote of {quoted} left it {status!r}"
             )
-            yield verdict(CHECK, ("HELP-002",), problem, f"{status}: paid in full")
+            yield verdict(CHECK, ("HELP-002",), problem)
         elif status == underpaid:
-            yield Finding(CHECK, ("HELP-001",), Outcome.PASSED, f"{status}: paid short")
+            yield passed(CHECK, ("HELP-001",))
 
     def _helper_refusal(self, call: Call) -> Iterator[Finding]:
         code, status = call.code, call.status
@@ -598,11 +598,11 @@ class AnswerChecks:
             yield Finding(CHECK, ("HELP-008",), Outcome.FAILED, message)
         if status == self._not_found.status and code is not None:
             problem = None if code == self._not_found.code else f"404 with code {code!r}"
-            yield verdict(CHECK, ("HELP-009",), problem, f"404 {code}")
+            yield verdict(CHECK, ("HELP-009",), problem)
         if call.operation_id == "testExpirePayment" and status == self._invalid_state.status:
             want = self._invalid_state.code
             problem = None if code == want else f"{status} with code {code!r}, not {want!r}"
-            yield verdict(CHECK, ("HELP-006",), problem, f"{status} {code}")
+            yield verdict(CHECK, ("HELP-006",), problem)
 
     # -- helpers -----------------------------------------------------------------------------
     def _currency(self, currency_id: object) -> Currency | None:
@@ -631,8 +631,9 @@ def merged(found: list[Finding]) -> list[Finding]:
     for check, ids in passes.items():
         unique = set(ids) - failed
         if unique:
-            names = tuple(ids) if len(unique) == len(ids) else tuple(sorted(unique))
-            kept.append(Finding(check, names, Outcome.PASSED, "as the request says"))
+            kept.append(
+                passed(check, tuple(ids) if len(unique) == len(ids) else tuple(sorted(unique)))
+            )
     return kept
 
 
