@@ -11,7 +11,9 @@ then judges one exchange:
 - the request: a body or parameter that breaks the contract, an authentication header missing or
   malformed, an Idempotency-Key missing or invalid. A client may send such a request; the server
   must refuse it, so these are judged by what the server answered (accepted: a failure; refused
-  with the profile's status: a pass).
+  with the profile's status: a pass);
+- then the answer against its own request (``answers``) and the request against what the
+  profile refuses or allows (``admission``), from the exchange's ``findings.Call``.
 
 Requirement ids are the ones the suite's checks of the same rule name (``suite/schema/rules.yaml``
 through ``suite.schema.requirements``, ``suite.outcomes`` for the error shape). Schemas have the
@@ -23,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass, field, replace
+from functools import cache, cached_property
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -48,8 +50,13 @@ from conformance.suite.responses.schemas import (
     _Validator,
 )
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
+from conformance.validator.admission import AdmissionChecks
+from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
+from conformance.validator.findings import NOT_JSON, Call
+from conformance.validator.findings import Finding as _Finding
+from conformance.validator.limits import LimitIds
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -75,6 +82,8 @@ SUCCESS_MEDIA = "OPS-008"
 NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
+HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
+KEY_ACCEPTED = "IDEM-004"  # keys of every length within the profile's bounds are accepted
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -91,7 +100,7 @@ _PARAM = re.compile(r"^\{([^}]+)\}$")
 _INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
 # A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
 _ANY_4XX = 499
-_NOT_JSON: Any = object()  # a body that is not JSON (or too deep or large to parse safely)
+_NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -160,6 +169,10 @@ class _Operation:
     @property
     def label(self) -> str:
         return f"{self.method} {self.template}"
+
+    @cached_property
+    def query_names(self) -> frozenset[str]:
+        return frozenset(self.query_params)
 
 
 def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[str, _Parameter]:
@@ -274,17 +287,17 @@ def api_path(path: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- checking
-@dataclass(frozen=True)
-class _Finding:
-    check: str  # "response_schema", "status", ...
-    ids: tuple[str, ...]
-    outcome: Outcome
-    message: str
-
-
 # The checks that read a body: a body the recorder cut or left out does not judge them.
 _BODY_CHECKS = frozenset(
-    {"media_type", "response_schema", "error_shape", "request_schema", "idempotency"}
+    {
+        "media_type",
+        "response_schema",
+        "error_shape",
+        "request_schema",
+        "idempotency",
+        "answer",
+        "admission",
+    }
 )
 CUT_BODY_REASON = (
     "not exercised: the recording cut this exchange's body (_truncated), so the checks that "
@@ -396,6 +409,9 @@ class ExchangeValidator:
         self._method_not_allowed = profile.data["status"]["method_not_allowed"]
         self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
+        self._answers = AnswerChecks(profile)
+        self._limits = LimitIds(profile)
+        self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
     def _lookup(
@@ -419,6 +435,19 @@ class ExchangeValidator:
         if op is None:
             findings = [self._unknown(exchange, methods)]
             operation_id = None
+            status = exchange.status
+            if (
+                findings[0].ids
+                and status is not None
+                and 400 <= status < 500
+                and exchange.response_body
+            ):
+                # Unknown paths and methods get the profile's error too: JSON, code, message
+                # (an empty body may be one the recorder did not capture: not judged).
+                self._error_shape(exchange, _json_body(exchange), findings)
+                first, shape = findings
+                if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:
+                    findings[0] = replace(first, outcome=Outcome.FAILED, message=shape.message)
         else:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
@@ -455,6 +484,9 @@ class ExchangeValidator:
         findings: list[_Finding] = []
         headers = _first_values(exchange.request_headers)
         auth_ok = self._auth(headers, status, findings)
+        if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
+            auth = findings[-1]
+            findings[-1] = replace(auth, ids=(*auth.ids, HELPER_AUTH))
         body: Any = _NOT_JSON
         if exchange.response_body:
             try:
@@ -473,9 +505,16 @@ class ExchangeValidator:
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         self._idempotency(headers, op, status, body, findings)
-        self._request(exchange, op, params, status, body, findings)
+        call = Call(
+            exchange, op.operation_id, params, status, body if body is not _NOT_JSON else None
+        )
+        broken = self._request(exchange, op, params, status, body, findings, call.request)
         if not op.helper:
             self._response(exchange, op, status, body, findings)
+        findings += self._answers.judge(call)
+        findings += self._admission.judge(
+            call, contract_problems=broken, query_names=op.query_names
+        )
         return findings
 
     # -- the response ----------------------------------------------------------------------
@@ -627,6 +666,14 @@ class ExchangeValidator:
             elif (status, code) == (self._idem_invalid.status, self._idem_invalid.code):
                 message = f"{what}: refused with {status} {code}"
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
+        elif op.accepts_key and key != REDACTED:
+            ids = self._scoped((KEY_ACCEPTED,), oid)
+            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
+            if code == self._idem_invalid.code and not success:
+                message = f"{what} refused with {status} {code}"
+                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
+            elif success and len(key) in (low, high):
+                out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
@@ -641,18 +688,23 @@ class ExchangeValidator:
         status: int,
         body: Any,
         out: list[_Finding],
-    ) -> None:
-        """A request that breaks the contract must be refused with the validation error."""
+        request: Any = NOT_JSON,
+    ) -> bool:
+        """A request that breaks the contract must be refused with the validation error.
+        ``request`` is its body's JSON document (``NOT_JSON``: none, or not JSON). Returns
+        whether the request breaks the contract (or could not be judged against it)."""
         if op.helper:
-            return
+            return True  # not part of the contract
         if len(exchange.request_body) > self._max_body:
             if 200 <= status < 300:
                 message = f"a body of {len(exchange.request_body)} bytes was accepted"
                 out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
-            return
-        problems = self._request_problems(exchange, op, params)
-        if not problems or status in (self._auth_error.status, self._not_found.status, 413):
-            return  # valid, or refused for a reason checked before validation
+            return True
+        problems = self._request_problems(exchange, op, params, request)
+        if not problems:
+            return False
+        if status in (self._auth_error.status, self._not_found.status, 413):
+            return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
         if 200 <= status < 300:
@@ -661,10 +713,12 @@ class ExchangeValidator:
             candidates = _ids("negative_data_rejection", oid, status)
             candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
             ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
         elif status == self._validation.status:
             ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         else:
@@ -673,9 +727,10 @@ class ExchangeValidator:
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
+        return True
 
     def _request_problems(
-        self, exchange: Exchange, op: _Operation, params: dict[str, str]
+        self, exchange: Exchange, op: _Operation, params: dict[str, str], request: Any = NOT_JSON
     ) -> list[Problem]:
         problems: list[Problem] = []
         for name, value in params.items():
@@ -686,7 +741,7 @@ class ExchangeValidator:
         if op.query_params or exchange.query:
             problems += self._query_problems(exchange, op)
         if op.body_schema is not None:
-            problems += self._body_problems(exchange, op)
+            problems += self._body_problems(exchange, op, request)
         return problems
 
     def _query_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
@@ -710,15 +765,12 @@ class ExchangeValidator:
                 problems.append(_issue(f"query.{name}", "is required", name, "required"))
         return problems
 
-    def _body_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
-        raw = exchange.request_body
-        if not raw:
+    def _body_problems(self, exchange: Exchange, op: _Operation, document: Any) -> list[Problem]:
+        if not exchange.request_body:
             if op.body_required:
                 return [_issue("body", "a JSON body is required", "", "required")]
             return []
-        try:
-            document = jsonsafe.loads(raw)
-        except ValueError:
+        if document is NOT_JSON:
             return [_issue("body", "is not JSON", "", "type")]
         return _problems(self._validator(op, "body", op.body_schema), document)
 
@@ -755,6 +807,15 @@ class ExchangeValidator:
         want = " or ".join(str(s) for s in sorted(acceptable))
         message = f"{what}; answered {status} where the profile's answer is {want}"
         return _Finding("operation", ids, Outcome.FAILED, message)
+
+
+def _json_body(exchange: Exchange) -> Any:
+    if not exchange.response_body:
+        return _NOT_JSON
+    try:
+        return jsonsafe.loads(exchange.response_body)
+    except ValueError:
+        return _NOT_JSON
 
 
 def _issue(where: str, message: str, name: str, keyword: str) -> Problem:

@@ -371,15 +371,41 @@ def test_an_unknown_path_answered_with_success_fails_once(validator: ExchangeVal
 def test_an_unknown_path_answered_404_passes(validator: ExchangeValidator) -> None:
     error = {"code": "not_found", "message": "no such path"}
     ex = exchange("GET", "/v1/admin/users", request_headers=AUTH, status=404, response_body=error)
+    results = validator.validate(ex)
+    assert [r.check_id for r in results] == ["validate.operation", "validate.error_shape"]
+    assert all(r.outcome is Outcome.PASSED for r in results)
+
+
+def test_an_unknown_path_answered_with_an_html_404_fails(validator: ExchangeValidator) -> None:
+    html = (("Content-Type", "text/html"),)
+    ex = exchange(
+        "GET",
+        "/v1/admin/users",
+        request_headers=AUTH,
+        status=404,
+        response_headers=html,
+        response_body="<html><body>Not Found</body></html>",
+    )
+    operation, shape = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-020",))
+    assert "not application/json" in operation.message
+    assert shape.outcome is Outcome.FAILED
+    assert {"ERR-001", "ERR-005"} <= set(shape.requirement_ids)
+
+
+def test_an_unknown_paths_404_without_a_recorded_body_is_judged_by_its_status_alone(
+    validator: ExchangeValidator,
+) -> None:
+    ex = exchange("GET", "/v1/admin/users", request_headers=AUTH, status=404, response_body=b"")
     [result] = validator.validate(ex)
-    assert result.outcome is Outcome.PASSED
+    assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("STATUS-020",))
 
 
 def test_an_unknown_path_without_credentials_must_get_the_auth_error(
     validator: ExchangeValidator,
 ) -> None:
     ex = exchange("GET", "/v1/admin/users", status=404, response_body={"code": "x"})
-    [result] = validator.validate(ex)
+    result, *_ = validator.validate(ex)
     assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-019",))
 
 
