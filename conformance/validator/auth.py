@@ -95,18 +95,20 @@ class AuthChecks:
                     + _answer(status, accepted, refused, self._error),
                 )
             )
-        elif verified is True and fresh and (accepted or (refused and not nonce_seen)):
+        elif verified is True and accepted:
+            ids = ("AUTH-005", "AUTH-012") if fresh else ("AUTH-005",)
+            message = "signed as the profile states" + (
+                ", timestamp inside the clock window" if fresh else ""
+            )
+            findings.append((AUTH_SIGNATURE, ids, Outcome.PASSED, f"{message}: accepted"))
+        elif verified is True and refused and fresh and not nonce_seen:
             findings.append(
                 (
                     AUTH_SIGNATURE,
                     ("AUTH-005", "AUTH-012"),
-                    Outcome.PASSED if accepted else Outcome.FAILED,
-                    "signed as the profile states, timestamp inside the clock window, nonce "
-                    + (
-                        "not seen before: accepted"
-                        if accepted
-                        else f"not seen before: refused ({status})"
-                    ),
+                    Outcome.FAILED,
+                    "signed as the profile states, timestamp inside the clock window, nonce not "
+                    f"seen before: refused ({status})",
                 )
             )
         return findings

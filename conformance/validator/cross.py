@@ -249,6 +249,8 @@ class CrossExchangeChecks:
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
+        # the operations whose answers the checks read (parsed once, for those only)
+        self._reads_body = {ISSUE, *self._resource_of, *TenantChecks.READS_BODY}
         self._tenants = TenantChecks(profile, limit=limit)
         self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
@@ -269,8 +271,10 @@ class CrossExchangeChecks:
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers)
-            body = None if exchange.response_body_missing else json_body(exchange.response_body)
+            findings += self._idempotency(exchange, headers, start)
+            body = None
+            if operation_id in self._reads_body and not exchange.response_body_missing:
+                body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
@@ -308,7 +312,9 @@ class CrossExchangeChecks:
         return []
 
     # -- idempotency -----------------------------------------------------------------------
-    def _idempotency(self, exchange: Exchange, headers: dict[str, str]) -> Iterator[Finding]:
+    def _idempotency(
+        self, exchange: Exchange, headers: dict[str, str], at: float | None
+    ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
         if not key or status is None or status == self._auth_status:
@@ -316,12 +322,10 @@ class CrossExchangeChecks:
         scope = digest(headers.get(API_KEY_HEADER.lower(), ""), key)
         fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
-        at = seconds(exchange.started_at)
         then = stored.at if stored is not None else None
         if then is not None and at is not None and at - then > self._retention:
             stored = None  # past the retention: a first use again
         missing = exchange.response_body_missing
-        body = None if missing else digest(exchange.response_body)
         if stored is None:
             if 200 <= status < 300:
                 self._keys.put(
@@ -330,7 +334,7 @@ class CrossExchangeChecks:
                         fingerprint,
                         digest(exchange.method, exchange.path),
                         status,
-                        body,
+                        None if missing else digest(exchange.response_body),
                         at,
                         exchange.source,
                         not self._marked(exchange),
@@ -342,6 +346,7 @@ class CrossExchangeChecks:
             return  # recorded concurrently with the first: the key was still in use
         if stored.fingerprint == fingerprint:
             self._replayed = True
+            body = None if missing else digest(exchange.response_body)
             yield _replay(key, first, status, body, stored, missing)
             marked = self._marked(exchange)
             if not marked and not stored.original_seen:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
@@ -86,6 +87,8 @@ class _Owner:
 class TenantChecks:
     """Which API key each id belongs to, and the requests of other keys that name it."""
 
+    READS_BODY = frozenset({*CREATED, *LISTED})  # the operations whose answers it reads
+
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self._not_found = profile.error("status", "not_found").status
         # Keys of one merchant share its ids: the profile's credentials say whose key is whose.
@@ -97,24 +100,25 @@ class TenantChecks:
         self, exchange: Exchange, operation_id: str, headers: dict[str, str], body: Any
     ) -> Iterator[Finding]:
         """Judge the exchange's use of ids, then learn the ids its answer shows."""
-        api_key = headers.get(API_KEY_HEADER)
-        status = exchange.status or 0
-        if not api_key:
-            return
-        merchant = self._merchant.get(api_key)
-        key = digest("merchant", merchant) if merchant is not None else digest("key", api_key)
-        success = 200 <= status < 300
         named = NAMED.get(operation_id)
+        created = CREATED.get(operation_id)
+        listed = LISTED.get(operation_id)
+        api_key = headers.get(API_KEY_HEADER)
+        if not api_key or (named is None and created is None and listed is None):
+            return
+        status = exchange.status or 0
+        merchant = self._merchant.get(api_key)
+        key = _owner(merchant, "merchant") if merchant is not None else _owner(api_key, "key")
+        success = 200 <= status < 300
         if named is not None and (success or status == self._not_found):
             yield from self._named(exchange, named, key, success)
         if not success or not isinstance(body, dict):
             return
-        created = CREATED.get(operation_id)
         if created is not None:
             kind, member = created
             if isinstance(body.get(member), str):
-                self._learn(kind, body[member], key, exchange.source, created=True)
-        listed = LISTED.get(operation_id)
+                slot = digest(kind, body[member])
+                self._learn(slot, self._owners.get(slot), key, exchange.source, created=True)
         if listed is not None:
             yield from self._listed(exchange, operation_id, listed, key, body)
 
@@ -151,11 +155,12 @@ class TenantChecks:
         kind, requirement = listed
         foreign: list[tuple[str, _Owner]] = []
         for ident in _item_ids(body):
-            owner = self._owners.get(digest(kind, ident))
+            slot = digest(kind, ident)
+            owner = self._owners.get(slot)
             if owner is not None and owner.created and owner.api_key not in (key, _SHARED):
                 foreign.append((ident, owner))
             else:
-                self._learn(kind, ident, key, exchange.source, created=False)
+                self._learn(slot, owner, key, exchange.source, created=False)
         if requirement is None:
             return
         if foreign:
@@ -175,15 +180,22 @@ class TenantChecks:
                 f"{operation_id} shows no id another API key created",
             )
 
-    def _learn(self, kind: str, ident: str, key: bytes, source: str, *, created: bool) -> None:
-        slot = digest(kind, ident)
-        owner = self._owners.get(slot)
+    def _learn(
+        self, slot: bytes, owner: _Owner | None, key: bytes, source: str, *, created: bool
+    ) -> None:
+        """Record that ``key``'s answer showed the id of ``slot`` (its owner so far: ``owner``)."""
         if created:
             self._creators.put(key, True)
         if owner is None or (owner.api_key == key and created and not owner.created):
             self._owners.put(slot, _Owner(key, created, source))
         elif owner.api_key not in (key, _SHARED):
             self._owners.put(slot, _Owner(_SHARED, False, source))
+
+
+@lru_cache(maxsize=1024)
+def _owner(name: str, what: str) -> bytes:
+    """The digest standing for a merchant or an API key (a recording holds few of them)."""
+    return digest(what, name)
 
 
 def _named_id(exchange: Exchange, named: _Named) -> str | None:
