@@ -7,26 +7,38 @@ judges it against what came before:
   (same API key) and fingerprint (method, path, query, body) got the stored status and body
   again, byte for byte (IDEM-007), marked with the profile's replay header (IDEM-008); the same
   key with another body (IDEM-010) or another method or path (IDEM-011) was refused.
-- Authentication nonces (profile 1): a nonce the server accepted once with an API key was
-  refused when sent again with that key within the clock window (AUTH-016).
+- Authentication (profile 1): a nonce the server accepted once with an API key was refused when
+  sent again with that key within the clock window (AUTH-016); signatures and timestamps are
+  ``auth.AuthChecks``'s.
 - x402 (spec x402, profile 5): an authorization nonce the server settled for one payment was
-  not settled for another (X402-016); the identical payload settled again got the same result
-  (X402-023); a different payload for an already settled payment was refused (X402-024).
+  not settled for another (X402-016); the same settle request sent again got the same result
+  (X402-023); a different payload for an already settled payment was refused (X402-024); a
+  settlement contradicting the requirements issued for its payment (recorded earlier, to the
+  same API key) was refused (X402-014 to X402-020).
+- Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
-  reachable from the last one seen; a transition operation the server accepted must start from
-  a state that could have been the resource's.
+  reachable from the states seen before; a transition operation the server accepted must start
+  from a state that could have been the resource's.
+
+Exchanges that overlap in time (start and duration recorded) have no order: the server may
+have answered the later one first. States and repeated settlements are compared only with
+exchanges that ended before this one started; without durations, the recording's order is
+taken. A response body the recording does not hold leaves the checks that compare bodies "not
+exercised" with the reason.
 
 Memory stays bounded whatever the recording's length: every table is an LRU capped at
-``TABLE_LIMIT`` entries (keys, nonces, settled payments, resource states), holding digests, not
-bodies. Past that cap the oldest entries are forgotten, so a replay or a reuse further apart
-than ``TABLE_LIMIT`` distinct keys in the recording is not seen (docs/validate.md).
+``TABLE_LIMIT`` entries (keys, nonces, settled and issued payments, resource states, id
+owners), holding digests, not bodies. Past that cap the oldest entries are forgotten, so a
+replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the recording is not seen
+(docs/validate.md).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
@@ -63,9 +75,10 @@ X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
 ISSUE = "createX402Requirements"
-CLOCK_MARGIN_S = 2.0
-"""Seconds by which the recorder's clock (an exchange's start) may differ from the server's:
-a time that close to a limit is not judged."""
+CLOCK_MARGIN_S = 30.0
+"""Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
+the server's: an authorization's valid_after or valid_before that close to the time a settle
+request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
 OBSERVATIONS_KEPT = 4
 """States kept per resource: when exchanges overlap in time, the last one recorded need not be
 the last one the server answered."""
@@ -159,11 +172,9 @@ class _Entry:
 
     digest: bytes  # of the whole entry
     scheme: str
-    network: str
-    asset: str  # lower case
-    pay_to: str  # lower case
+    pay_to: bytes  # digest of the address in lower case
     max_raw: int | None
-    nonce: str  # lower case
+    nonce: bytes  # digest of the nonce in lower case
 
 
 @dataclass(frozen=True, slots=True)
@@ -628,12 +639,10 @@ def _entry(item: Any) -> _Entry | None:
     maximum = item.get("max_amount_required")
     return _Entry(
         digest(json.dumps(item, sort_keys=True)),
-        str(item.get("scheme", "")),
-        str(item.get("network", "")),
-        str(item.get("asset", "")).lower(),
-        str(item.get("pay_to", "")).lower(),
+        sys.intern(str(item.get("scheme", ""))),
+        digest(str(item.get("pay_to", "")).lower()),
         int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
-        str(item.get("nonce", "")).lower(),
+        digest(str(item.get("nonce", "")).lower()),
     )
 
 
@@ -649,20 +658,17 @@ def _contradictions(
         sent = digest(json.dumps(requirements, sort_keys=True))
         entry = next((e for e in issued.entries if e.digest == sent), None)
         if entry is None:
-            broken.append(("X402-014", "payment_requirements differ from the ones issued"))
-            network = requirements.get("network")
-            asset = str(requirements.get("asset", "")).lower()
-            entry = next(
-                (e for e in issued.entries if (e.network, e.asset) == (network, asset)), None
-            )
+            # What the authorization contradicts then follows from the requirements it answers
+            # (another pay_to, another maximum): one rule broken, named once, as the suite does.
+            return [("X402-014", "payment_requirements differ from the ones issued")]
     if entry is None and len(issued.entries) == 1:
         entry = issued.entries[0]
     if entry is None:
         return broken
     to, nonce = authorization.get("to"), authorization.get("nonce")
-    if isinstance(to, str) and to.lower() != entry.pay_to:
+    if isinstance(to, str) and digest(to.lower()) != entry.pay_to:
         broken.append(("X402-015", f"authorization.to {to} is not the issued pay_to"))
-    if isinstance(nonce, str) and nonce.lower() != entry.nonce:
+    if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
         broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
     after, before = authorization.get("valid_after"), authorization.get("valid_before")
     if now is not None and _time(after) and after > now + CLOCK_MARGIN_S:

@@ -3,7 +3,9 @@
 Both readers hold one entry (or line) at a time plus a read buffer, so memory stays flat
 whatever the file size; an entry larger than :data:`MAX_ENTRY_BYTES` or nested deeper than
 :data:`MAX_DEPTH` is refused before it is parsed. Anything that cannot be read raises
-:class:`RecordingError` naming the file and the entry or line (docs/validate.md).
+:class:`RecordingError` naming the file and the entry or line (docs/validate.md). A gzip file
+(``traffic.har.gz``, or any file starting with gzip's magic number) is decompressed as it is
+read, under the same limits, and refused when it grows like a decompression bomb.
 
 The HAR reader is a small windowed parser rather than a streaming JSON library: ``ijson`` (the
 obvious choice) builds a path prefix per nesting level, so 20,000 nested ``[`` in one entry took

@@ -51,8 +51,11 @@ class BoundedTable(Generic[K, V]):
 
 def digest(*parts: bytes | str) -> bytes:
     """A 16-byte digest of ``parts`` (kept in the tables instead of the values)."""
-    joined = b"\x00".join(part.encode() if isinstance(part, str) else part for part in parts)
-    return hashlib.blake2b(joined, digest_size=16).digest()
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"\x00")
+    return h.digest()
 
 
 def json_body(raw: bytes) -> Any:
