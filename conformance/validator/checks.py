@@ -101,6 +101,7 @@ _INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
 # A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
 _ANY_4XX = 499
 _NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
+_MISSING: Any = object()  # a body the recording does not hold (Exchange.response_body_missing)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -488,7 +489,9 @@ class ExchangeValidator:
             auth = findings[-1]
             findings[-1] = replace(auth, ids=(*auth.ids, HELPER_AUTH))
         body: Any = _NOT_JSON
-        if exchange.response_body:
+        if exchange.response_body_missing:
+            body = _MISSING
+        elif exchange.response_body:
             try:
                 body = jsonsafe.loads(exchange.response_body)
             except ValueError:
@@ -505,9 +508,8 @@ class ExchangeValidator:
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         self._idempotency(headers, op, status, body, findings)
-        call = Call(
-            exchange, op.operation_id, params, status, body if body is not _NOT_JSON else None
-        )
+        answer = None if body is _NOT_JSON or body is _MISSING else body
+        call = Call(exchange, op.operation_id, params, status, answer)
         broken = self._request(exchange, op, params, status, body, findings, call.request)
         if not op.helper:
             self._response(exchange, op, status, body, findings)
@@ -552,17 +554,25 @@ class ExchangeValidator:
             ids = _ids("status_code_conformance", oid, status)
             out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
             media = _media(exchange.header("content-type", response=True))
-            if media != "application/json" or body is _NOT_JSON:
+            if body is _MISSING and media == "application/json":
+                reason = f"served as JSON; {exchange.response_body_missing}"
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.NOT_EXERCISED, reason))
+            elif media != "application/json" or body is _NOT_JSON:
                 what = f"served as {media or 'no media type'!r}" + (
                     ", not JSON" if body is _NOT_JSON else ""
                 )
                 out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.FAILED, what))
                 return
-            out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))
+            else:
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))
         schema = op.response_schemas[status]
         if schema is None or body is _NOT_JSON:
             return  # no documented body, or an error body the error shape check judged
         candidates = _ids("response_schema_conformance", oid, status)
+        if body is _MISSING:
+            reason = exchange.response_body_missing or ""
+            out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
+            return
         problems = _problems(self._validator(op, status, schema), body)
         if problems:
             message = f"the {status} body breaks its schema: {_summary(problems)}"
@@ -581,6 +591,13 @@ class ExchangeValidator:
         media = _media(exchange.header("content-type", response=True))
         if media != "application/json":
             found[MEDIA_TYPE] = f"error media type is {media or 'missing'!r}, not application/json"
+        if body is _MISSING:
+            if found:  # the media type is in the headers, which the recording holds
+                wrong = (MEDIA_TYPE, ERROR_SHAPE_ALL)
+                out.append(_Finding("error_shape", wrong, Outcome.FAILED, found[MEDIA_TYPE]))
+            reason = exchange.response_body_missing or ""
+            out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.NOT_EXERCISED, reason))
+            return
         if not isinstance(body, dict):
             found[OBJECT] = "error body is not a JSON object"
         for key, rid in (("code", CODE), ("message", MESSAGE)):

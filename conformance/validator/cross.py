@@ -7,41 +7,60 @@ judges it against what came before:
   (same API key) and fingerprint (method, path, query, body) got the stored status and body
   again, byte for byte (IDEM-007), marked with the profile's replay header (IDEM-008); the same
   key with another body (IDEM-010) or another method or path (IDEM-011) was refused.
-- Authentication nonces (profile 1): a nonce the server accepted once with an API key was
-  refused when sent again with that key within the clock window (AUTH-016).
+- Authentication (profile 1): a nonce the server accepted once with an API key was refused when
+  sent again with that key within the clock window (AUTH-016); signatures and timestamps are
+  ``auth.AuthChecks``'s.
 - x402 (spec x402, profile 5): an authorization nonce the server settled for one payment was
-  not settled for another (X402-016); the identical payload settled again got the same result
-  (X402-023); a different payload for an already settled payment was refused (X402-024).
+  not settled for another (X402-016); the same settle request sent again got the same result
+  (X402-023); a different payload for an already settled payment was refused (X402-024); a
+  settlement contradicting the requirements issued for its payment (recorded earlier, to the
+  same API key) was refused (X402-014 to X402-020).
+- Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
-  reachable from the last one seen; a transition operation the server accepted must start from
-  a state that could have been the resource's.
+  reachable from the states seen before; a transition operation the server accepted must start
+  from a state that could have been the resource's.
+
+Exchanges that overlap in time (start and duration recorded) have no order: the server may
+have answered the later one first. States and repeated settlements are compared only with
+exchanges that ended before this one started; without durations, the recording's order is
+taken. A response body the recording does not hold leaves the checks that compare bodies "not
+exercised" with the reason.
 
 Memory stays bounded whatever the recording's length: every table is an LRU capped at
-``TABLE_LIMIT`` entries (keys, nonces, settled payments, resource states), holding digests, not
-bodies. Past that cap the oldest entries are forgotten, so a replay or a reuse further apart
-than ``TABLE_LIMIT`` distinct keys in the recording is not seen (docs/validate.md).
+``TABLE_LIMIT`` entries (keys, nonces, settled and issued payments, resource states, id
+owners), holding digests, not bodies. Past that cap the oldest entries are forgotten, so a
+replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the recording is not seen
+(docs/validate.md).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import OrderedDict
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeGuard
 
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Outcome
+from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.exchange import Exchange
+from conformance.validator.isolation import TenantChecks
+from conformance.validator.tables import (
+    TABLE_LIMIT,
+    BoundedTable,
+    Finding,
+    digest,
+    json_body,
+    request_headers,
+    seconds,
+)
 
-TABLE_LIMIT = 100_000
-"""Entries each table keeps (least recently used forgotten first)."""
+__all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
 
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
 API_KEY_HEADER = "X-Api-Key"
@@ -53,7 +72,16 @@ SETTLE = "settleX402Payment"
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
+X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
+ISSUE = "createX402Requirements"
+CLOCK_MARGIN_S = 30.0
+"""Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
+the server's: an authorization's valid_after or valid_before that close to the time a settle
+request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
+OBSERVATIONS_KEPT = 4
+"""States kept per resource: when exchanges overlap in time, the last one recorded need not be
+the last one the server answered."""
 
 # Resources whose states the profile pins, and the operations whose responses show them.
 RESOURCE_OPERATIONS = {
@@ -89,61 +117,27 @@ REFUSED_TRANSITION_IDS = {
 }
 DEPOSIT = "testDepositPayment"
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class BoundedTable(Generic[K, V]):
-    """A mapping that keeps its ``limit`` most recently used entries."""
-
-    def __init__(self, limit: int = TABLE_LIMIT) -> None:
-        self.limit = limit
-        self._data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if len(self._data) > self.limit:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-def _digest(*parts: bytes | str) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        h.update(part.encode() if isinstance(part, str) else part)
-        h.update(b"\x00")
-    return h.digest()
-
-
-def _json(raw: bytes) -> Any:
-    if not raw or raw[:1] not in (b"{", b"["):
-        return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _seconds(started_at: str | None) -> float | None:
-    if not started_at:
-        return None
-    try:
-        return datetime.fromisoformat(started_at.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
 
 def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.isdigit() and len(text) < 20 else None
+
+
+@dataclass(frozen=True, slots=True)
+class _When:
+    """When an exchange happened: its start and end (Unix seconds, None when the recording does
+    not say) and its position in the recording."""
+
+    start: float | None
+    end: float | None
+    position: int
+
+    def after(self, earlier: _When) -> bool:
+        """Whether this exchange started after ``earlier`` ended: only then did the server
+        answer ``earlier`` first. Exchanges that overlap in time have no order; without end
+        times the recording's order is taken."""
+        if earlier.end is not None and self.start is not None:
+            return earlier.end <= self.start
+        return earlier.position < self.position
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +147,7 @@ class _Stored:
     fingerprint: bytes  # digest of method, path, query and body
     target: bytes  # digest of method and path
     status: int
-    body: bytes  # digest
+    body: bytes | None  # digest; None when the recording holds no body
     at: float | None
     source: str
     # Whether an answer without the replay header was seen: requests sent at once with one key
@@ -164,9 +158,31 @@ class _Stored:
 @dataclass(frozen=True, slots=True)
 class _Settled:
     payment_id: str
-    payload: bytes  # digest
+    request: bytes  # digest of the whole request body
+    payload: bytes  # digest of its payment_payload
     status: int
-    body: bytes  # digest
+    body: bytes | None  # digest; None when the recording holds no body
+    source: str
+    when: _When
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One ``accepts`` entry of issued x402 requirements, as a settlement must answer it."""
+
+    digest: bytes  # of the whole entry
+    scheme: str
+    pay_to: bytes  # digest of the address in lower case
+    max_raw: int | None
+    nonce: bytes  # digest of the nonce in lower case
+
+
+@dataclass(frozen=True, slots=True)
+class _Issued:
+    """The x402 requirements issued for one payment, and to which API key."""
+
+    api_key: str
+    entries: tuple[_Entry, ...]
     source: str
 
 
@@ -174,6 +190,7 @@ class _Settled:
 class _Seen:
     state: str
     source: str
+    when: _When
 
 
 class _StateMachine:
@@ -228,14 +245,25 @@ class CrossExchangeChecks:
         self._auth_status = profile.error("auth", "error").status
         self._nonce_single_use = bool(auth.get("nonce_single_use", True))
         self._window = int(auth["clock_window_secs"])
+        self._validation_status = profile.error("status", "validation").status
+        x402 = profile.data["x402"]
+        self._settle_failure = x402.get("settle_failure", {}).get("status")
+        self._settled_conflict = x402.get("settled_conflict", {}).get("status")
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
-        self._nonces: BoundedTable[bytes, tuple[int | None, str]] = BoundedTable(limit)
+        # (timestamp, source, accepted) of the first use of a nonce with an API key
+        self._nonces: BoundedTable[bytes, tuple[int | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
-        self._states: BoundedTable[bytes, _Seen] = BoundedTable(limit)
+        self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
+        self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
+        self._auth = AuthChecks(profile)
+        # the operations whose answers the checks read (parsed once, for those only)
+        self._reads_body = {ISSUE, *self._resource_of, *TenantChecks.READS_BODY}
+        self._tenants = TenantChecks(profile, limit=limit)
+        self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
     # -- the public API --------------------------------------------------------------------
@@ -243,19 +271,31 @@ class CrossExchangeChecks:
         """Record ``exchange`` and return the cross-exchange checks it completes."""
         if exchange.status is None:
             return []  # no response: nothing the server did
-        findings: list[tuple[str, tuple[str, ...], Outcome, str]] = []
-        headers = _request_headers(exchange)
-        findings += self._auth_nonce(exchange, headers)
+        self._position += 1
+        start = seconds(exchange.started_at)
+        end = None
+        if start is not None and exchange.duration_ms is not None:
+            end = start + exchange.duration_ms / 1000
+        when = _When(start, end, self._position)
+        headers = request_headers(exchange)
+        findings, nonce_seen = self._auth_nonce(exchange, headers)
+        findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers)
+            findings += self._idempotency(exchange, headers, start)
+            body = None
+            if operation_id in self._reads_body and not exchange.response_body_missing:
+                body = json_body(exchange.response_body)
+            findings += self._tenants.observe(exchange, operation_id, headers, body)
             if operation_id == SETTLE:
-                findings += self._x402(exchange)
+                findings += self._x402(exchange, headers, when)
+            elif operation_id == ISSUE:
+                self._issue(exchange, headers, body)
             resource = self._resource_of.get(operation_id)
             # a replay's body is the stored one: the resource as it was, not as it is
             marked = exchange.header(self._replay_header, response=True) or ""
             if resource is not None and not self._replayed and marked.lower() != "true":
-                findings += self._state(exchange, operation_id, resource)
+                findings += self._state(exchange, operation_id, resource, body, when)
         if not findings:
             return []
         # evidence for failures only: the engine keeps a failure's, never a pass's
@@ -271,6 +311,7 @@ class CrossExchangeChecks:
                 message=message,
                 operation_id=operation_id,
                 evidence=evidence if outcome is Outcome.FAILED else None,
+                reason_not_exercised=message if outcome is Outcome.NOT_EXERCISED else None,
             )
             for check, ids, outcome, message in findings
             if ids
@@ -283,28 +324,28 @@ class CrossExchangeChecks:
 
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
-        self, exchange: Exchange, headers: dict[str, str]
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+        self, exchange: Exchange, headers: dict[str, str], at: float | None
+    ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
         if not key or status is None or status == self._auth_status:
             return  # no key, or refused by authentication before the key was looked at
-        scope = _digest(headers.get(API_KEY_HEADER.lower(), ""), key)
-        fingerprint = _digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
+        scope = digest(headers.get(API_KEY_HEADER.lower(), ""), key)
+        fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
-        at = _seconds(exchange.started_at)
         then = stored.at if stored is not None else None
         if then is not None and at is not None and at - then > self._retention:
             stored = None  # past the retention: a first use again
+        missing = exchange.response_body_missing
         if stored is None:
             if 200 <= status < 300:
                 self._keys.put(
                     scope,
                     _Stored(
                         fingerprint,
-                        _digest(exchange.method, exchange.path),
+                        digest(exchange.method, exchange.path),
                         status,
-                        _digest(exchange.response_body),
+                        None if missing else digest(exchange.response_body),
                         at,
                         exchange.source,
                         not self._marked(exchange),
@@ -312,28 +353,12 @@ class CrossExchangeChecks:
                 )
             return
         first = f"the request of {stored.source or 'an earlier exchange'}"
-        if status == self._in_use.status and _code(exchange) == self._in_use.code:
+        if status == self._in_use.status and (missing or _code(exchange) == self._in_use.code):
             return  # recorded concurrently with the first: the key was still in use
         if stored.fingerprint == fingerprint:
             self._replayed = True
-            same = status == stored.status and _digest(exchange.response_body) == stored.body
-            yield (
-                IDEMPOTENT_REPLAY,
-                ("IDEM-007",),
-                Outcome.PASSED if same else Outcome.FAILED,
-                f"replay of {first} under Idempotency-Key {key!r}: "
-                + (
-                    "same status and body"
-                    if same
-                    else f"got {status} and another body, the stored response was "
-                    f"{stored.status}"
-                    + (
-                        " with the same body"
-                        if _digest(exchange.response_body) == stored.body
-                        else ""
-                    )
-                ),
-            )
+            body = None if missing else digest(exchange.response_body)
+            yield _replay(key, first, status, body, stored, missing)
             marked = self._marked(exchange)
             if not marked and not stored.original_seen:
                 # the original execution, recorded after a replay that started before it
@@ -347,18 +372,28 @@ class CrossExchangeChecks:
                 + ("is true" if marked else "missing or not true"),
             )
             return
-        moved = _digest(exchange.method, exchange.path) != stored.target
+        moved = digest(exchange.method, exchange.path) != stored.target
         ids = ("IDEM-011",) if moved else ("IDEM-010",)
-        what = "another method or path" if moved else "another body"
+        what = f"Idempotency-Key {key!r} of {first} reused with " + (
+            "another method or path" if moved else "another body"
+        )
+        if missing and status == self._reused.status and self._reused.code is not None:
+            yield (
+                IDEMPOTENT_REPLAY,
+                ids,
+                Outcome.NOT_EXERCISED,
+                f"{what}: got {status}; {missing}",
+            )
+            return
         refused = status == self._reused.status and (
             self._reused.code is None or _code(exchange) == self._reused.code
         )
+        expected = f"{self._reused.status} {self._reused.code or ''}".rstrip()
         yield (
             IDEMPOTENT_REPLAY,
             ids,
             Outcome.PASSED if refused else Outcome.FAILED,
-            f"Idempotency-Key {key!r} of {first} reused with {what}: got {status}"
-            + ("" if refused else f", expected {self._reused.status} {self._reused.code or ''}"),
+            f"{what}: got {status}" + ("" if refused else f", expected {expected}"),
         )
 
     def _marked(self, exchange: Exchange) -> bool:
@@ -367,52 +402,73 @@ class CrossExchangeChecks:
     # -- authentication nonces -------------------------------------------------------------
     def _auth_nonce(
         self, exchange: Exchange, headers: dict[str, str]
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+    ) -> tuple[list[Finding], bool]:
+        """AUTH-016, and whether the nonce was sent before with this API key within the clock
+        window (then a refusal may be for the nonce alone)."""
         nonce = headers.get(NONCE_HEADER.lower())
         api_key = headers.get(API_KEY_HEADER.lower())
         if not nonce or not api_key or not self._nonce_single_use:
-            return
+            return [], False
         accepted = exchange.status != self._auth_status
         timestamp = _int(headers.get(TIMESTAMP_HEADER.lower()))
-        scope = _digest(api_key, nonce)
+        scope = digest(api_key, nonce)
         earlier = self._nonces.get(scope)
         if earlier is not None:
-            then, _source = earlier
+            then = earlier[0]
             if then is not None and timestamp is not None and abs(timestamp - then) > self._window:
                 earlier = None  # outside the clock window: the server may have forgotten it
-        if earlier is None:
-            if accepted:
-                self._nonces.put(scope, (timestamp, exchange.source))
-            return
-        yield (
+        if earlier is None or not earlier[2]:
+            if earlier is None or accepted:
+                self._nonces.put(scope, (timestamp, exchange.source, accepted))
+            return [], earlier is not None
+        finding = (
             AUTH_NONCE_REUSE,
             ("AUTH-016",),
             Outcome.FAILED if accepted else Outcome.PASSED,
             f"nonce already accepted with this API key in {earlier[1] or 'an earlier exchange'}: "
             + (f"accepted again ({exchange.status})" if accepted else "refused"),
         )
+        return [finding], True
 
     # -- x402 settlement -------------------------------------------------------------------
-    def _x402(self, exchange: Exchange) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
-        body = _json(exchange.request_body)
+    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> None:
+        """Remember the requirements issued for a payment: what its settlement must answer."""
+        status = exchange.status or 0
+        if not 200 <= status < 300 or not isinstance(body, dict):
+            return
+        payment_id = body.get("payment_id")
+        accepts = body.get("accepts")
+        if not isinstance(payment_id, str) or not isinstance(accepts, list):
+            return
+        entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
+        if entries:
+            api_key = headers.get(API_KEY_HEADER.lower(), "")
+            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source))
+
+    def _x402(self, exchange: Exchange, headers: dict[str, str], when: _When) -> Iterator[Finding]:
+        body = json_body(exchange.request_body)
         if not isinstance(body, dict):
             return
         payload = body.get("payment_payload")
         payment_id = body.get("payment_id")
         authorization = payload.get("authorization") if isinstance(payload, dict) else None
         nonce = authorization.get("nonce") if isinstance(authorization, dict) else None
-        if not isinstance(payment_id, str) or not isinstance(nonce, str):
-            return
         status = exchange.status or 0
-        if status == self._auth_status:
+        if not isinstance(payment_id, str) or status == self._auth_status:
             return  # refused by authentication: the settlement was never looked at
+        if isinstance(authorization, dict):
+            yield from self._against_issued(exchange, headers, body, authorization, when.start)
+        if not isinstance(nonce, str):
+            return
         accepted = 200 <= status < 300
         this = _Settled(
             payment_id,
-            _digest(json.dumps(payload, sort_keys=True)),
+            digest(json.dumps(body, sort_keys=True)),
+            digest(json.dumps(payload, sort_keys=True)),
             status,
-            _digest(exchange.response_body),
+            None if exchange.response_body_missing else digest(exchange.response_body),
             exchange.source,
+            when,
         )
         earlier = self._x402_nonces.get(nonce)
         if earlier is not None and earlier.payment_id != payment_id:
@@ -425,90 +481,216 @@ class CrossExchangeChecks:
                 + (f"accepted ({status})" if accepted else f"refused ({status})"),
             )
         settled = self._settled.get(payment_id)
-        if settled is not None:
-            if settled.payload == this.payload:
-                same = (status, this.body) == (settled.status, settled.body)
-                yield (
-                    X402_NONCE_REUSE,
-                    ("X402-023",),
-                    Outcome.PASSED if same else Outcome.FAILED,
-                    f"payload settled in {settled.source or 'an earlier exchange'} sent again: "
-                    + ("same result" if same else f"got {status} and another result"),
-                )
-            else:
-                conflict = self.profile.data["x402"].get("settled_conflict", {}).get("status")
-                # A refusal with another status (a malformed or unverifiable payload) was
-                # decided before the settled state was looked at: no verdict on this rule.
-                if accepted or conflict is None or status == conflict:
-                    yield (
-                        X402_NONCE_REUSE,
-                        ("X402-024",),
-                        Outcome.FAILED if accepted else Outcome.PASSED,
-                        f"another payload for payment {payment_id}, settled in "
-                        f"{settled.source or 'an earlier exchange'}: got {status}",
-                    )
+        in_use = status == self._in_use.status and (
+            this.body is None or _code(exchange) == self._in_use.code
+        )
+        # Sent while the settlement was still being answered (overlapping in time, or its
+        # Idempotency-Key still in use): no order between the two, no verdict.
+        if settled is not None and when.after(settled.when) and not in_use:
+            yield from self._settled_again(settled, this, accepted)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
             if earlier is None:
                 self._x402_nonces.put(nonce, this)
 
+    def _settled_again(
+        self, settled: _Settled, this: _Settled, accepted: bool
+    ) -> Iterator[Finding]:
+        where = settled.source or "an earlier exchange"
+        status = this.status
+        if settled.request == this.request:
+            if status == self._validation_status:
+                return  # refused for its form: decided before the settlement was looked at
+            what = f"the settle request of {where} sent again"
+            if status == settled.status and (this.body is None or settled.body is None):
+                reason = "the recording holds no body of one of the two responses"
+                yield (X402_NONCE_REUSE, ("X402-023",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
+                return
+            same = (status, this.body) == (settled.status, settled.body)
+            yield (
+                X402_NONCE_REUSE,
+                ("X402-023",),
+                Outcome.PASSED if same else Outcome.FAILED,
+                f"{what}: " + ("same result" if same else f"got {status} and another result"),
+            )
+        elif settled.payload != this.payload:
+            # A refusal with another status (a malformed or unverifiable payload) was decided
+            # before the settled state was looked at: no verdict on this rule.
+            conflict = self._settled_conflict
+            if accepted or conflict is None or status == conflict:
+                yield (
+                    X402_NONCE_REUSE,
+                    ("X402-024",),
+                    Outcome.FAILED if accepted else Outcome.PASSED,
+                    f"another payload for payment {this.payment_id}, settled in {where}: "
+                    f"got {status}",
+                )
+
+    def _against_issued(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        authorization: dict[str, Any],
+        now: float | None,
+    ) -> Iterator[Finding]:
+        """A settlement that contradicts the requirements issued for its payment (recorded
+        earlier, to the same API key) must be refused with the profile's settle failure."""
+        status = exchange.status or 0
+        accepted = 200 <= status < 300
+        if not accepted and status != self._settle_failure:
+            return  # refused for another reason (its form, an unknown or settled payment)
+        issued = self._issued.get(str(body["payment_id"]))
+        if issued is None or issued.api_key != headers.get(API_KEY_HEADER.lower(), ""):
+            return  # not seen issued, or another merchant's payment (the isolation checks)
+        broken = _contradictions(issued, body.get("payment_requirements"), authorization, now)
+        if not broken:
+            return
+        yield (
+            X402_SETTLEMENT,
+            tuple(dict.fromkeys(rid for rid, _ in broken)),
+            Outcome.FAILED if accepted else Outcome.PASSED,
+            f"settlement of payment {body['payment_id']} against the requirements issued in "
+            f"{issued.source or 'an earlier exchange'}: {'; '.join(t for _, t in broken)}: "
+            + (f"accepted ({status})" if accepted else f"refused ({status})"),
+        )
+
     # -- states ----------------------------------------------------------------------------
     def _state(
-        self, exchange: Exchange, operation_id: str, resource: str
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+        self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: _When
+    ) -> Iterator[Finding]:
         status = exchange.status or 0
         if not 200 <= status < 300:
             return
         machine = self._machines[resource]
-        seen = list(_resources(_json(exchange.response_body)))
+        seen = list(_resources(body))
         transition = machine.transitions.get(operation_id)
         target_id = _target_id(exchange, seen) if transition is not None else None
         if transition is not None and target_id is not None:
-            before = self._states.get(_digest(resource, target_id))
-            if before is not None and before.state in machine.reachable:
-                possible = machine.reachable[before.state]
-                ok = bool(possible & set(transition.sources))
+            before = self._before(digest(resource, target_id), when, machine)
+            if before:
+                sources = set(transition.sources)
+                wrong = [s for s in before if not machine.reachable[s.state] & sources]
+                shown = wrong[0] if wrong else before[-1]
                 yield (
                     STATE_TRANSITION,
-                    _refused_ids(operation_id, before.state, machine),
-                    Outcome.PASSED if ok else Outcome.FAILED,
-                    f"{operation_id} of {target_id}, {before.state} in {before.source}: "
+                    _refused_ids(operation_id, shown.state, machine),
+                    Outcome.FAILED if wrong else Outcome.PASSED,
+                    f"{operation_id} of {target_id}, {shown.state} in {shown.source}: "
                     + (
-                        "accepted from a state it starts from"
-                        if ok
-                        else f"accepted, but it starts only from {', '.join(transition.sources)}"
+                        f"accepted, but it starts only from {', '.join(transition.sources)}"
+                        if wrong
+                        else "accepted from a state it starts from"
                     ),
                 )
         for rid, state in seen:
-            key = _digest(resource, rid)
-            before = self._states.get(key)
-            self._states.put(key, _Seen(state, exchange.source))
-            if before is None or before.state == state or before.state not in machine.reachable:
+            key = digest(resource, rid)
+            before = self._before(key, when, machine)
+            history = self._states.get(key) or ()
+            self._states.put(
+                key, (*history[1 - OBSERVATIONS_KEPT :], _Seen(state, exchange.source, when))
+            )
+            if not before or all(s.state == state for s in before):
                 continue
-            ok = state in machine.reachable[before.state]
+            wrong = [s for s in before if state not in machine.reachable[s.state]]
+            shown = wrong[0] if wrong else before[-1]
             yield (
                 STATE_TRANSITION,
                 ILLEGAL_CHANGE_IDS[resource],
-                Outcome.PASSED if ok else Outcome.FAILED,
-                f"{rid} was {before.state} in {before.source or 'an earlier exchange'}, now "
+                Outcome.FAILED if wrong else Outcome.PASSED,
+                f"{rid} was {shown.state} in {shown.source or 'an earlier exchange'}, now "
                 f"{state}: "
                 + (
-                    "a change its state machine allows"
-                    if ok
-                    else f"{before.state} never leads to {state}"
+                    f"{shown.state} never leads to {state}"
+                    if wrong
+                    else "a change its state machine allows"
                 ),
             )
 
+    def _before(self, key: bytes, when: _When, machine: _StateMachine) -> list[_Seen]:
+        """The states a resource showed in exchanges that ended before this one began: each
+        held at some time before it, so each must lead to what it shows. States shown by
+        exchanges that overlap this one in time are not compared (no order between them)."""
+        history = self._states.get(key) or ()
+        return [s for s in history if when.after(s.when) and s.state in machine.reachable]
 
-def _request_headers(exchange: Exchange) -> dict[str, str]:
-    """The request's headers by lower-case name, the first of duplicates winning (as
-    ``Exchange.header`` reads them)."""
-    return {name.lower(): value for name, value in reversed(exchange.request_headers)}
+
+def _replay(
+    key: str, first: str, status: int, body: bytes | None, stored: _Stored, missing: str | None
+) -> Finding:
+    """IDEM-007 for a request that repeats a stored one: the same status and body again."""
+    what = f"replay of {first} under Idempotency-Key {key!r}"
+    if status == stored.status and (body is None or stored.body is None):
+        reason = missing or "the recording holds no body of the first response"
+        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
+    same = status == stored.status and body == stored.body
+    if same:
+        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.PASSED, f"{what}: same status and body")
+    message = f"{what}: got {status} and another body, the stored response was {stored.status}"
+    if body is not None and body == stored.body:
+        message += " with the same body"
+    return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.FAILED, message)
+
+
+def _entry(item: Any) -> _Entry | None:
+    if not isinstance(item, dict):
+        return None
+    maximum = item.get("max_amount_required")
+    return _Entry(
+        digest(json.dumps(item, sort_keys=True)),
+        sys.intern(str(item.get("scheme", ""))),
+        digest(str(item.get("pay_to", "")).lower()),
+        int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
+        digest(str(item.get("nonce", "")).lower()),
+    )
+
+
+def _contradictions(
+    issued: _Issued, requirements: Any, authorization: dict[str, Any], now: float | None
+) -> list[tuple[str, str]]:
+    """What a settlement's requirements and authorization contradict of the issued ones, as
+    (requirement id, what), named as the x402 family's tamperings name them. ``now``: when the
+    request was sent (None: the times are not judged)."""
+    broken: list[tuple[str, str]] = []
+    entry = None
+    if isinstance(requirements, dict):
+        sent = digest(json.dumps(requirements, sort_keys=True))
+        entry = next((e for e in issued.entries if e.digest == sent), None)
+        if entry is None:
+            # What the authorization contradicts then follows from the requirements it answers
+            # (another pay_to, another maximum): one rule broken, named once, as the suite does.
+            return [("X402-014", "payment_requirements differ from the ones issued")]
+    if entry is None and len(issued.entries) == 1:
+        entry = issued.entries[0]
+    if entry is None:
+        return broken
+    to, nonce = authorization.get("to"), authorization.get("nonce")
+    if isinstance(to, str) and digest(to.lower()) != entry.pay_to:
+        broken.append(("X402-015", f"authorization.to {to} is not the issued pay_to"))
+    if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
+        broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
+    after, before = authorization.get("valid_after"), authorization.get("valid_before")
+    if now is not None and _time(after) and after > now + CLOCK_MARGIN_S:
+        broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
+    if now is not None and _time(before) and before < now - CLOCK_MARGIN_S:
+        broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
+    value = authorization.get("value")
+    amount = int(value) if isinstance(value, str) and value.isdigit() else None
+    if amount is not None and entry.max_raw is not None:
+        if entry.scheme == "exact" and amount != entry.max_raw:
+            broken.append(("X402-019", f"exact value {amount} is not {entry.max_raw}"))
+        elif entry.scheme == "upto" and amount > entry.max_raw:
+            broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
+    return broken
+
+
+def _time(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _code(exchange: Exchange) -> str | None:
-    body = _json(exchange.response_body)
+    body = json_body(exchange.response_body)
     code = body.get("code") if isinstance(body, dict) else None
     return code if isinstance(code, str) else None
 

@@ -188,18 +188,20 @@ def check_exchanges(
 
 def validate_file(
     path: Path,
-    profile_name: str = "default",
+    profile_name: str | Profile = "default",
     *,
     format: str | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Validate the recording at ``path`` (HAR or JSON Lines) against ``profile_name``.
+    """Validate the recording at ``path`` (HAR or JSON Lines, gzip-compressed or not) against
+    ``profile_name`` (a profile's name or path, or a loaded ``Profile``: one whose credentials
+    ``validate --api-key/--api-secret`` replaced, say).
 
     Raises ``RecordingError`` when the file cannot be read as a recording and ``ProfileError``
     when the profile cannot be loaded."""
     from conformance.validator.readers import iter_exchanges
 
-    profile = load_profile(profile_name)
+    profile = profile_name if isinstance(profile_name, Profile) else load_profile(profile_name)
     partial = check_exchanges(
         iter_exchanges(Path(path), format=format), profile, on_progress=on_progress
     )

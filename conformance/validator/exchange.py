@@ -21,6 +21,12 @@ class Exchange:
     started_at: str | None = None  # ISO 8601 from the recording, if any
     source: str = ""  # "traffic.har entry 12" / "traffic.jsonl line 13"
     truncated: bool = False  # a body was cut or left out by the recorder (HAR ``_truncated``)
+    # How long the exchange took (HAR ``time``, JSON Lines ``duration_ms``), when recorded: with
+    # ``started_at`` it tells which exchanges overlap in time (and so have no order).
+    duration_ms: float | None = None
+    # Why ``response_body`` is not the body the server sent (the recorder did not capture it),
+    # None when it is: checks that read the body are then "not exercised" with this reason.
+    response_body_missing: str | None = None
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of header ``name`` (case-insensitive) of the request, or of the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -583,3 +584,36 @@ def test_a_body_the_recording_cut_is_not_judged_but_the_status_still_is(
     left_out = create_payment(request_body=b"", status=413, response_body=too_large)
     assert failed(validator.validate(left_out))  # judged on the body it shows, it fails
     assert not failed(validator.validate(replace(left_out, truncated=True)))
+
+
+# ------------------------------------------------------------------- bodies not captured
+def not_captured(ex: Exchange) -> Exchange:
+    """``ex`` as a browser exports it without the response body (no content.text)."""
+    reason = "the recording holds no response body (HAR response.content.text absent)"
+    return replace(ex, response_body=b"", response_body_missing=reason)
+
+
+def test_a_success_whose_body_was_not_captured_leaves_the_body_checks_not_exercised(
+    validator: ExchangeValidator,
+) -> None:
+    results = validator.validate(not_captured(create_payment()))
+    assert failed(results) == []
+    media = next(r for r in results if "OPS-008" in r.requirement_ids)
+    assert media.outcome is Outcome.NOT_EXERCISED
+    assert "content.text absent" in (media.reason_not_exercised or "")
+    schema = next(r for r in results if r.check_id == "validate.response_schema")
+    assert schema.outcome is Outcome.NOT_EXERCISED
+    # what the headers show is still judged
+    as_text = replace(create_payment(), response_headers=(("Content-Type", "text/html"),))
+    assert "OPS-008" in failed_ids(validator.validate(not_captured(as_text)))
+
+
+def test_an_error_whose_body_was_not_captured_leaves_the_error_shape_not_exercised(
+    validator: ExchangeValidator,
+) -> None:
+    error = create_payment(status=422, response_body={"code": "idempotency_key_reused"})
+    results = validator.validate(not_captured(error))
+    assert failed(results) == []
+    shape = next(r for r in results if r.check_id == "validate.error_shape")
+    assert shape.outcome is Outcome.NOT_EXERCISED
+    assert set(shape.requirement_ids) >= {"ERR-002", "ERR-003", "ERR-004", "ERR-005"}

@@ -1,0 +1,84 @@
+"""What the cross-exchange checks share: bounded tables, digests, times and findings.
+
+Every table is an LRU capped at ``TABLE_LIMIT`` entries holding digests rather than bodies, so
+memory stays bounded whatever the length of the recording (docs/validate.md, "Memory").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from conformance.core.results import Outcome
+from conformance.validator.exchange import Exchange
+
+TABLE_LIMIT = 100_000
+"""Entries each table keeps (least recently used forgotten first)."""
+
+Finding = tuple[str, tuple[str, ...], Outcome, str]
+"""One verdict of a check: (check name, requirement ids, outcome, message; the message is the
+reason when the outcome is "not exercised")."""
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class BoundedTable(Generic[K, V]):
+    """A mapping that keeps its ``limit`` most recently used entries."""
+
+    def __init__(self, limit: int = TABLE_LIMIT) -> None:
+        self.limit = limit
+        self._data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        if len(self._data) > self.limit:
+            self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def digest(*parts: bytes | str) -> bytes:
+    """A 16-byte digest of ``parts`` (kept in the tables instead of the values)."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"\x00")
+    return h.digest()
+
+
+def json_body(raw: bytes) -> Any:
+    """A JSON object or array body, None for anything else (not JSON, or too deep)."""
+    if not raw or raw[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
+def seconds(started_at: str | None) -> float | None:
+    """An ISO 8601 time as Unix seconds; None when absent or unreadable."""
+    if not started_at:
+        return None
+    try:
+        return datetime.fromisoformat(started_at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def request_headers(exchange: Exchange) -> dict[str, str]:
+    """The request's headers by lower-case name, the first of duplicates winning (as
+    ``Exchange.header`` reads them)."""
+    return {name.lower(): value for name, value in reversed(exchange.request_headers)}
