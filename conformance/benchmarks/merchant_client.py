@@ -543,6 +543,9 @@ class Session:
         who.call("GET", "/v1/statements", params={**query, "limit": 5000})
         who.call("GET", "/v1/statements", params={**query, "to": query["from"]})
         who.call("GET", "/v1/statements", params={**query, "currency_id": "usd"})
+        # The coming hour: no line yet, an opening balance of everything before it.
+        ahead = {"from": _iso(now + timedelta(seconds=2)), "to": _iso(now + timedelta(hours=1))}
+        who.call("GET", "/v1/statements", params={**query, **ahead})
 
     def mistakes(self, who: Merchant) -> None:
         """What a real integration gets wrong now and then."""
