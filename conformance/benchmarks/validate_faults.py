@@ -12,10 +12,11 @@ catches it.
 
 A fault not caught is classed by comparing its recording with the unfaulted ones: *visible*
 when some answer differs from the unfaulted seed-1 recording in a place where the unfaulted
-recordings all agree (status, a field's value, a list's length, a meaningful header; times are
-compared as offsets from the session's start, in 5-minute steps), which is a validator gap; *not
-visible* otherwise, with the likely reason (webhook deliveries are not in an API recording, an
-effect that needs time to pass, or a path the client's flows do not take).
+recordings all agree (status, a field's value, a list's length, a meaningful header; a time
+compared as its offset from the session's start in 5-minute steps, a generated value such as an
+id or a secret as the order in which the session first showed it), which is a validator gap;
+*not visible* otherwise, with the likely reason (webhook deliveries are not in an API
+recording, an effect that needs time to pass, or a path the client's flows do not take).
 
 It writes ``<out>/validate-faults.json`` (every run) and ``<out>/validate-faults.md`` (the
 table per category: caught / visible / total, and the misses). Exit 0 when the unfaulted
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import tempfile
 import time
@@ -126,21 +128,60 @@ def _epoch(text: str) -> float | None:
         return None
 
 
-def _leaves(node: Any, place: str, start: float, timed: bool) -> Iterator[tuple[str, str]]:
+_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+
+
+@dataclass
+class _Names:
+    """What one session's answers name, made comparable across sessions: a time as its offset
+    from the session's start (in 5-minute steps); a generated value (an id, a secret, a hash, a
+    precise time) as the order in which the session first showed it, so ``v3`` in two sessions
+    is "the third value first shown", and a value shown again reads the same as before."""
+
+    start: float
+    first_shown: dict[str, int] = field(default_factory=dict)
+
+    def time(self, text: str, moment: float) -> str:
+        step = f"t{round((moment - self.start) / TIME_STEP_S):+d}"
+        return f"{step} {self.generated(text)}" if "." in text else step
+
+    def generated(self, text: str) -> str:
+        return f"v{self.first_shown.setdefault(text, len(self.first_shown))}"
+
+    def string(self, text: str) -> str:
+        if (moment := _epoch(text)) is not None:
+            return self.time(text, moment)
+        if _is_generated(text):
+            return self.generated(text)
+        return json.dumps(text)
+
+
+def _is_generated(text: str) -> bool:
+    """A value the server makes up (``pay_3ad7...``, ``whsec_...``, ``0x4922...``), not an
+    amount, a status, a code or a message."""
+    return (
+        len(text) >= 16
+        and " " not in text
+        and any(c.isdigit() for c in text)
+        and not _NUMBER.match(text)
+    )
+
+
+def _leaves(node: Any, place: str, names: _Names, timed: bool) -> Iterator[tuple[str, str]]:
     if isinstance(node, dict):
         yield place or "/", "{}"
         for key in sorted(node):
-            yield from _leaves(node[key], f"{place}/{key}", start, timed)
+            yield from _leaves(node[key], f"{place}/{key}", names, timed)
     elif isinstance(node, list):
         yield place or "/", f"[{len(node)}]"
         for index, item in enumerate(node):
-            yield from _leaves(item, f"{place}/{index}", start, timed)
+            yield from _leaves(item, f"{place}/{index}", names, timed)
     elif timed:
         yield place, type(node).__name__
-    elif isinstance(node, str) and (moment := _epoch(node)) is not None:
-        yield place, f"t{round((moment - start) / TIME_STEP_S):+d}"
+    elif isinstance(node, str):
+        yield place, names.string(node)
     elif isinstance(node, int) and not isinstance(node, bool) and 10**9 < node < 10**11:
-        yield place, f"t{round((node - start) / TIME_STEP_S):+d}"
+        yield place, names.time(str(node), node)
     else:
         yield place, json.dumps(node)
 
@@ -148,7 +189,7 @@ def _leaves(node: Any, place: str, start: float, timed: bool) -> Iterator[tuple[
 def fingerprint(entries: Sequence[dict[str, Any]]) -> Fingerprint:
     """What each HAR entry's answer shows, with times made relative to the session's start."""
     start = _epoch(str(entries[0].get("startedDateTime", ""))) if entries else None
-    start = start or 0.0
+    names = _Names(start or 0.0)
     prints: Fingerprint = []
     for number, entry in enumerate(entries, start=1):
         request = entry.get("request") or {}
@@ -171,7 +212,7 @@ def fingerprint(entries: Sequence[dict[str, Any]]) -> Fingerprint:
             except ValueError:
                 shown["body"] = f"not JSON, {len(text)} characters"
             else:
-                shown.update(_leaves(body, "", start, timed))
+                shown.update(_leaves(body, "", names, timed))
         prints.append(shown)
     return prints
 
@@ -226,7 +267,7 @@ def not_visible_reason(fault: Fault) -> str:
         return "depends on time passing (expiry, retention, an instant) beyond a session's seconds"
     return (
         "the client's flows did not take the faulty path: every answer matched the unfaulted "
-        "recordings (ids, nonces and times masked)"
+        "recordings"
     )
 
 
