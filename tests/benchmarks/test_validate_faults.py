@@ -124,6 +124,18 @@ def test_times_are_compared_as_offsets_from_the_session_start() -> None:
     assert one[0]["header content-type"] == "application/json"
 
 
+def test_a_generated_value_reads_as_the_order_the_session_first_showed_it() -> None:
+    rotated = fingerprint([_entry(200, {"secret": "whsec_0aaaaaaaaaaaaaaa"}),
+                           _entry(200, {"secret": "whsec_1bbbbbbbbbbbbbbb"})])  # fmt: skip
+    kept = fingerprint([_entry(200, {"secret": "whsec_2ccccccccccccccc"}),
+                        _entry(200, {"secret": "whsec_2ccccccccccccccc"})])  # fmt: skip
+    assert rotated[0]["/secret"] == kept[0]["/secret"] == "v0"
+    assert rotated[1]["/secret"] == "v1"  # a new secret
+    assert kept[1]["/secret"] == "v0"  # the same one again: a difference
+    amounts = fingerprint([_entry(200, {"raw": "50500000000000000000", "status": "settled"})])
+    assert amounts[0]["/raw"] == '"50500000000000000000"'  # amounts and words are kept
+
+
 def test_a_place_the_unfaulted_recordings_disagree_on_is_not_a_difference() -> None:
     first = fingerprint([_entry(200, {"id": "pay_1", "status": "pending"})])
     second = fingerprint([_entry(200, {"id": "pay_2", "status": "pending"})])
