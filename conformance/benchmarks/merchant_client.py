@@ -518,9 +518,9 @@ class Session:
             if settle is not None:
                 who.call("POST", "/v1/x402/settle", settle, idempotency_key=None)
         over = who.call("POST", "/v1/x402/requirements", self.requirements(who, "upto"))
-        entry = _first(over, "accepts")
-        if entry:
-            settle = self.settle(over, value=int(entry.get("max_amount_required", 0)) * 2)
+        maximum = str(_first(over, "accepts").get("max_amount_required", ""))
+        settle = self.settle(over, value=int(maximum) * 2 if maximum.isdigit() else 2)
+        if settle is not None:
             who.call("POST", "/v1/x402/settle", settle, idempotency_key=None)  # above the max
         bare = {k: v for k, v in self.requirements(who, "exact").items() if k != "resource"}
         who.call("POST", "/v1/x402/requirements", bare)

@@ -327,7 +327,7 @@ def run_matrix(settings: Settings, say: Callable[[str], None] = print) -> list[R
     return records
 
 
-def summarise(records: list[RunRecord], settings: Settings) -> dict[str, Any]:
+def summarise(records: list[RunRecord]) -> dict[str, Any]:
     faulted = [r for r in records if r.fault is not None]
     per_category: dict[str, dict[str, int]] = {}
     for category in CATEGORIES:
@@ -386,7 +386,7 @@ def markdown(summary: dict[str, Any], records: list[RunRecord], when: str) -> st
 
 def write_reports(records: list[RunRecord], settings: Settings) -> tuple[Path, Path]:
     when = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    summary = summarise(records, settings)
+    summary = summarise(records)
     settings.out.mkdir(parents=True, exist_ok=True)
     document = {
         "schema": SCHEMA,
@@ -458,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clock = time.perf_counter()
     records = run_matrix(settings)
     json_path, md_path = write_reports(records, settings)
-    summary = summarise(records, settings)
+    summary = summarise(records)
     print()
     print(md_path.read_text(encoding="utf-8"))
     print(f"wall time {time.perf_counter() - clock:.0f} s; reports: {json_path}, {md_path}")

@@ -12,7 +12,6 @@ import pytest
 from conformance.benchmarks.merchant_client import HarLog, record_session
 from conformance.benchmarks.validate_faults import (
     RunRecord,
-    Settings,
     classify,
     fingerprint,
     first_difference,
@@ -174,8 +173,7 @@ def test_a_miss_is_classed_visible_or_not_visible() -> None:
     assert runs[1].visible.startswith("entry 1 (GET /v1/payments): ")
     assert runs[2].visible == "" and runs[2].not_visible_reason.startswith("webhook deliveries")
     assert runs[3].caught and runs[3].visible == ""  # caught: not classed
-    settings = Settings(seeds=(1,), jobs=1, faults=(), out=Path("unused"))
-    summary = summarise(runs, settings)
+    summary = summarise(runs)
     assert summary["per_category"]["isolation"] == {"caught": 0, "visible": 1, "total": 1}
     assert summary["per_category"]["robustness"] == {"caught": 1, "visible": 1, "total": 1}
     table = markdown(summary, runs, "now")
