@@ -2,18 +2,22 @@
 
 ``record_session(base_url, profile, seed)`` drives a Payment Service the way an integrating
 merchant's back office would, with plain httpx and the profile's signing scheme, and returns
-the session as a HAR document written by this module (not by ``run --record``): payments
-created, listed (by status, order number, one page at a time), canceled, paid through the deposit
-helper (in full, short and then accepted, expired by the helper), subscriptions created and
-canceled, a payout schedule created, replaced, paused, resumed and retired, the split template,
-webhook endpoints (put, list, rotate the secret, list and resend deliveries), x402 ``exact`` and
-``upto`` settlements signed by an EIP-712 test wallet with a usage report, statements page by
-page; the second merchant of the profile works on its own resources and, by mistake, on the
-first one's ids; and the mistakes real clients make: a bad amount, a wrong signature, a stale
-timestamp, a missing or reused Idempotency-Key, an unknown path.
+the session as a HAR log written by this module (not by ``run --record``): payments created,
+listed (by status, order number, one page at a time), paid through the deposit helper (in full,
+short then accepted, too much), expired and canceled; subscriptions; a payout schedule created,
+replaced, paused, resumed and retired; the split template; webhook endpoints (put, list, rotate
+the secret, list and resend deliveries); x402 ``exact`` and ``upto`` settlements signed by an
+EIP-712 test wallet, with usage reports; statements page by page. The second merchant of the
+profile does the same on its own resources and then, by a misconfiguration, uses the first
+one's ids. And the mistakes real clients make: a bad amount, a wrong signature, a stale clock,
+no credentials, a missing or reused Idempotency-Key, an HTTP retry with the same nonce, a
+corrected request under the key of a refused one, a body cut short or not UTF-8, an unknown
+path, limits and payloads a buggy wallet or form sends.
 
-The requests are sequential (no two exchanges overlap) and each step reads what earlier answers
-gave, as an integration does; an answer the client cannot use skips the steps that need it.
+Shops number their orders 1, 2, 3... and derive the Idempotency-Key of a checkout from the order
+number, so both merchants use the same numbers and keys, as unrelated shops do. The requests
+are sequential (no two exchanges overlap) and each step reads what earlier answers gave, as an
+integration does; an answer the client cannot use skips the steps that need it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -74,7 +79,7 @@ class HarLog:
             }
         }
 
-    def write(self, path: Any) -> None:
+    def write(self, path: Path) -> None:
         with open(path, "w", encoding="utf-8") as out:
             json.dump(self.document(), out, indent=1)
 
