@@ -20,7 +20,8 @@ recording, an effect that needs time to pass, or a path the client's flows do no
 
 It writes ``<out>/validate-faults.json`` (every run) and ``<out>/validate-faults.md`` (the
 table per category: caught / visible / total, and the misses). Exit 0 when the unfaulted
-recordings raised no false alarm and every run gave a result, 1 otherwise, 2 on bad arguments.
+recordings raised no false alarm and every run gave a result, 1 otherwise, 2 on bad arguments,
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -449,14 +450,20 @@ def _split(text: str) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     settings = parse(argv)
-    # The faulted servers log the tracebacks of the 500s they are built to give: not news here.
-    logging.disable(logging.ERROR)
     print(
         f"recording the merchant client against the unfaulted server ({len(settings.seeds)} "
         f"seed(s)) and {len(settings.faults)} fault(s), {settings.jobs} at a time"
     )
     clock = time.perf_counter()
-    records = run_matrix(settings)
+    # The faulted servers log the tracebacks of the 500s they are built to give: not news here.
+    logging.disable(logging.ERROR)
+    try:
+        records = run_matrix(settings)
+    except KeyboardInterrupt:
+        print("interrupted: no report written", file=sys.stderr)
+        return 130
+    finally:
+        logging.disable(logging.NOTSET)
     json_path, md_path = write_reports(records, settings)
     summary = summarise(records)
     print()

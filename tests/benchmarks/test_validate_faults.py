@@ -48,20 +48,32 @@ def test_the_unfaulted_recording_validates_conformant(session: Path) -> None:
     assert int(result.options["exchanges"]) > 150
 
 
-@pytest.mark.parametrize(
-    ("fault", "requirement"),
-    [
-        ("state-cancel-expired-payment-allowed", "PAY-STATE-005"),  # a cancel after an expiry
-        ("robust-query-escape-500", "ERR-006"),  # "50%off" in a query answered 500
-    ],
-)
-def test_a_fault_the_validator_judges_is_counted_as_caught(fault: str, requirement: str) -> None:
-    known = find_fault(fault)
+def test_a_fault_the_validator_judges_is_counted_as_caught() -> None:
+    known = find_fault("state-cancel-expired-payment-allowed")  # a cancel after an expiry
     assert known is not None
     record = measure(known, seed=1)
     assert record.caught
-    assert requirement in record.failures
-    assert requirement in record.on_target
+    assert "PAY-STATE-005" in record.failures
+    assert "PAY-STATE-005" in record.on_target
+
+
+def test_the_benchmark_writes_the_table_and_every_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "50%off" in a query answered 500
+    assert (
+        main(["--faults", "robust-query-escape-500", "--seeds", "1", "--out", str(tmp_path)]) == 0
+    )
+    document = json.loads((tmp_path / "validate-faults.json").read_text(encoding="utf-8"))
+    assert document["summary"]["per_category"] == {
+        "robustness": {"caught": 1, "visible": 1, "total": 1}
+    }
+    assert document["summary"]["false_alarms_per_seed"] == {"1": []}
+    caught = document["records"][1]
+    assert caught["fault"] == "robust-query-escape-500" and caught["on_target"] == ["ERR-006"]
+    table = (tmp_path / "validate-faults.md").read_text(encoding="utf-8")
+    assert "| robustness | 1 | 1 | 1 |" in table
+    assert "| robustness | 1 | 1 | 1 |" in capsys.readouterr().out
 
 
 def test_the_client_covers_every_operation_of_both_merchants(session: Path) -> None:
