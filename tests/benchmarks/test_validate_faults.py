@@ -158,6 +158,10 @@ def test_a_place_the_unfaulted_recordings_disagree_on_is_not_a_difference() -> N
     assert first_difference(faulted_status, first, volatile) == (
         'entry 1 (GET /v1/payments): /status is "settled" (unfaulted: "pending")'
     )
+    accepted = fingerprint([_entry(201, {"id": "pay_3"})])
+    assert first_difference(accepted, first, volatile) == (
+        "entry 1 (GET /v1/payments): status is 201 (unfaulted: 200)"  # the status says most
+    )
 
 
 def test_a_miss_is_classed_visible_or_not_visible() -> None:
