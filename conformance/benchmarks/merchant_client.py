@@ -268,7 +268,7 @@ class Session:
             "quotes": {self.currency: {"amount": amount, "chain_ids": [self.chain]}},
             "merchant_order_no": self.order(who),
             "user_id": f"customer-{who.rng.getrandbits(32):08x}",
-            "expires_in_secs": 3600,
+            "expires_in_secs": 900,  # a quarter of an hour to pay, as checkouts give
         }
         if self.partner:
             body["splits"] = [{"type": "percentage", "merchant_id": self.partner, "bps": 250}]
@@ -382,10 +382,27 @@ class Session:
             who.call("POST", f"/v1/payments/{_p(ids[3])}/accept-underpaid")  # still pending
             who.call("POST", f"/v1/payments/{_p(ids[3])}/cancel")
             who.call("POST", f"/v1/payments/{_p(ids[3])}/cancel")  # a double click
+        self.second_currency(who)
         for status in ("settled", "pending", "canceled"):
             who.call("GET", "/v1/payments", params={"status": status, "limit": 5})
         who.call("GET", "/v1/payments")
         return ids
+
+    def second_currency(self, who: Merchant) -> None:
+        """A checkout in a currency with other decimals (ether next to USDC), paid in full."""
+        main = self.profile.currencies[self.currency].decimals
+        other = next(
+            (c for c, v in self.profile.currencies.items() if v.chains and v.decimals != main),
+            None,
+        )
+        if other is None or not self.profile.test_helpers:
+            return
+        chain = self.profile.currencies[other].chains[0]
+        quote = {other: {"amount": "0.05", "chain_ids": [chain]}}
+        payment = self.create_payment(who, "0.05", quotes=quote)
+        if _id(payment):
+            deposit = {"currency_id": other, "chain_id": chain, "amount": "0.05"}
+            who.call("POST", f"/v1/test-helpers/payments/{_p(str(payment['id']))}/deposit", deposit)
 
     def subscriptions(self, who: Merchant) -> str | None:
         body: dict[str, Any] = {
