@@ -474,6 +474,7 @@ class AnswerChecks:
                 f"and {currency.symbol!r}"
             )
             yield verdict(check, (statement.CURRENCY,), problem)
+        yield from self._page_size(query, page)
         if not page.lines:
             return
         odd = [line.describe() for line in page.lines if line.direction not in self._directions]
@@ -504,6 +505,17 @@ class AnswerChecks:
             yield verdict(check, (statement.LIMIT,), problem)
         if first_page:
             yield from self._whole_window(page)
+
+    def _page_size(self, query: dict[str, str], page: statement.Page) -> Iterator[Finding]:
+        """The page states its size: the ``limit`` asked for, or the profile's default."""
+        given = "limit" in query
+        limit = _query_int(query.get("limit")) if given else self._statement_default
+        shown = _int(page.limit)
+        if limit is None or limit <= 0 or shown is None:
+            return
+        asked = "asked for" if given else "the profile's default"
+        problem = None if shown == limit else f"limit {shown}, where {asked} is {limit}"
+        yield verdict(CHECK, (statement.LIMIT,), problem)
 
     def _whole_window(self, page: statement.Page) -> Iterator[Finding]:
         """The first page: its count says whether more pages follow; when none does, the page

@@ -338,6 +338,16 @@ def test_a_count_of_the_page_only_with_a_next_cursor_fails(validator: ExchangeVa
     assert "STMT-013" in result.requirement_ids
 
 
+def test_a_page_read_without_limit_states_the_profiles_default_size(
+    validator: ExchangeValidator,
+) -> None:
+    lines = [line(1, "10.000000", "10.000000")]
+    assert outcomes(validator, get_statement(lines, "10.000000"), "STMT-011") == [Outcome.PASSED]
+    [result] = about(validator, get_statement(lines, "10.000000", limit=50), "STMT-011")
+    assert result.outcome is Outcome.FAILED
+    assert "limit 50, where the profile's default is 100" in result.message
+
+
 # ----------------------------------------------------------------------------- states
 def pause(status: str, enabled: bool) -> Exchange:
     answer = schedule(status=status, enabled=enabled)
