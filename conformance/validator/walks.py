@@ -254,15 +254,20 @@ class WalkChecks:
     def _statement(
         self, exchange: Exchange, api_key: str, body: dict[str, Any]
     ) -> Iterator[Finding]:
-        try:
-            page = statement.parse_page(body)
-        except statement.Unreadable:
-            return  # the answer checks report it
         query = dict(parse_qsl(exchange.query, keep_blank_values=True))
         start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
         currency = query.get("currency_id")
         if start is None or end is None or currency is None:
             return
+        # Only the first and last lines are compared: the others are left unread (the answer
+        # checks read every line of the page).
+        lines = body.get("lines")
+        if isinstance(lines, list) and len(lines) > 2:
+            body = {**body, "lines": [lines[0], lines[-1]]}
+        try:
+            page = statement.parse_page(body)
+        except statement.Unreadable:
+            return  # the answer checks report it
         # one ledger: the same server (a recording may hold several), key, currency and window
         server = split_url(exchange.url).netloc
         window = digest(server, api_key, currency, str(start), str(end))
