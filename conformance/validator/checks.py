@@ -833,7 +833,9 @@ class ExchangeValidator:
         ids = (METHOD_NOT_ALLOWED,)
         if not self._method_not_allowed.get("allow_header", True):
             return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {exchange.status}")
-        header = exchange.header("Allow", response=True)
+        # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
+        values = [v for k, v in exchange.response_headers if k.lower() == "allow"]
+        header = ", ".join(values) if values else None
         listed = {m.strip().upper() for m in (header or "").split(",")}
         missing = sorted(set(methods) - listed)
         if header is None:
