@@ -47,6 +47,8 @@ LIST_WALK = f"{FAMILY}.list_walk"
 STATEMENT_WALK = f"{FAMILY}.statement_walk"
 STATEMENT_WINDOW = f"{FAMILY}.statement_window"
 ORDER_IDS, WALK_IDS = ("PAY-018",), ("PAY-019",)
+ORDERED_KEPT = 200
+"""Items of one list answer whose order is judged (the first ones with a known create)."""
 CREATIONS_KEPT = 10_000
 """Creates remembered per merchant in recording order, to find a payment skipped between two
 pages (the oldest forgotten first)."""
@@ -184,7 +186,9 @@ class WalkChecks:
         return None if newer is None else newer == self._newest_first
 
     def _order(self, ids: list[str]) -> Iterator[Finding]:
-        known = [i for i in ids if self._created.get(i) is not None]
+        # pairs of the first ORDERED_KEPT known items: a page holds at most the profile's
+        # maximum limit (100), and a longer list must not cost its square
+        known = [i for i in ids if self._created.get(i) is not None][:ORDERED_KEPT]
         if len(known) < 2:
             return
         judged = False
