@@ -560,7 +560,13 @@ class Session:
         cursor = _id(page, "next_cursor")
         if cursor:
             who.call("GET", "/v1/statements", params={**query, "cursor": cursor})
-        who.call("GET", "/v1/statements", params={**query, "limit": 100})
+        whole = who.call("GET", "/v1/statements", params={**query, "limit": 100})
+        lines = whole.get("lines")
+        last = lines[-1] if isinstance(lines, list) and lines else None
+        if isinstance(last, dict) and _id(last, "created_at"):
+            # An incremental sync: the lines since the last one booked, that one included.
+            since = {"from": last["created_at"], "limit": 100}
+            who.call("GET", "/v1/statements", params={**query, **since})
         who.call("GET", "/v1/statements", params={k: v for k, v in query.items() if k != "limit"})
         who.call("GET", "/v1/statements", params={**query, "limit": 5000})
         who.call("GET", "/v1/statements", params={**query, "to": query["from"]})

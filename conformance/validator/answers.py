@@ -13,8 +13,9 @@ requirement ids, the same pure functions where they exist):
 - amounts: a raw amount is the decimal amount times 10^decimals of the currency (PAYOUT-002,
   X402-005), a quote carries the requested amount and its currency's names (PAY-006, PAY-007);
 - lists: the status and merchant_order_no filters and the limit (PAY-014 to PAY-016);
-- statements, page by page (STMT-*: places, signs, order, window, running balances, count,
-  cursor, closing balance and ``reconciles`` when the page is the whole window);
+- statements, page by page (STMT-*: places, signs, order, window, running balances, the
+  opening balance before a first page's first line, the size a page states, count, cursor,
+  closing balance and ``reconciles`` when the page is the whole window);
 - x402: requirements follow the request (X402-001, -002, -005, -008 to -010), a settlement and a
   usage report echo theirs (X402-012, X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
 - states: a create starts in the initial state, an accepted transition ends in its target,
@@ -474,6 +475,7 @@ class AnswerChecks:
                 f"and {currency.symbol!r}"
             )
             yield verdict(check, (statement.CURRENCY,), problem)
+        yield from self._page_size(query, page)
         if not page.lines:
             return
         odd = [line.describe() for line in page.lines if line.direction not in self._directions]
@@ -491,6 +493,15 @@ class AnswerChecks:
                 chain.insert(
                     0, f"{first.describe()}: balance is not opening {page.opening} + signed"
                 )
+            # The balance before the window's first line is the balance before ``from``.
+            before = first.balance_after - first.signed
+            problem = (
+                None
+                if page.opening == before
+                else f"opening {page.opening}, but the balance before {first.describe()} is "
+                f"{before}"
+            )
+            yield verdict(check, (statement.OPENING,), problem)
         yield verdict(check, (statement.RUNNING, statement.FEE), _first(chain))
         start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
         if start is not None and end is not None:  # exact: a line may sit on an edge
@@ -504,6 +515,17 @@ class AnswerChecks:
             yield verdict(check, (statement.LIMIT,), problem)
         if first_page:
             yield from self._whole_window(page)
+
+    def _page_size(self, query: dict[str, str], page: statement.Page) -> Iterator[Finding]:
+        """The page states its size: the ``limit`` asked for, or the profile's default."""
+        given = "limit" in query
+        limit = _query_int(query.get("limit")) if given else self._statement_default
+        shown = _int(page.limit)
+        if limit is None or limit <= 0 or shown is None:
+            return
+        asked = "asked for" if given else "the profile's default"
+        problem = None if shown == limit else f"limit {shown}, where {asked} is {limit}"
+        yield verdict(CHECK, (statement.LIMIT,), problem)
 
     def _whole_window(self, page: statement.Page) -> Iterator[Finding]:
         """The first page: its count says whether more pages follow; when none does, the page

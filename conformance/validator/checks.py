@@ -82,6 +82,9 @@ SUCCESS_MEDIA = "OPS-008"
 NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
+# An operation's path without its version prefix is no operation (the robustness family's ids).
+VERSION_PREFIX = "/v1"
+UNVERSIONED_IDS = ("VER-001", UNKNOWN_PATH_404)
 HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
 KEY_ACCEPTED = "IDEM-004"  # keys of every length within the profile's bounds are accepted
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
@@ -801,9 +804,7 @@ class ExchangeValidator:
             expected = int(self._method_not_allowed["status"])
             ids: tuple[str, ...] = (METHOD_NOT_ALLOWED,)
         elif api_path(exchange.path) is None:
-            # Not an API call at all (a page, an asset, a health probe a proxy recorded).
-            message = f"{label}: not under /v1, not an operation of the contract: not checked"
-            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
+            return self._unversioned(exchange, label)
         else:
             what = f"{label}: no operation of the contract has this path"
             expected = self._not_found.status
@@ -820,10 +821,53 @@ class ExchangeValidator:
             acceptable = {self._auth_error.status}
             ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
         if status in acceptable:
+            if methods is not None and status == expected:
+                return self._allow(exchange, what, methods)
             return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {status}")
         want = " or ".join(str(s) for s in sorted(acceptable))
         message = f"{what}; answered {status} where the profile's answer is {want}"
         return _Finding("operation", ids, Outcome.FAILED, message)
+
+    def _allow(self, exchange: Exchange, what: str, methods: dict[str, _Operation]) -> _Finding:
+        """A 405 lists the path's methods in ``Allow`` when the profile says so (RFC 9110)."""
+        ids = (METHOD_NOT_ALLOWED,)
+        if not self._method_not_allowed.get("allow_header", True):
+            return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {exchange.status}")
+        # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
+        values = [v for k, v in exchange.response_headers if k.lower() == "allow"]
+        header = ", ".join(values) if values else None
+        listed = {m.strip().upper() for m in (header or "").split(",")}
+        missing = sorted(set(methods) - listed)
+        if header is None:
+            problem = "without an Allow header"
+        elif missing:
+            problem = f"with Allow {header[:80]!r}, which leaves out {', '.join(missing)}"
+        else:
+            message = f"{what}; answered {exchange.status} with Allow {header[:80]!r}"
+            return _Finding("operation", ids, Outcome.PASSED, message)
+        message = f"{what}; answered {exchange.status} {problem}"
+        return _Finding("operation", ids, Outcome.FAILED, message)
+
+    def _unversioned(self, exchange: Exchange, label: str) -> _Finding:
+        """A path without ``/v1`` that would be an operation with it: the profile's 404, never
+        the operation (VER-001). Only a request carrying the API's authentication headers is
+        judged: anything else (a page, an asset, a health probe a proxy recorded) is not an API
+        call at all."""
+        status = exchange.status
+        found = self._matcher.match(VERSION_PREFIX + exchange.path)
+        authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
+        if found is None or exchange.method.upper() not in found[0] or not authenticated:
+            message = f"{label}: not under /v1, not an operation of the contract: not checked"
+            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
+        what = f"{label}: {exchange.method} {VERSION_PREFIX}{exchange.path} without its /v1 prefix"
+        if status is not None and 200 <= status < 300:
+            message = f"{what} was served ({status}); the profile's answer is a 404"
+            return _Finding("operation", UNVERSIONED_IDS, Outcome.FAILED, message)
+        if status == self._not_found.status:
+            message = f"{what}; answered {status}"
+            return _Finding("operation", UNVERSIONED_IDS, Outcome.PASSED, message)
+        message = f"{what}; answered {status}: not judged (refused for a reason of its own)"
+        return _Finding("operation", UNVERSIONED_IDS, Outcome.NOT_EXERCISED, message)
 
 
 def _json_body(exchange: Exchange) -> Any:

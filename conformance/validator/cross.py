@@ -16,6 +16,8 @@ judges it against what came before:
   settlement contradicting the requirements issued for its payment (recorded earlier, to the
   same API key) was refused (X402-014 to X402-020).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
+- Lists and statements: the order of payments, page walks, the figures of one statement
+  window read several times (``walks.WalkChecks``).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
@@ -54,11 +56,13 @@ from conformance.validator.tables import (
     TABLE_LIMIT,
     BoundedTable,
     Finding,
+    When,
     digest,
     json_body,
     request_headers,
     seconds,
 )
+from conformance.validator.walks import WalkChecks
 
 __all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
 
@@ -123,24 +127,6 @@ def _int(text: str | None) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _When:
-    """When an exchange happened: its start and end (Unix seconds, None when the recording does
-    not say) and its position in the recording."""
-
-    start: float | None
-    end: float | None
-    position: int
-
-    def after(self, earlier: _When) -> bool:
-        """Whether this exchange started after ``earlier`` ended: only then did the server
-        answer ``earlier`` first. Exchanges that overlap in time have no order; without end
-        times the recording's order is taken."""
-        if earlier.end is not None and self.start is not None:
-            return earlier.end <= self.start
-        return earlier.position < self.position
-
-
-@dataclass(frozen=True, slots=True)
 class _Stored:
     """An accepted request under an Idempotency-Key: its fingerprint and its response."""
 
@@ -163,7 +149,7 @@ class _Settled:
     status: int
     body: bytes | None  # digest; None when the recording holds no body
     source: str
-    when: _When
+    when: When
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +176,7 @@ class _Issued:
 class _Seen:
     state: str
     source: str
-    when: _When
+    when: When
 
 
 class _StateMachine:
@@ -261,8 +247,14 @@ class CrossExchangeChecks:
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
         # the operations whose answers the checks read (parsed once, for those only)
-        self._reads_body = {ISSUE, *self._resource_of, *TenantChecks.READS_BODY}
+        self._reads_body = {
+            ISSUE,
+            *self._resource_of,
+            *TenantChecks.READS_BODY,
+            *WalkChecks.READS_BODY,
+        }
         self._tenants = TenantChecks(profile, limit=limit)
+        self._walks = WalkChecks(profile, limit=limit)
         self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
@@ -276,7 +268,7 @@ class CrossExchangeChecks:
         end = None
         if start is not None and exchange.duration_ms is not None:
             end = start + exchange.duration_ms / 1000
-        when = _When(start, end, self._position)
+        when = When(start, end, self._position)
         headers = request_headers(exchange)
         findings, nonce_seen = self._auth_nonce(exchange, headers)
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
@@ -287,6 +279,8 @@ class CrossExchangeChecks:
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
+            if not self._replayed:  # a replay's body is the first answer, not a new one
+                findings += self._walks.observe(exchange, operation_id, headers, body, when)
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
@@ -445,7 +439,7 @@ class CrossExchangeChecks:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
             self._issued.put(payment_id, _Issued(api_key, entries, exchange.source))
 
-    def _x402(self, exchange: Exchange, headers: dict[str, str], when: _When) -> Iterator[Finding]:
+    def _x402(self, exchange: Exchange, headers: dict[str, str], when: When) -> Iterator[Finding]:
         body = json_body(exchange.request_body)
         if not isinstance(body, dict):
             return
@@ -558,7 +552,7 @@ class CrossExchangeChecks:
 
     # -- states ----------------------------------------------------------------------------
     def _state(
-        self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: _When
+        self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: When
     ) -> Iterator[Finding]:
         status = exchange.status or 0
         if not 200 <= status < 300:
@@ -608,7 +602,7 @@ class CrossExchangeChecks:
                 ),
             )
 
-    def _before(self, key: bytes, when: _When, machine: _StateMachine) -> list[_Seen]:
+    def _before(self, key: bytes, when: When, machine: _StateMachine) -> list[_Seen]:
         """The states a resource showed in exchanges that ended before this one began: each
         held at some time before it, so each must lead to what it shows. States shown by
         exchanges that overlap this one in time are not compared (no order between them)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -47,6 +48,24 @@ class BoundedTable(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """When an exchange happened: its start and end (Unix seconds, None when the recording does
+    not say) and its position in the recording."""
+
+    start: float | None
+    end: float | None
+    position: int
+
+    def after(self, earlier: When) -> bool:
+        """Whether this exchange started after ``earlier`` ended: only then did the server
+        answer ``earlier`` first. Exchanges that overlap in time have no order; without end
+        times the recording's order is taken."""
+        if earlier.end is not None and self.start is not None:
+            return earlier.end <= self.start
+        return earlier.position < self.position
 
 
 def digest(*parts: bytes | str) -> bytes:

@@ -338,6 +338,28 @@ def test_a_count_of_the_page_only_with_a_next_cursor_fails(validator: ExchangeVa
     assert "STMT-013" in result.requirement_ids
 
 
+def test_a_first_pages_opening_is_the_balance_before_its_first_line(
+    validator: ExchangeValidator,
+) -> None:
+    """A window starting after earlier lines (an incremental sync): the opening is not zero."""
+    since = [line(5, "4.000000", "10.000000")]
+    ok = get_statement(since, "10.000000", opening_canonical="6.000000")
+    assert outcomes(validator, ok, "STMT-006") == [Outcome.PASSED]
+    [result] = about(validator, get_statement(since, "10.000000"), "STMT-006")
+    assert result.outcome is Outcome.FAILED
+    assert "opening 0.000000, but the balance before line 5" in result.message
+
+
+def test_a_page_read_without_limit_states_the_profiles_default_size(
+    validator: ExchangeValidator,
+) -> None:
+    lines = [line(1, "10.000000", "10.000000")]
+    assert outcomes(validator, get_statement(lines, "10.000000"), "STMT-011") == [Outcome.PASSED]
+    [result] = about(validator, get_statement(lines, "10.000000", limit=50), "STMT-011")
+    assert result.outcome is Outcome.FAILED
+    assert "limit 50, where the profile's default is 100" in result.message
+
+
 # ----------------------------------------------------------------------------- states
 def pause(status: str, enabled: bool) -> Exchange:
     answer = schedule(status=status, enabled=enabled)

@@ -417,6 +417,62 @@ def test_a_known_path_with_another_method_must_get_405(validator: ExchangeValida
     assert "GET, POST" in result.message
 
 
+def test_a_405_without_an_allow_header_fails(validator: ExchangeValidator) -> None:
+    refused = {"code": "method_not_allowed", "message": "GET is not allowed on this path"}
+    ex = exchange(
+        "GET", "/v1/split-template", request_headers=AUTH, status=405, response_body=refused
+    )
+    operation, _ = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-017",))
+    assert "without an Allow header" in operation.message
+
+
+def test_a_405_whose_allow_header_lists_the_paths_methods_passes(
+    validator: ExchangeValidator,
+) -> None:
+    refused = {"code": "method_not_allowed", "message": "DELETE is not allowed on this path"}
+    ex = exchange(
+        "DELETE",
+        "/v1/payments",
+        request_headers=AUTH,
+        status=405,
+        response_headers=(*JSON, ("Allow", "GET, POST")),
+        response_body=refused,
+    )
+    operation, _ = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.PASSED, ("STATUS-017",))
+    repeated = replace(ex, response_headers=(*JSON, ("Allow", "GET"), ("Allow", "POST")))
+    assert validator.validate(repeated)[0].outcome is Outcome.PASSED
+    partial = replace(ex, response_headers=(*JSON, ("Allow", "GET")))
+    operation, _ = validator.validate(partial)
+    assert operation.outcome is Outcome.FAILED
+    assert "leaves out POST" in operation.message
+
+
+def test_an_operation_served_without_its_v1_prefix_fails(validator: ExchangeValidator) -> None:
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=200, response_body={})
+    [result] = validator.validate(ex)
+    assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("VER-001", "STATUS-020"))
+    assert "without its /v1 prefix was served (200)" in result.message
+
+
+def test_an_operation_without_its_v1_prefix_answered_404_passes(
+    validator: ExchangeValidator,
+) -> None:
+    missing = {"code": "not_found", "message": "no operation at /payments"}
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=404, response_body=missing)
+    result, _ = validator.validate(ex)
+    assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("VER-001", "STATUS-020"))
+
+
+def test_an_unversioned_path_without_the_apis_headers_is_no_api_call(
+    validator: ExchangeValidator,
+) -> None:
+    """A shop's own page at /payments, recorded by a browser: not the API's."""
+    [result] = validator.validate(exchange("GET", "/payments", status=200, response_body="<p>"))
+    assert (result.outcome, result.requirement_ids) == (Outcome.NOT_EXERCISED, ())
+
+
 def test_a_path_outside_v1_is_said_to_be_no_api_call_and_not_judged(
     validator: ExchangeValidator,
 ) -> None:
