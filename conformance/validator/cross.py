@@ -16,6 +16,9 @@ judges it against what came before:
   settlement contradicting the requirements issued for its payment (recorded earlier, to the
   same API key) was refused (X402-014 to X402-020).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
+- Order numbers: one payment per merchant_order_no and merchant (``orders.OrderChecks``).
+- Webhook secrets: a rotation gives a secret the endpoint never had (``rotations``).
+- A pause of a paused payout schedule changes nothing, not even updated_at (``pauses``).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
@@ -50,6 +53,9 @@ from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.exchange import Exchange
 from conformance.validator.isolation import TenantChecks
+from conformance.validator.orders import OrderChecks
+from conformance.validator.pauses import PauseChecks
+from conformance.validator.rotations import RotationChecks
 from conformance.validator.tables import (
     TABLE_LIMIT,
     BoundedTable,
@@ -79,6 +85,8 @@ CLOCK_MARGIN_S = 30.0
 """Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
 the server's: an authorization's valid_after or valid_before that close to the time a settle
 request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
+STAMP_RESOLUTION_S = 0.001
+"""The resolution of recorded start times (HAR's ``startedDateTime`` has milliseconds)."""
 OBSERVATIONS_KEPT = 4
 """States kept per resource: when exchanges overlap in time, the last one recorded need not be
 the last one the server answered."""
@@ -116,6 +124,7 @@ REFUSED_TRANSITION_IDS = {
     "retirePayoutSchedule": ("PAYOUT-STATE-012",),
 }
 DEPOSIT = "testDepositPayment"
+EARLIER = "an earlier exchange"
 
 
 def _int(text: str | None) -> int | None:
@@ -134,8 +143,12 @@ class _When:
     def after(self, earlier: _When) -> bool:
         """Whether this exchange started after ``earlier`` ended: only then did the server
         answer ``earlier`` first. Exchanges that overlap in time have no order; without end
-        times the recording's order is taken."""
+        times the recording's order is taken. Start times are recorded to the millisecond
+        (HAR), so an overlap shorter than ``STAMP_RESOLUTION_S`` is the rounding's, not the
+        traffic's: a sequential client's requests are not made concurrent by it."""
         if earlier.end is not None and self.start is not None:
+            if earlier.position < self.position:
+                return earlier.end <= self.start + STAMP_RESOLUTION_S
             return earlier.end <= self.start
         return earlier.position < self.position
 
@@ -153,6 +166,15 @@ class _Stored:
     # Whether an answer without the replay header was seen: requests sent at once with one key
     # are recorded in start order, so the original execution need not come first.
     original_seen: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """The API key whose request first stored a response under an Idempotency-Key."""
+
+    api_key: str
+    body: bytes  # digest of the stored response's body
+    source: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +273,12 @@ class CrossExchangeChecks:
         self._settled_conflict = x402.get("settled_conflict", {}).get("status")
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
+        # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
+        # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
+        # stored a response under it first: another API key's use of it is a new request
+        # (IDEM-015).
+        self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
+        self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # (timestamp, source, accepted) of the first use of a nonce with an API key
         self._nonces: BoundedTable[bytes, tuple[int | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
@@ -261,8 +289,18 @@ class CrossExchangeChecks:
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
         # the operations whose answers the checks read (parsed once, for those only)
-        self._reads_body = {ISSUE, *self._resource_of, *TenantChecks.READS_BODY}
+        self._reads_body = {
+            ISSUE,
+            *self._resource_of,
+            *TenantChecks.READS_BODY,
+            *OrderChecks.READS_BODY,
+            *RotationChecks.READS_BODY,
+            *PauseChecks.READS_BODY,
+        }
         self._tenants = TenantChecks(profile, limit=limit)
+        self._orders = OrderChecks(profile, limit=limit)
+        self._rotations = RotationChecks(profile, limit=limit)
+        self._pauses = PauseChecks(profile, limit=limit)
         self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
@@ -282,19 +320,26 @@ class CrossExchangeChecks:
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers, start)
+            findings += self._idempotency(exchange, headers, when)
             body = None
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
+            # a replay's body is the stored one: the resource as it was, not as it is
+            replayed = self._replayed or self._marked(exchange)
+            findings += self._orders.observe(
+                exchange, operation_id, headers, body, replayed=replayed
+            )
+            findings += self._rotations.observe(
+                exchange, operation_id, headers, body, replayed=replayed
+            )
+            findings += self._pauses.observe(exchange, operation_id, body, when, replayed=replayed)
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
                 self._issue(exchange, headers, body)
             resource = self._resource_of.get(operation_id)
-            # a replay's body is the stored one: the resource as it was, not as it is
-            marked = exchange.header(self._replay_header, response=True) or ""
-            if resource is not None and not self._replayed and marked.lower() != "true":
+            if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
         if not findings:
             return []
@@ -324,13 +369,15 @@ class CrossExchangeChecks:
 
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
-        self, exchange: Exchange, headers: dict[str, str], at: float | None
+        self, exchange: Exchange, headers: dict[str, str], when: _When
     ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
+        at = when.start
         if not key or status is None or status == self._auth_status:
             return  # no key, or refused by authentication before the key was looked at
-        scope = digest(headers.get(API_KEY_HEADER.lower(), ""), key)
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        scope = digest(api_key, key)
         fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
         then = stored.at if stored is not None else None
@@ -338,6 +385,7 @@ class CrossExchangeChecks:
             stored = None  # past the retention: a first use again
         missing = exchange.response_body_missing
         if stored is None:
+            yield from self._first_use(exchange, key, api_key, scope)
             if 200 <= status < 300:
                 self._keys.put(
                     scope,
@@ -395,6 +443,57 @@ class CrossExchangeChecks:
             Outcome.PASSED if refused else Outcome.FAILED,
             f"{what}: got {status}" + ("" if refused else f", expected {expected}"),
         )
+
+    def _first_use(
+        self, exchange: Exchange, key: str, api_key: str, scope: bytes
+    ) -> Iterator[Finding]:
+        """IDEM-014 and IDEM-015 for a request under a key with no stored response for its API
+        key: a key whose earlier uses were refused (4xx), or that another API key used, is
+        free, so this request is new; refused as a reuse, it found a response that must not
+        have been stored (an error, or another API key's). The recording's order is enough:
+        whatever the timing, only a stored response can make a request a reuse."""
+        status = exchange.status or 0
+        missing = exchange.response_body_missing
+        code = None if missing else _code(exchange)
+        accepted = 200 <= status < 300
+        reused = status == self._reused.status and code == self._reused.code
+        body = None if missing or not accepted else digest(exchange.response_body)
+        refused = self._refused.get(scope)
+        if refused is not None and (accepted or reused):
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-014",),
+                Outcome.FAILED if reused else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, refused with a 4xx in {refused or EARLIER}, "
+                "used again: "
+                + (f"refused as a reuse ({status} {code})" if reused else f"accepted ({status})"),
+            )
+        elif 400 <= status < 500 and not reused and refused is None:
+            in_use = status == self._in_use.status and code in (None, self._in_use.code)
+            if code is not None and not in_use:
+                self._refused.put(scope, exchange.source)
+        slot = digest(key)
+        other = self._first_owner.get(slot)
+        if other is None:
+            if accepted and body is not None:
+                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
+            return
+        if other.api_key == api_key:
+            return
+        # another API key's response under this key: a replay of it, or a refusal as its reuse
+        foreign = reused or (body is not None and body == other.body and self._marked(exchange))
+        if accepted or reused:
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-015",),
+                Outcome.FAILED if foreign else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, used by another API key in {other.source or EARLIER}: "
+                + (
+                    f"answered with that key's request in mind ({status})"
+                    if foreign
+                    else f"a new request for this API key ({status})"
+                ),
+            )
 
     def _marked(self, exchange: Exchange) -> bool:
         return (exchange.header(self._replay_header, response=True) or "").lower() == "true"

@@ -174,7 +174,7 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         ),
         "createPayment",
     )
-    cross.observe(
+    corrected = cross.observe(
         signed(
             "POST",
             "/v1/payments",
@@ -185,6 +185,7 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         ),
         "createPayment",
     )
+    assert outcomes(corrected, "IDEM-014") == [Outcome.PASSED]
     beta = signed(
         "POST",
         "/v1/payments",
@@ -194,7 +195,9 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         status=201,
         response_body={"id": "pay_9", "status": "pending"},
     )
-    assert judged(cross.observe(beta, "createPayment")) == []
+    results = judged(cross.observe(beta, "createPayment"))
+    assert outcomes(results, "IDEM-015") == [Outcome.PASSED]
+    assert all(r.outcome is Outcome.PASSED for r in results)
 
 
 # -- nonces ----------------------------------------------------------------------------------
