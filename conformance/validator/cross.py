@@ -19,6 +19,10 @@ judges it against what came before:
 - Order numbers: one payment per merchant_order_no and merchant (``orders.OrderChecks``).
 - Webhook secrets: a rotation gives a secret the endpoint never had (``rotations``).
 - A pause of a paused payout schedule changes nothing, not even updated_at (``pauses``).
+- Deposits (test helper): a payment short of its quote stays underpaid, and accept-underpaid
+  reports what the deposits paid (``deposits``).
+- x402 usage reports: only for a settled upto payment (``usage``; a verdict waits until no
+  settlement can have come first, and ``finish`` gives the ones still waiting).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
@@ -42,15 +46,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
+from urllib.parse import unquote
 
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
-from conformance.core.results import CheckResult, Outcome
+from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
+from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.isolation import TenantChecks
 from conformance.validator.orders import OrderChecks
@@ -60,11 +66,14 @@ from conformance.validator.tables import (
     TABLE_LIMIT,
     BoundedTable,
     Finding,
+    Waiting,
+    WaitingRoom,
     digest,
     json_body,
     request_headers,
     seconds,
 )
+from conformance.validator.usage import UsageChecks
 
 __all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
 
@@ -73,6 +82,7 @@ API_KEY_HEADER = "X-Api-Key"
 NONCE_HEADER = "X-Nonce"
 TIMESTAMP_HEADER = "X-Timestamp"
 SETTLE = "settleX402Payment"
+USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
@@ -85,6 +95,11 @@ CLOCK_MARGIN_S = 30.0
 """Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
 the server's: an authorization's valid_after or valid_before that close to the time a settle
 request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
+CLOCKS_AGREE_S = 2.0
+"""The issue time an x402 answer shows (its ``valid_before`` less the profile's offset, in
+whole seconds) within this of the issue exchange's recorded span: the server's clock agrees with
+the recorder's, and its settlements are judged with that margin (plus the second lost to
+rounding and the issue exchange's duration) instead of ``CLOCK_MARGIN_S``."""
 STAMP_RESOLUTION_S = 0.001
 """The resolution of recorded start times (HAR's ``startedDateTime`` has milliseconds)."""
 OBSERVATIONS_KEPT = 4
@@ -206,6 +221,9 @@ class _Issued:
     api_key: str
     entries: tuple[_Entry, ...]
     source: str
+    # Seconds by which the server's clock may differ from the recorder's: CLOCK_MARGIN_S, or
+    # less when the issued valid_before showed the two clocks agree.
+    margin: float = CLOCK_MARGIN_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +289,7 @@ class CrossExchangeChecks:
         x402 = profile.data["x402"]
         self._settle_failure = x402.get("settle_failure", {}).get("status")
         self._settled_conflict = x402.get("settled_conflict", {}).get("status")
+        self._valid_before_offset = int(x402["valid_before_offset_secs"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
         # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
@@ -296,11 +315,15 @@ class CrossExchangeChecks:
             *OrderChecks.READS_BODY,
             *RotationChecks.READS_BODY,
             *PauseChecks.READS_BODY,
+            *DepositChecks.READS_BODY,
         }
         self._tenants = TenantChecks(profile, limit=limit)
         self._orders = OrderChecks(profile, limit=limit)
         self._rotations = RotationChecks(profile, limit=limit)
         self._pauses = PauseChecks(profile, limit=limit)
+        self._waiting = WaitingRoom()
+        self._usage = UsageChecks(profile, self._waiting, limit=limit)
+        self._deposits = DepositChecks(profile, self._waiting, limit=limit)
         self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
@@ -315,6 +338,7 @@ class CrossExchangeChecks:
         if start is not None and exchange.duration_ms is not None:
             end = start + exchange.duration_ms / 1000
         when = _When(start, end, self._position)
+        due = [self._waited(w) for w in self._waiting.due(when)]
         headers = request_headers(exchange)
         findings, nonce_seen = self._auth_nonce(exchange, headers)
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
@@ -327,6 +351,10 @@ class CrossExchangeChecks:
             findings += self._tenants.observe(exchange, operation_id, headers, body)
             # a replay's body is the stored one: the resource as it was, not as it is
             replayed = self._replayed or self._marked(exchange)
+
+            def shown() -> Evidence:  # the exchange as a failure shows it, made for failures
+                return exchange_evidence(exchange, self._secrets)
+
             findings += self._orders.observe(
                 exchange, operation_id, headers, body, replayed=replayed
             )
@@ -334,20 +362,26 @@ class CrossExchangeChecks:
                 exchange, operation_id, headers, body, replayed=replayed
             )
             findings += self._pauses.observe(exchange, operation_id, body, when, replayed=replayed)
+            if operation_id in DepositChecks.READS_BODY:
+                findings += self._deposits.observe(
+                    exchange, operation_id, headers, body, when, replayed=replayed, shown=shown
+                )
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
                 self._issue(exchange, headers, body)
+            elif operation_id == USAGE:
+                findings += self._usage_report(exchange, headers, when, shown)
             resource = self._resource_of.get(operation_id)
             if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
         if not findings:
-            return []
+            return due
         # evidence for failures only: the engine keeps a failure's, never a pass's
         failing = any(outcome is Outcome.FAILED for _, _, outcome, _ in findings)
         evidence = exchange_evidence(exchange, self._secrets) if failing else None
         where = f" {exchange.source}" if exchange.source else ""
-        return [
+        return due + [
             CheckResult(
                 check_id=f"{check}{where}",
                 family=FAMILY,
@@ -363,9 +397,38 @@ class CrossExchangeChecks:
         ]
 
     def finish(self) -> list[CheckResult]:
-        """Checks that need the whole recording: none so far (every check completes on the
-        exchange that decides it)."""
-        return []
+        """Checks that need the whole recording: the failures still waiting for an exchange
+        that could have come first (``tables.WaitingRoom``)."""
+        return [self._waited(w) for w in self._waiting.remaining()]
+
+    @staticmethod
+    def _waited(waiting: Waiting) -> CheckResult:
+        where = f" {waiting.source}" if waiting.source else ""
+        return CheckResult(
+            check_id=f"{waiting.check}{where}",
+            family=FAMILY,
+            requirement_ids=waiting.ids,
+            outcome=Outcome.FAILED,
+            message=waiting.message,
+            operation_id=waiting.operation_id,
+            evidence=waiting.evidence,
+        )
+
+    def _usage_report(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        when: _When,
+        shown: Callable[[], Evidence],
+    ) -> Iterator[Finding]:
+        parts = exchange.path.strip("/").split("/")
+        status = exchange.status or 0
+        if len(parts) < 2 or status == self._auth_status:
+            return
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        yield from self._usage.report(
+            unquote(parts[-2]), api_key, status, when, exchange.source, shown
+        )
 
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
@@ -542,7 +605,23 @@ class CrossExchangeChecks:
         entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
-            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source))
+            margin = self._clock_margin(exchange, accepts)
+            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source, margin))
+            schemes = frozenset(e.scheme for e in entries)
+            self._usage.issued(payment_id, api_key, schemes, exchange.source)
+
+    def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
+        """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
+        start = seconds(exchange.started_at)
+        stamps = {a.get("valid_before") for a in accepts if isinstance(a, dict)}
+        stamp = stamps.pop() if len(stamps) == 1 else None
+        if start is None or exchange.duration_ms is None or not _time(stamp):
+            return CLOCK_MARGIN_S
+        issued_at = stamp - self._valid_before_offset
+        took = exchange.duration_ms / 1000
+        if not start - 1 - CLOCKS_AGREE_S <= issued_at <= start + took + CLOCKS_AGREE_S:
+            return CLOCK_MARGIN_S
+        return CLOCKS_AGREE_S + 1 + took
 
     def _x402(self, exchange: Exchange, headers: dict[str, str], when: _When) -> Iterator[Finding]:
         body = json_body(exchange.request_body)
@@ -555,6 +634,8 @@ class CrossExchangeChecks:
         status = exchange.status or 0
         if not isinstance(payment_id, str) or status == self._auth_status:
             return  # refused by authentication: the settlement was never looked at
+        if 200 <= status < 300:
+            self._usage.settled(payment_id, when)
         if isinstance(authorization, dict):
             yield from self._against_issued(exchange, headers, body, authorization, when.start)
         if not isinstance(nonce, str):
@@ -770,9 +851,9 @@ def _contradictions(
     if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
         broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
     after, before = authorization.get("valid_after"), authorization.get("valid_before")
-    if now is not None and _time(after) and after > now + CLOCK_MARGIN_S:
+    if now is not None and _time(after) and after > now + issued.margin:
         broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
-    if now is not None and _time(before) and before < now - CLOCK_MARGIN_S:
+    if now is not None and _time(before) and before < now - issued.margin:
         broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
     value = authorization.get("value")
     amount = int(value) if isinstance(value, str) and value.isdigit() else None
