@@ -58,7 +58,7 @@ from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
-from conformance.validator.isolation import TenantChecks
+from conformance.validator.isolation import CREATED, TenantChecks
 from conformance.validator.orders import OrderChecks
 from conformance.validator.pauses import PauseChecks
 from conformance.validator.rotations import RotationChecks
@@ -296,6 +296,7 @@ class CrossExchangeChecks:
         # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
         # stored a response under it first: another API key's use of it is a new request
         # (IDEM-015).
+        self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
         self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
         self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # (timestamp, source, accepted) of the first use of a nonce with an API key
@@ -344,11 +345,12 @@ class CrossExchangeChecks:
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers, when)
+            findings += self._idempotency(exchange, headers, when, operation_id)
             body = None
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
+            self._learn_created(exchange, operation_id, headers, body)
             # a replay's body is the stored one: the resource as it was, not as it is
             replayed = self._replayed or self._marked(exchange)
 
@@ -430,9 +432,21 @@ class CrossExchangeChecks:
             unquote(parts[-2]), api_key, status, when, exchange.source, shown
         )
 
+    def _learn_created(
+        self, exchange: Exchange, operation_id: str, headers: dict[str, str], body: Any
+    ) -> None:
+        """Remember the ids a create answered, and to which API key (``_marked_first``)."""
+        created = CREATED.get(operation_id)
+        if created is None or not isinstance(body, dict) or self._replayed:
+            return
+        ident = body.get(created[1])
+        if isinstance(ident, str) and 200 <= (exchange.status or 0) < 300:
+            api_key = headers.get(API_KEY_HEADER.lower(), "")
+            self._created.put(ident, (api_key, exchange.source))
+
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
-        self, exchange: Exchange, headers: dict[str, str], when: _When
+        self, exchange: Exchange, headers: dict[str, str], when: _When, operation_id: str
     ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
@@ -441,6 +455,7 @@ class CrossExchangeChecks:
             return  # no key, or refused by authentication before the key was looked at
         api_key = headers.get(API_KEY_HEADER.lower(), "")
         scope = digest(api_key, key)
+        self._waiting.withdraw(scope.hex(), when)  # the original, recorded after its replay
         fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
         then = stored.at if stored is not None else None
@@ -449,6 +464,8 @@ class CrossExchangeChecks:
         missing = exchange.response_body_missing
         if stored is None:
             yield from self._first_use(exchange, key, api_key, scope)
+            if 200 <= status < 300 and self._marked(exchange):
+                self._marked_first(exchange, key, api_key, scope, when, operation_id)
             if 200 <= status < 300:
                 self._keys.put(
                     scope,
@@ -557,6 +574,49 @@ class CrossExchangeChecks:
                     else f"a new request for this API key ({status})"
                 ),
             )
+
+    def _marked_first(
+        self,
+        exchange: Exchange,
+        key: str,
+        api_key: str,
+        scope: bytes,
+        when: _When,
+        operation_id: str,
+    ) -> None:
+        """IDEM-008 for the first use of a key marked as a replay: a failure when the request
+        acts on a resource created in the recording by this API key, so that every request on
+        it is recorded and none stored a response under this key. It waits until no request
+        with the key recorded later can have been the original."""
+        parts = exchange.path.strip("/").split("/")
+        created = next(
+            (
+                (part, made)
+                for part in parts[1:]
+                if (made := self._created.get(part)) is not None and made[0] == api_key
+            ),
+            None,
+        )
+        if created is None:
+            return
+        ident, (_, source) = created
+        message = (
+            f"first use of Idempotency-Key {key!r}, on {ident} created in {source or EARLIER} "
+            f"(every request on it recorded since): answered {exchange.status} with "
+            f"{self._replay_header} true, as a replay"
+        )
+        self._waiting.add(
+            Waiting(
+                scope.hex(),
+                when,
+                exchange.source,
+                IDEMPOTENT_REPLAY,
+                ("IDEM-008",),
+                message,
+                operation_id,
+                exchange_evidence(exchange, self._secrets),
+            )
+        )
 
     def _marked(self, exchange: Exchange) -> bool:
         return (exchange.header(self._replay_header, response=True) or "").lower() == "true"
