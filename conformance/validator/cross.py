@@ -350,9 +350,9 @@ class CrossExchangeChecks:
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
-            self._learn_created(exchange, operation_id, headers, body)
             # a replay's body is the stored one: the resource as it was, not as it is
             replayed = self._replayed or self._marked(exchange)
+            self._learn_created(exchange, operation_id, headers, body, replayed=replayed)
 
             def shown() -> Evidence:  # the exchange as a failure shows it, made for failures
                 return exchange_evidence(exchange, self._secrets)
@@ -433,11 +433,18 @@ class CrossExchangeChecks:
         )
 
     def _learn_created(
-        self, exchange: Exchange, operation_id: str, headers: dict[str, str], body: Any
+        self,
+        exchange: Exchange,
+        operation_id: str,
+        headers: dict[str, str],
+        body: Any,
+        *,
+        replayed: bool,
     ) -> None:
-        """Remember the ids a create answered, and to which API key (``_marked_first``)."""
+        """Remember the ids a create answered, and to which API key (``_marked_first``); a
+        replay's creation may predate the recording."""
         created = CREATED.get(operation_id)
-        if created is None or not isinstance(body, dict) or self._replayed:
+        if created is None or not isinstance(body, dict) or replayed:
             return
         ident = body.get(created[1])
         if isinstance(ident, str) and 200 <= (exchange.status or 0) < 300:
@@ -539,6 +546,15 @@ class CrossExchangeChecks:
         reused = status == self._reused.status and code == self._reused.code
         body = None if missing or not accepted else digest(exchange.response_body)
         refused = self._refused.get(scope)
+        if missing and status == self._reused.status:
+            # maybe refused as a reuse: the body that would say so was not captured
+            other = self._first_owner.get(digest(key))
+            reason = f"Idempotency-Key {key!r} used again: got {status}; {missing}"
+            if refused is not None:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-014",), Outcome.NOT_EXERCISED, reason)
+            if other is not None and other.api_key != api_key:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-015",), Outcome.NOT_EXERCISED, reason)
+            return
         if refused is not None and (accepted or reused):
             yield (
                 IDEMPOTENT_REPLAY,

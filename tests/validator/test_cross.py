@@ -735,3 +735,15 @@ def test_a_first_use_marked_as_a_replay_on_a_resource_the_recording_did_not_crea
 ) -> None:
     cross.observe(cancel("k2", replayed=True), "cancelPayment")
     assert outcomes(cross.finish(), "IDEM-008") == []
+
+
+def test_a_reuse_of_a_refused_key_without_a_captured_body_is_not_exercised(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(create("k1", {**PAYMENT, "amount": "1,5"}, 422, INVALID), "createPayment")
+    uncaptured = replace(
+        create("k1", PAYMENT, 422, REUSED), response_body=b"", response_body_missing=MISSING
+    )
+    assert outcomes(cross.observe(uncaptured, "createPayment"), "IDEM-014") == [
+        Outcome.NOT_EXERCISED
+    ]
