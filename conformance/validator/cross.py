@@ -339,7 +339,7 @@ class CrossExchangeChecks:
         if start is not None and exchange.duration_ms is not None:
             end = start + exchange.duration_ms / 1000
         when = _When(start, end, self._position)
-        due = [self._waited(w) for w in self._waiting.due(when)]
+        due = [self._waited(w) for w in self._waiting.due(when)] if self._waiting else []
         headers = request_headers(exchange)
         findings, nonce_seen = self._auth_nonce(exchange, headers)
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
@@ -352,18 +352,24 @@ class CrossExchangeChecks:
             findings += self._tenants.observe(exchange, operation_id, headers, body)
             # a replay's body is the stored one: the resource as it was, not as it is
             replayed = self._replayed or self._marked(exchange)
-            self._learn_created(exchange, operation_id, headers, body, replayed=replayed)
+            if operation_id in CREATED:
+                self._learn_created(exchange, operation_id, headers, body, replayed=replayed)
 
             def shown() -> Evidence:  # the exchange as a failure shows it, made for failures
                 return exchange_evidence(exchange, self._secrets)
 
-            findings += self._orders.observe(
-                exchange, operation_id, headers, body, replayed=replayed
-            )
-            findings += self._rotations.observe(
-                exchange, operation_id, headers, body, replayed=replayed
-            )
-            findings += self._pauses.observe(exchange, operation_id, body, when, replayed=replayed)
+            if operation_id in OrderChecks.READS_BODY:
+                findings += self._orders.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in RotationChecks.READS_BODY:
+                findings += self._rotations.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in PauseChecks.READS_BODY:
+                findings += self._pauses.observe(
+                    exchange, operation_id, body, when, replayed=replayed
+                )
             if operation_id in DepositChecks.READS_BODY:
                 findings += self._deposits.observe(
                     exchange, operation_id, headers, body, when, replayed=replayed, shown=shown
@@ -462,7 +468,8 @@ class CrossExchangeChecks:
             return  # no key, or refused by authentication before the key was looked at
         api_key = headers.get(API_KEY_HEADER.lower(), "")
         scope = digest(api_key, key)
-        self._waiting.withdraw(scope.hex(), when)  # the original, recorded after its replay
+        if self._waiting:  # the original of a replay that waits, recorded after it
+            self._waiting.withdraw(scope.hex(), when)
         fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
         then = stored.at if stored is not None else None
@@ -541,10 +548,10 @@ class CrossExchangeChecks:
         whatever the timing, only a stored response can make a request a reuse."""
         status = exchange.status or 0
         missing = exchange.response_body_missing
-        code = None if missing else _code(exchange)
+        refusal = 400 <= status < 500
+        code = None if missing or not refusal else _code(exchange)  # read refusals only
         accepted = 200 <= status < 300
         reused = status == self._reused.status and code == self._reused.code
-        body = None if missing or not accepted else digest(exchange.response_body)
         refused = self._refused.get(scope)
         if missing and status == self._reused.status:
             # maybe refused as a reuse: the body that would say so was not captured
@@ -564,17 +571,20 @@ class CrossExchangeChecks:
                 "used again: "
                 + (f"refused as a reuse ({status} {code})" if reused else f"accepted ({status})"),
             )
-        elif 400 <= status < 500 and not reused and refused is None:
+        elif refusal and not reused and refused is None:
             in_use = status == self._in_use.status and code in (None, self._in_use.code)
             if code is not None and not in_use:
                 self._refused.put(scope, exchange.source)
+        if not accepted and not reused:
+            return
         slot = digest(key)
         other = self._first_owner.get(slot)
-        if other is None:
-            if accepted and body is not None:
-                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
+        if other is not None and other.api_key == api_key:
             return
-        if other.api_key == api_key:
+        body = None if missing or not accepted else digest(exchange.response_body)
+        if other is None:
+            if body is not None:
+                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
             return
         # another API key's response under this key: a replay of it, or a refusal as its reuse
         foreign = reused or (body is not None and body == other.body and self._marked(exchange))

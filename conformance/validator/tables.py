@@ -115,6 +115,9 @@ class WaitingRoom:
     def __init__(self) -> None:
         self._waiting: list[Waiting] = []
 
+    def __len__(self) -> int:
+        return len(self._waiting)
+
     def add(self, waiting: Waiting) -> None:
         self._waiting.append(waiting)
 
