@@ -201,6 +201,7 @@ class _Settled:
     body: bytes | None  # digest; None when the recording holds no body
     source: str
     when: _When
+    api_key: str = ""  # whose settlement it was
 
 
 @dataclass(frozen=True, slots=True)
@@ -735,6 +736,7 @@ class CrossExchangeChecks:
             None if exchange.response_body_missing else digest(exchange.response_body),
             exchange.source,
             when,
+            headers.get(API_KEY_HEADER.lower(), ""),
         )
         earlier = self._x402_nonces.get(nonce)
         if earlier is not None and earlier.payment_id != payment_id:
@@ -752,7 +754,9 @@ class CrossExchangeChecks:
         )
         # Sent while the settlement was still being answered (overlapping in time, or its
         # Idempotency-Key still in use): no order between the two, no verdict.
-        if settled is not None and when.after(settled.when) and not in_use:
+        # Another merchant's settle of the payment is not it sent again (the isolation checks).
+        mine = settled is not None and settled.api_key == this.api_key
+        if settled is not None and mine and when.after(settled.when) and not in_use:
             yield from self._settled_again(settled, this, accepted)
         if accepted:
             if settled is None:

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from conformance.core.profile import Profile
+from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
@@ -50,8 +51,8 @@ class RotationChecks:
         secret = body.get("secret") if isinstance(body, dict) else None
         api_key = headers.get(API_KEY_HEADER)
         endpoint = _endpoint_id(exchange)
-        if not isinstance(secret, str) or not api_key or endpoint is None:
-            return
+        if not isinstance(secret, str) or secret == REDACTED or not api_key or endpoint is None:
+            return  # no secret, or one the recorder masked (``run --record`` masks them)
         merchant = self._merchant.get(api_key) or f"key {api_key}"
         slot = digest(merchant, endpoint, secret)
         first = self._secrets.get(slot)

@@ -747,3 +747,13 @@ def test_a_reuse_of_a_refused_key_without_a_captured_body_is_not_exercised(
     assert outcomes(cross.observe(uncaptured, "createPayment"), "IDEM-014") == [
         Outcome.NOT_EXERCISED
     ]
+
+
+def test_another_merchants_settle_of_a_settled_payment_is_not_the_settlement_sent_again(
+    cross: CrossExchangeChecks,
+) -> None:
+    """A run --record of the reference server: the isolation family sends the first merchant's
+    settle request with the second merchant's key, rightly answered 404."""
+    cross.observe(paying(), "settleX402Payment")
+    foreign = cross.observe(paying(status=404, api_key="mk_test_beta"), "settleX402Payment")
+    assert outcomes(foreign, "X402-023") == []

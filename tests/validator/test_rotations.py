@@ -46,3 +46,10 @@ def test_another_merchants_endpoint_of_the_same_id_is_another_endpoint() -> None
     rotate(traffic, "k1", SECRET_1)
     rotate(traffic, "k2", SECRET_2, api_key=BETA)
     assert Outcome.FAILED not in traffic.outcomes("WH-011")
+
+
+def test_secrets_the_recorder_masked_are_not_judged() -> None:
+    traffic = Traffic()
+    rotate(traffic, "k1", "[redacted]")
+    rotate(traffic, "k2", "[redacted]")
+    assert traffic.outcomes("WH-011") == []
