@@ -293,11 +293,17 @@ class CrossExchangeChecks:
         self._valid_before_offset = int(x402["valid_before_offset_secs"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
+        # Ids created in the recording, and by which API key (IDEM-008 of a first use).
+        self._first_start: float | None = None  # when the recording's first exchange began
+        self._defaults = {
+            "createPayment": float(profile.range("payments", "expires_in_secs").default or 0),
+            "createX402Requirements": float(x402["valid_before_offset_secs"]),
+        }
+        self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
         # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
         # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
         # stored a response under it first: another API key's use of it is a new request
         # (IDEM-015).
-        self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
         self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
         self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # (timestamp, source, accepted) of the first use of a nonce with an API key
@@ -335,6 +341,8 @@ class CrossExchangeChecks:
         if exchange.status is None:
             return []  # no response: nothing the server did
         self._position += 1
+        if self._first_start is None:
+            self._first_start = seconds(exchange.started_at)
         start = seconds(exchange.started_at)
         end = None
         if start is not None and exchange.duration_ms is not None:
@@ -448,11 +456,18 @@ class CrossExchangeChecks:
         *,
         replayed: bool,
     ) -> None:
-        """Remember the ids a create answered, and to which API key (``_marked_first``); a
-        replay's creation may predate the recording."""
+        """Remember the ids a create answered, and to which API key (``_marked_first``). A
+        replay's creation may predate the recording: one recorded as a replay of a recorded
+        request is not learnt, one only marked as a replay is when the answer shows it created
+        after the recording began (less ``CLOCK_MARGIN_S``)."""
         created = CREATED.get(operation_id)
-        if created is None or not isinstance(body, dict) or replayed:
+        if created is None or not isinstance(body, dict) or self._replayed:
             return
+        if replayed:
+            moment = _created_at(operation_id, exchange, body, self._defaults)
+            first = self._first_start
+            if moment is None or first is None or moment < first - CLOCK_MARGIN_S:
+                return
         ident = body.get(created[1])
         if isinstance(ident, str) and 200 <= (exchange.status or 0) < 300:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
@@ -953,6 +968,30 @@ def _contradictions(
         elif entry.scheme == "upto" and amount > entry.max_raw:
             broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
     return broken
+
+
+def _created_at(
+    operation_id: str, exchange: Exchange, body: dict[str, Any], defaults: dict[str, float]
+) -> float | None:
+    """When the server says it created what a create answered (Unix seconds), None when the
+    answer does not show it: its ``created_at``, or the time it derived a field from."""
+    if isinstance(body.get("created_at"), str):
+        return seconds(body["created_at"])
+    request = json_body(exchange.request_body)
+    asked = request if isinstance(request, dict) else {}
+    if operation_id == "createPayment":
+        expires, lifetime = seconds(body.get("expires_at")), asked.get("expires_in_secs")
+        lifetime = lifetime if _time(lifetime) else defaults[operation_id]
+        return expires - lifetime if expires is not None else None
+    if operation_id == "createSubscription":
+        bill, interval = seconds(body.get("next_bill_at")), asked.get("interval_secs")
+        return bill - interval if bill is not None and _time(interval) else None
+    if operation_id == "createX402Requirements":
+        accepts = body.get("accepts")
+        entry = accepts[0] if isinstance(accepts, list) and accepts else None
+        before = entry.get("valid_before") if isinstance(entry, dict) else None
+        return before - defaults[operation_id] if _time(before) else None
+    return None
 
 
 def _time(value: Any) -> TypeGuard[int]:

@@ -757,3 +757,27 @@ def test_another_merchants_settle_of_a_settled_payment_is_not_the_settlement_sen
     cross.observe(paying(), "settleX402Payment")
     foreign = cross.observe(paying(status=404, api_key="mk_test_beta"), "settleX402Payment")
     assert outcomes(foreign, "X402-023") == []
+
+
+def marked_create(expires_at: str) -> Exchange:
+    body = {**PAYMENT, "expires_in_secs": 900}
+    answer = {**CREATED, "expires_at": expires_at}
+    return replace(create("k1", body, 201, answer, replayed=True), duration_ms=10.0)
+
+
+def test_a_creation_marked_as_a_replay_but_made_in_the_recording_counts_as_created(
+    cross: CrossExchangeChecks,
+) -> None:
+    """Every answer marked: the creation's expires_at, less its lifetime, is the recording's
+    start, so the payment was created in it and a cancel marked as a replay is a first use."""
+    cross.observe(marked_create("2026-01-01T00:15:00Z"), "createPayment")
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == [Outcome.FAILED]
+
+
+def test_a_replayed_creation_made_before_the_recording_does_not_count(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(marked_create("2025-12-31T23:15:00Z"), "createPayment")  # an hour before
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == []
