@@ -14,25 +14,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, digest
+from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, Moment, digest
 
 PAUSE = "pausePayoutSchedule"
 SCHEDULE_OPERATIONS = frozenset(
     {"createPayoutSchedule", "replacePayoutSchedule", PAUSE, "retirePayoutSchedule"}
 )
 PAUSE_UNCHANGED = f"{FAMILY}.pause_unchanged"
-
-
-class Moment(Protocol):
-    """When an exchange happened (``cross._When``)."""
-
-    def after(self, earlier: Any) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
