@@ -139,7 +139,9 @@ def _record(ex: Exchange) -> dict[str, Any]:
     return record
 
 
-_IDENTIFIER_KEYS = ("id", "payment_id", "nonce")
+# Rewritten per copy: ids, and order numbers (a merchant's copies of one creation would
+# otherwise be second payments with one merchant_order_no, which the validator fails, PAY-013).
+_IDENTIFIER_KEYS = ("id", "payment_id", "nonce", "merchant_order_no")
 _HEX_TAIL = re.compile(rf"[0-9a-fA-F]{{{_SUFFIX}}}$")
 
 

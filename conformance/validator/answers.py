@@ -141,6 +141,9 @@ class AnswerChecks:
             "reportX402Usage": self._usage,
             "getStatement": self._statement,
             "testDepositPayment": self._deposit,
+            "acceptUnderpaidPayment": self._accept_underpaid,
+            "putWebhookEndpoint": self._webhook_endpoint,
+            "replaceSplitTemplate": self._split_template,
         }
 
     def judge(self, call: Call) -> list[Finding]:
@@ -580,6 +583,40 @@ class AnswerChecks:
         if path_id is not None and isinstance(own, str) and own != path_id:
             message = f"{oid} of {path_id} answered for {own}"
             yield Finding(CHECK, ids, Outcome.FAILED, message)
+
+    def _accept_underpaid(self, call: Call) -> Iterator[Finding]:
+        # Underpaid means something was received: an accepted_raw of 0 accepted a payment that
+        # had received nothing, a pending one.
+        accepted = call.answer.get("accepted_raw")
+        if isinstance(accepted, str) and accepted.isdigit():
+            problem = None
+            if int(accepted) == 0:
+                problem = f"accept-underpaid answered {call.status} with accepted_raw 0"
+                problem += ": nothing was received, the payment was pending"
+            yield verdict(CHECK, ("PAY-STATE-008",), problem)
+
+    # -- echoes of what the request put ------------------------------------------------------
+    def _webhook_endpoint(self, call: Call) -> Iterator[Finding]:
+        sent, kept = call.field("event_types"), call.answer.get("event_types")
+        if not isinstance(sent, list) or not isinstance(kept, list):
+            return
+        problem = None
+        if set(map(str, kept)) != set(map(str, sent)) or len(kept) != len(set(map(str, kept))):
+            problem = f"event_types {sent} put, {kept} answered"
+        yield verdict(CHECK, ("WH-001", "WH-005"), problem)
+
+    def _split_template(self, call: Call) -> Iterator[Finding]:
+        sent, kept = call.field("shares"), call.answer.get("shares")
+        if not isinstance(sent, list) or not isinstance(kept, list):
+            return
+        if not sent:
+            problem = None if not kept else f"shares [] put, {len(kept)} share(s) answered"
+            yield verdict(CHECK, ("SPLIT-008",), problem)
+            return
+        pairs = {(s.get("merchant_id"), _int(s.get("bps"))) for s in sent if isinstance(s, dict)}
+        shown = {(s.get("merchant_id"), _int(s.get("bps"))) for s in kept if isinstance(s, dict)}
+        problem = None if pairs == shown else "the answered shares are not the ones put"
+        yield verdict(CHECK, ("SPLIT-007",), problem)
 
     # -- test helpers ------------------------------------------------------------------------
     def _deposit(self, call: Call) -> Iterator[Finding]:

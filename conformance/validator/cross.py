@@ -18,6 +18,13 @@ judges it against what came before:
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
+- Order numbers: one payment per merchant_order_no and merchant (``orders.OrderChecks``).
+- Webhook secrets: a rotation gives a secret the endpoint never had (``rotations``).
+- A pause of a paused payout schedule changes nothing, not even updated_at (``pauses``).
+- Deposits (test helper): a payment short of its quote stays underpaid, and accept-underpaid
+  reports what the deposits paid (``deposits``).
+- x402 usage reports: only for a settled upto payment (``usage``; a verdict waits until no
+  settlement can have come first, and ``finish`` gives the ones still waiting).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
@@ -41,27 +48,35 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
+from urllib.parse import unquote
 
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
-from conformance.core.results import CheckResult, Outcome
+from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
+from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
-from conformance.validator.isolation import TenantChecks
+from conformance.validator.isolation import CREATED, TenantChecks
+from conformance.validator.orders import OrderChecks
+from conformance.validator.pauses import PauseChecks
+from conformance.validator.rotations import RotationChecks
 from conformance.validator.tables import (
     TABLE_LIMIT,
     BoundedTable,
     Finding,
+    Waiting,
+    WaitingRoom,
     When,
     digest,
     json_body,
     request_headers,
     seconds,
 )
+from conformance.validator.usage import UsageChecks
 from conformance.validator.walks import WalkChecks
 
 __all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
@@ -71,6 +86,7 @@ API_KEY_HEADER = "X-Api-Key"
 NONCE_HEADER = "X-Nonce"
 TIMESTAMP_HEADER = "X-Timestamp"
 SETTLE = "settleX402Payment"
+USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
@@ -83,6 +99,11 @@ CLOCK_MARGIN_S = 30.0
 """Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
 the server's: an authorization's valid_after or valid_before that close to the time a settle
 request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
+CLOCKS_AGREE_S = 2.0
+"""The issue time an x402 answer shows (its ``valid_before`` less the profile's offset, in
+whole seconds) within this of the issue exchange's recorded span: the server's clock agrees with
+the recorder's, and its settlements are judged with that margin (plus the second lost to
+rounding and the issue exchange's duration) instead of ``CLOCK_MARGIN_S``."""
 OBSERVATIONS_KEPT = 4
 """States kept per resource: when exchanges overlap in time, the last one recorded need not be
 the last one the server answered."""
@@ -120,6 +141,7 @@ REFUSED_TRANSITION_IDS = {
     "retirePayoutSchedule": ("PAYOUT-STATE-012",),
 }
 DEPOSIT = "testDepositPayment"
+EARLIER = "an earlier exchange"
 
 
 def _int(text: str | None) -> int | None:
@@ -142,6 +164,15 @@ class _Stored:
 
 
 @dataclass(frozen=True, slots=True)
+class _Owner:
+    """The API key whose request first stored a response under an Idempotency-Key."""
+
+    api_key: str
+    body: bytes  # digest of the stored response's body
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Settled:
     payment_id: str
     request: bytes  # digest of the whole request body
@@ -150,6 +181,7 @@ class _Settled:
     body: bytes | None  # digest; None when the recording holds no body
     source: str
     when: When
+    api_key: str = ""  # whose settlement it was
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +202,9 @@ class _Issued:
     api_key: str
     entries: tuple[_Entry, ...]
     source: str
+    # Seconds by which the server's clock may differ from the recorder's: CLOCK_MARGIN_S, or
+    # less when the issued valid_before showed the two clocks agree.
+    margin: float = CLOCK_MARGIN_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +270,22 @@ class CrossExchangeChecks:
         x402 = profile.data["x402"]
         self._settle_failure = x402.get("settle_failure", {}).get("status")
         self._settled_conflict = x402.get("settled_conflict", {}).get("status")
+        self._valid_before_offset = int(x402["valid_before_offset_secs"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
+        # Ids created in the recording, and by which API key (IDEM-008 of a first use).
+        self._first_start: float | None = None  # when the recording's first exchange began
+        self._defaults = {
+            "createPayment": float(profile.range("payments", "expires_in_secs").default or 0),
+            "createX402Requirements": float(x402["valid_before_offset_secs"]),
+        }
+        self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
+        # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
+        # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
+        # stored a response under it first: another API key's use of it is a new request
+        # (IDEM-015).
+        self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
+        self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # (timestamp, source, accepted) of the first use of a nonce with an API key
         self._nonces: BoundedTable[bytes, tuple[int | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
@@ -251,10 +300,20 @@ class CrossExchangeChecks:
             ISSUE,
             *self._resource_of,
             *TenantChecks.READS_BODY,
+            *OrderChecks.READS_BODY,
+            *RotationChecks.READS_BODY,
+            *PauseChecks.READS_BODY,
+            *DepositChecks.READS_BODY,
             *WalkChecks.READS_BODY,
         }
         self._tenants = TenantChecks(profile, limit=limit)
         self._walks = WalkChecks(profile, limit=limit)
+        self._orders = OrderChecks(profile, limit=limit)
+        self._rotations = RotationChecks(profile, limit=limit)
+        self._pauses = PauseChecks(profile, limit=limit)
+        self._waiting = WaitingRoom()
+        self._usage = UsageChecks(profile, self._waiting, limit=limit)
+        self._deposits = DepositChecks(profile, self._waiting, limit=limit)
         self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
@@ -264,39 +323,66 @@ class CrossExchangeChecks:
         if exchange.status is None:
             return []  # no response: nothing the server did
         self._position += 1
+        if self._first_start is None:
+            self._first_start = seconds(exchange.started_at)
         start = seconds(exchange.started_at)
         end = None
         if start is not None and exchange.duration_ms is not None:
             end = start + exchange.duration_ms / 1000
         when = When(start, end, self._position)
+        due = [self._waited(w) for w in self._waiting.due(when)] if self._waiting else []
         headers = request_headers(exchange)
         findings, nonce_seen = self._auth_nonce(exchange, headers)
         findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers, start)
+            findings += self._idempotency(exchange, headers, when, operation_id)
             body = None
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
             findings += self._tenants.observe(exchange, operation_id, headers, body)
-            if not self._replayed:  # a replay's body is the first answer, not a new one
+            # a replay's body is the stored one: the resource as it was, not as it is
+            replayed = self._replayed or self._marked(exchange)
+            if not replayed:
                 findings += self._walks.observe(exchange, operation_id, headers, body, when)
+            if operation_id in CREATED:
+                self._learn_created(exchange, operation_id, headers, body, replayed=replayed)
+
+            def shown() -> Evidence:  # the exchange as a failure shows it, made for failures
+                return exchange_evidence(exchange, self._secrets)
+
+            if operation_id in OrderChecks.READS_BODY:
+                findings += self._orders.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in RotationChecks.READS_BODY:
+                findings += self._rotations.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in PauseChecks.READS_BODY:
+                findings += self._pauses.observe(
+                    exchange, operation_id, body, when, replayed=replayed
+                )
+            if operation_id in DepositChecks.READS_BODY:
+                findings += self._deposits.observe(
+                    exchange, operation_id, headers, body, when, replayed=replayed, shown=shown
+                )
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
                 self._issue(exchange, headers, body)
+            elif operation_id == USAGE:
+                findings += self._usage_report(exchange, headers, when, shown)
             resource = self._resource_of.get(operation_id)
-            # a replay's body is the stored one: the resource as it was, not as it is
-            marked = exchange.header(self._replay_header, response=True) or ""
-            if resource is not None and not self._replayed and marked.lower() != "true":
+            if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
         if not findings:
-            return []
+            return due
         # evidence for failures only: the engine keeps a failure's, never a pass's
         failing = any(outcome is Outcome.FAILED for _, _, outcome, _ in findings)
         evidence = exchange_evidence(exchange, self._secrets) if failing else None
         where = f" {exchange.source}" if exchange.source else ""
-        return [
+        return due + [
             CheckResult(
                 check_id=f"{check}{where}",
                 family=FAMILY,
@@ -312,19 +398,78 @@ class CrossExchangeChecks:
         ]
 
     def finish(self) -> list[CheckResult]:
-        """Checks that need the whole recording: none so far (every check completes on the
-        exchange that decides it)."""
-        return []
+        """Checks that need the whole recording: the failures still waiting for an exchange
+        that could have come first (``tables.WaitingRoom``)."""
+        return [self._waited(w) for w in self._waiting.remaining()]
+
+    @staticmethod
+    def _waited(waiting: Waiting) -> CheckResult:
+        where = f" {waiting.source}" if waiting.source else ""
+        return CheckResult(
+            check_id=f"{waiting.check}{where}",
+            family=FAMILY,
+            requirement_ids=waiting.ids,
+            outcome=Outcome.FAILED,
+            message=waiting.message,
+            operation_id=waiting.operation_id,
+            evidence=waiting.evidence,
+        )
+
+    def _usage_report(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        when: When,
+        shown: Callable[[], Evidence],
+    ) -> Iterator[Finding]:
+        parts = exchange.path.strip("/").split("/")
+        status = exchange.status or 0
+        if len(parts) < 2 or status == self._auth_status:
+            return
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        yield from self._usage.report(
+            unquote(parts[-2]), api_key, status, when, exchange.source, shown
+        )
+
+    def _learn_created(
+        self,
+        exchange: Exchange,
+        operation_id: str,
+        headers: dict[str, str],
+        body: Any,
+        *,
+        replayed: bool,
+    ) -> None:
+        """Remember the ids a create answered, and to which API key (``_marked_first``). A
+        replay's creation may predate the recording: one recorded as a replay of a recorded
+        request is not learnt, one only marked as a replay is when the answer shows it created
+        after the recording began (less ``CLOCK_MARGIN_S``)."""
+        created = CREATED.get(operation_id)
+        if created is None or not isinstance(body, dict) or self._replayed:
+            return
+        if replayed:
+            moment = _created_at(operation_id, exchange, body, self._defaults)
+            first = self._first_start
+            if moment is None or first is None or moment < first - CLOCK_MARGIN_S:
+                return
+        ident = body.get(created[1])
+        if isinstance(ident, str) and 200 <= (exchange.status or 0) < 300:
+            api_key = headers.get(API_KEY_HEADER.lower(), "")
+            self._created.put(ident, (api_key, exchange.source))
 
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
-        self, exchange: Exchange, headers: dict[str, str], at: float | None
+        self, exchange: Exchange, headers: dict[str, str], when: When, operation_id: str
     ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
+        at = when.start
         if not key or status is None or status == self._auth_status:
             return  # no key, or refused by authentication before the key was looked at
-        scope = digest(headers.get(API_KEY_HEADER.lower(), ""), key)
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        scope = digest(api_key, key)
+        if self._waiting:  # the original of a replay that waits, recorded after it
+            self._waiting.withdraw(scope.hex(), when)
         fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
         then = stored.at if stored is not None else None
@@ -332,6 +477,9 @@ class CrossExchangeChecks:
             stored = None  # past the retention: a first use again
         missing = exchange.response_body_missing
         if stored is None:
+            yield from self._first_use(exchange, key, api_key, scope)
+            if 200 <= status < 300 and self._marked(exchange):
+                self._marked_first(exchange, key, api_key, scope, when, operation_id)
             if 200 <= status < 300:
                 self._keys.put(
                     scope,
@@ -390,6 +538,112 @@ class CrossExchangeChecks:
             f"{what}: got {status}" + ("" if refused else f", expected {expected}"),
         )
 
+    def _first_use(
+        self, exchange: Exchange, key: str, api_key: str, scope: bytes
+    ) -> Iterator[Finding]:
+        """IDEM-014 and IDEM-015 for a request under a key with no stored response for its API
+        key: a key whose earlier uses were refused (4xx), or that another API key used, is
+        free, so this request is new; refused as a reuse, it found a response that must not
+        have been stored (an error, or another API key's). The recording's order is enough:
+        whatever the timing, only a stored response can make a request a reuse."""
+        status = exchange.status or 0
+        missing = exchange.response_body_missing
+        refusal = 400 <= status < 500
+        code = None if missing or not refusal else _code(exchange)  # read refusals only
+        accepted = 200 <= status < 300
+        reused = status == self._reused.status and code == self._reused.code
+        refused = self._refused.get(scope)
+        if missing and status == self._reused.status:
+            # maybe refused as a reuse: the body that would say so was not captured
+            other = self._first_owner.get(digest(key))
+            reason = f"Idempotency-Key {key!r} used again: got {status}; {missing}"
+            if refused is not None:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-014",), Outcome.NOT_EXERCISED, reason)
+            if other is not None and other.api_key != api_key:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-015",), Outcome.NOT_EXERCISED, reason)
+            return
+        if refused is not None and (accepted or reused):
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-014",),
+                Outcome.FAILED if reused else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, refused with a 4xx in {refused or EARLIER}, "
+                "used again: "
+                + (f"refused as a reuse ({status} {code})" if reused else f"accepted ({status})"),
+            )
+        elif refusal and not reused and refused is None:
+            in_use = status == self._in_use.status and code in (None, self._in_use.code)
+            if code is not None and not in_use:
+                self._refused.put(scope, exchange.source)
+        if not accepted and not reused:
+            return
+        slot = digest(key)
+        other = self._first_owner.get(slot)
+        if other is not None and other.api_key == api_key:
+            return
+        body = None if missing or not accepted else digest(exchange.response_body)
+        if other is None:
+            if body is not None:
+                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
+            return
+        # another API key's response under this key: a replay of it, or a refusal as its reuse
+        foreign = reused or (body is not None and body == other.body and self._marked(exchange))
+        if accepted or reused:
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-015",),
+                Outcome.FAILED if foreign else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, used by another API key in {other.source or EARLIER}: "
+                + (
+                    f"answered with that key's request in mind ({status})"
+                    if foreign
+                    else f"a new request for this API key ({status})"
+                ),
+            )
+
+    def _marked_first(
+        self,
+        exchange: Exchange,
+        key: str,
+        api_key: str,
+        scope: bytes,
+        when: When,
+        operation_id: str,
+    ) -> None:
+        """IDEM-008 for the first use of a key marked as a replay: a failure when the request
+        acts on a resource created in the recording by this API key, so that every request on
+        it is recorded and none stored a response under this key. It waits until no request
+        with the key recorded later can have been the original."""
+        parts = exchange.path.strip("/").split("/")
+        created = next(
+            (
+                (part, made)
+                for part in parts[1:]
+                if (made := self._created.get(part)) is not None and made[0] == api_key
+            ),
+            None,
+        )
+        if created is None:
+            return
+        ident, (_, source) = created
+        message = (
+            f"first use of Idempotency-Key {key!r}, on {ident} created in {source or EARLIER} "
+            f"(every request on it recorded since): answered {exchange.status} with "
+            f"{self._replay_header} true, as a replay"
+        )
+        self._waiting.add(
+            Waiting(
+                scope.hex(),
+                when,
+                exchange.source,
+                IDEMPOTENT_REPLAY,
+                ("IDEM-008",),
+                message,
+                operation_id,
+                exchange_evidence(exchange, self._secrets),
+            )
+        )
+
     def _marked(self, exchange: Exchange) -> bool:
         return (exchange.header(self._replay_header, response=True) or "").lower() == "true"
 
@@ -437,7 +691,23 @@ class CrossExchangeChecks:
         entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
-            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source))
+            margin = self._clock_margin(exchange, accepts)
+            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source, margin))
+            schemes = frozenset(e.scheme for e in entries)
+            self._usage.issued(payment_id, api_key, schemes, exchange.source)
+
+    def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
+        """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
+        start = seconds(exchange.started_at)
+        stamps = {a.get("valid_before") for a in accepts if isinstance(a, dict)}
+        stamp = stamps.pop() if len(stamps) == 1 else None
+        if start is None or exchange.duration_ms is None or not _time(stamp):
+            return CLOCK_MARGIN_S
+        issued_at = stamp - self._valid_before_offset
+        took = exchange.duration_ms / 1000
+        if not start - 1 - CLOCKS_AGREE_S <= issued_at <= start + took + CLOCKS_AGREE_S:
+            return CLOCK_MARGIN_S
+        return CLOCKS_AGREE_S + 1 + took
 
     def _x402(self, exchange: Exchange, headers: dict[str, str], when: When) -> Iterator[Finding]:
         body = json_body(exchange.request_body)
@@ -450,6 +720,8 @@ class CrossExchangeChecks:
         status = exchange.status or 0
         if not isinstance(payment_id, str) or status == self._auth_status:
             return  # refused by authentication: the settlement was never looked at
+        if 200 <= status < 300:
+            self._usage.settled(payment_id, when)
         if isinstance(authorization, dict):
             yield from self._against_issued(exchange, headers, body, authorization, when.start)
         if not isinstance(nonce, str):
@@ -463,6 +735,7 @@ class CrossExchangeChecks:
             None if exchange.response_body_missing else digest(exchange.response_body),
             exchange.source,
             when,
+            headers.get(API_KEY_HEADER.lower(), ""),
         )
         earlier = self._x402_nonces.get(nonce)
         if earlier is not None and earlier.payment_id != payment_id:
@@ -480,7 +753,9 @@ class CrossExchangeChecks:
         )
         # Sent while the settlement was still being answered (overlapping in time, or its
         # Idempotency-Key still in use): no order between the two, no verdict.
-        if settled is not None and when.after(settled.when) and not in_use:
+        # Another merchant's settle of the payment is not it sent again (the isolation checks).
+        mine = settled is not None and settled.api_key == this.api_key
+        if settled is not None and mine and when.after(settled.when) and not in_use:
             yield from self._settled_again(settled, this, accepted)
         if accepted:
             if settled is None:
@@ -665,9 +940,9 @@ def _contradictions(
     if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
         broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
     after, before = authorization.get("valid_after"), authorization.get("valid_before")
-    if now is not None and _time(after) and after > now + CLOCK_MARGIN_S:
+    if now is not None and _time(after) and after > now + issued.margin:
         broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
-    if now is not None and _time(before) and before < now - CLOCK_MARGIN_S:
+    if now is not None and _time(before) and before < now - issued.margin:
         broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
     value = authorization.get("value")
     amount = int(value) if isinstance(value, str) and value.isdigit() else None
@@ -677,6 +952,30 @@ def _contradictions(
         elif entry.scheme == "upto" and amount > entry.max_raw:
             broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
     return broken
+
+
+def _created_at(
+    operation_id: str, exchange: Exchange, body: dict[str, Any], defaults: dict[str, float]
+) -> float | None:
+    """When the server says it created what a create answered (Unix seconds), None when the
+    answer does not show it: its ``created_at``, or the time it derived a field from."""
+    if isinstance(body.get("created_at"), str):
+        return seconds(body["created_at"])
+    request = json_body(exchange.request_body)
+    asked = request if isinstance(request, dict) else {}
+    if operation_id == "createPayment":
+        expires, lifetime = seconds(body.get("expires_at")), asked.get("expires_in_secs")
+        lifetime = lifetime if _time(lifetime) else defaults[operation_id]
+        return expires - lifetime if expires is not None else None
+    if operation_id == "createSubscription":
+        bill, interval = seconds(body.get("next_bill_at")), asked.get("interval_secs")
+        return bill - interval if bill is not None and _time(interval) else None
+    if operation_id == "createX402Requirements":
+        accepts = body.get("accepts")
+        entry = accepts[0] if isinstance(accepts, list) and accepts else None
+        before = entry.get("valid_before") if isinstance(entry, dict) else None
+        return before - defaults[operation_id] if _time(before) else None
+    return None
 
 
 def _time(value: Any) -> TypeGuard[int]:

@@ -4,8 +4,16 @@
 payment, subscription, payout schedule or x402 payment it created, a webhook endpoint it put,
 the deliveries and payments its lists show) and judges a request of another API key naming
 that id: it must be answered as for an unknown id (the profile's not-found status), never with
-a success (TEN-001, TEN-002, TEN-003, TEN-005, TEN-006, HELP-009, as the isolation family names
-them). A list answered to one key must not show ids another key created (TEN-004, TEN-005).
+a success or a refusal for the resource's state, which shows the id was found (TEN-001,
+TEN-002, TEN-003, TEN-005, TEN-006, HELP-009, as the isolation family names them). A list
+answered to one key must not show ids another key created (TEN-004, TEN-005), nor a delivery
+another merchant's list showed (delivery ids are the server's, one merchant's each).
+
+Webhook endpoint ids are chosen by each merchant, so two merchants may both hold
+``we_primary``; but an endpoint answered to one merchant with the ``created_at`` another
+merchant's endpoint of that id showed is that other endpoint, overwritten or shown across
+merchants (TEN-005). Deliveries and endpoints are judged so only between API keys the
+profile's credentials assign to two merchants (two unknown keys may belong to one).
 
 An id learnt from the answers of two keys (two merchants may each put a webhook endpoint of
 the same id, and a recording need not show who created an id it only saw listed) belongs to
@@ -74,6 +82,8 @@ LISTED = {
     "listWebhookDeliveries": (DELIVERY, "TEN-005"),
     "listWebhookEndpoints": (ENDPOINT, None),
 }
+ENDPOINT_ANSWERS = frozenset({"putWebhookEndpoint", "listWebhookEndpoints"})
+FOREIGN_ENDPOINT = f"{FAMILY}.foreign_endpoint"
 _SHARED = b""  # the owner of an id two keys' answers showed: nobody's
 
 
@@ -91,9 +101,15 @@ class TenantChecks:
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self._not_found = profile.error("status", "not_found").status
+        # A refusal for the resource's state: the id was found, so it was not treated as unknown.
+        self._invalid_state = profile.error("status", "invalid_state").status
         # Keys of one merchant share its ids: the profile's credentials say whose key is whose.
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
+        self._known = frozenset(_owner(m, "merchant") for m in self._merchant.values())
         self._owners: BoundedTable[bytes, _Owner] = BoundedTable(limit)
+        # an endpoint as (id, created_at): the merchant it was first answered to
+        self._endpoints: BoundedTable[bytes, tuple[bytes, str]] = BoundedTable(limit)
+        self._endpoint_ids: BoundedTable[bytes, bytes] = BoundedTable(limit)  # first holder
         self._creators: BoundedTable[bytes, bool] = BoundedTable(limit)  # keys that created
 
     def observe(
@@ -110,10 +126,12 @@ class TenantChecks:
         merchant = self._merchant.get(api_key)
         key = _owner(merchant, "merchant") if merchant is not None else _owner(api_key, "key")
         success = 200 <= status < 300
-        if named is not None and (success or status == self._not_found):
-            yield from self._named(exchange, named, key, success)
+        if named is not None and (success or status in (self._not_found, self._invalid_state)):
+            yield from self._named(exchange, named, key, status != self._not_found)
         if not success or not isinstance(body, dict):
             return
+        if operation_id in ENDPOINT_ANSWERS and key in self._known:
+            yield from self._endpoint(exchange, operation_id, key, body)
         if created is not None:
             kind, member = created
             if isinstance(body.get(member), str):
@@ -123,7 +141,7 @@ class TenantChecks:
             yield from self._listed(exchange, operation_id, listed, key, body)
 
     def _named(
-        self, exchange: Exchange, named: _Named, key: bytes, success: bool
+        self, exchange: Exchange, named: _Named, key: bytes, found: bool
     ) -> Iterator[Finding]:
         ident = _named_id(exchange, named)
         if ident is None:
@@ -135,11 +153,11 @@ class TenantChecks:
         yield (
             FOREIGN_ID,
             (named.requirement,),
-            Outcome.FAILED if success else Outcome.PASSED,
+            Outcome.FAILED if found else Outcome.PASSED,
             f"{ident}, {how} another API key in {owner.source or 'an earlier exchange'}, "
             + (
-                f"was acted on for this key ({exchange.status})"
-                if success
+                f"was found for this key ({exchange.status}), not answered as an unknown id"
+                if found
                 else f"answered {exchange.status} as an unknown id"
             ),
         )
@@ -157,7 +175,7 @@ class TenantChecks:
         for ident in _item_ids(body):
             slot = digest(kind, ident)
             owner = self._owners.get(slot)
-            if owner is not None and owner.created and owner.api_key not in (key, _SHARED):
+            if owner is not None and self._foreign(kind, owner, key):
                 foreign.append((ident, owner))
             else:
                 self._learn(slot, owner, key, exchange.source, created=False)
@@ -169,8 +187,9 @@ class TenantChecks:
                 FOREIGN_LISTED,
                 (requirement,),
                 Outcome.FAILED,
-                f"{operation_id} shows {len(foreign)} id(s) another API key created, first "
-                f"{ident} (created in {owner.source or 'an earlier exchange'})",
+                f"{operation_id} shows {len(foreign)} id(s) of another API key, first "
+                f"{ident} ({'created' if owner.created else 'shown'} in "
+                f"{owner.source or 'an earlier exchange'})",
             )
         elif len(self._creators) > 1 or (len(self._creators) == 1 and not self._creators.get(key)):
             yield (
@@ -179,6 +198,50 @@ class TenantChecks:
                 Outcome.PASSED,
                 f"{operation_id} shows no id another API key created",
             )
+
+    def _foreign(self, kind: str, owner: _Owner, key: bytes) -> bool:
+        """Whether a listed id is another key's: created by it, or, for a delivery, shown
+        first to another merchant's key (a delivery is one merchant's, however learnt)."""
+        if owner.api_key in (key, _SHARED):
+            return False
+        return owner.created or (
+            kind == DELIVERY and key in self._known and owner.api_key in self._known
+        )
+
+    def _endpoint(
+        self, exchange: Exchange, operation_id: str, key: bytes, body: dict[str, Any]
+    ) -> Iterator[Finding]:
+        """TEN-005: an endpoint answered with the id and ``created_at`` of an endpoint another
+        merchant was answered first is that merchant's endpoint."""
+        items = [body] if operation_id == "putWebhookEndpoint" else list(_items(body))
+        for item in items:
+            ident, created_at = item.get("id"), item.get("created_at")
+            if not isinstance(ident, str) or not isinstance(created_at, str):
+                continue
+            slot = digest(ENDPOINT, ident, created_at)
+            first = self._endpoints.get(slot)
+            if first is None:
+                self._endpoints.put(slot, (key, exchange.source))
+                holder = self._endpoint_ids.get(digest(ENDPOINT, ident))
+                if holder is None:
+                    self._endpoint_ids.put(digest(ENDPOINT, ident), key)
+                elif holder != key and operation_id == "putWebhookEndpoint":
+                    yield (
+                        FOREIGN_ENDPOINT,
+                        ("TEN-005",),
+                        Outcome.PASSED,
+                        f"endpoint {ident}, an id another merchant holds: its own endpoint",
+                    )
+            elif first[0] != key:
+                where = first[1] or "an earlier exchange"
+                yield (
+                    FOREIGN_ENDPOINT,
+                    ("TEN-005",),
+                    Outcome.FAILED,
+                    f"{operation_id} answered endpoint {ident} created at {created_at}: the "
+                    f"endpoint another merchant was answered in {where}",
+                )
+                return
 
     def _learn(
         self, slot: bytes, owner: _Owner | None, key: bytes, source: str, *, created: bool
@@ -208,10 +271,17 @@ def _named_id(exchange: Exchange, named: _Named) -> str | None:
     return unquote(parts[named.segment]) if len(parts) > named.segment else None
 
 
-def _item_ids(body: dict[str, Any]) -> Iterator[str]:
-    """The ids of the items of a list answer (every list member of the object)."""
+def _items(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The items of a list answer (of every list member of the object)."""
     for value in body.values():
         if isinstance(value, list):
             for item in value:
-                if isinstance(item, dict) and isinstance(item.get("id"), str):
-                    yield item["id"]
+                if isinstance(item, dict):
+                    yield item
+
+
+def _item_ids(body: dict[str, Any]) -> Iterator[str]:
+    """The ids of the items of a list answer."""
+    for item in _items(body):
+        if isinstance(item.get("id"), str):
+            yield item["id"]

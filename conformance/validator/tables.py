@@ -1,4 +1,5 @@
-"""What the cross-exchange checks share: bounded tables, digests, times and findings.
+"""What the cross-exchange checks share: bounded tables, digests, times, findings, and the
+failures that wait until no later-recorded exchange can have come first.
 
 Every table is an LRU capped at ``TABLE_LIMIT`` entries holding digests rather than bodies, so
 memory stays bounded whatever the length of the recording (docs/validate.md, "Memory").
@@ -11,9 +12,9 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from conformance.core.results import Outcome
+from conformance.core.results import Evidence, Outcome
 from conformance.validator.exchange import Exchange
 
 TABLE_LIMIT = 100_000
@@ -50,6 +51,10 @@ class BoundedTable(Generic[K, V]):
         return len(self._data)
 
 
+STAMP_RESOLUTION_S = 0.001
+"""The resolution of recorded start times (HAR's ``startedDateTime`` has milliseconds)."""
+
+
 @dataclass(frozen=True, slots=True)
 class When:
     """When an exchange happened: its start and end (Unix seconds, None when the recording does
@@ -62,8 +67,12 @@ class When:
     def after(self, earlier: When) -> bool:
         """Whether this exchange started after ``earlier`` ended: only then did the server
         answer ``earlier`` first. Exchanges that overlap in time have no order; without end
-        times the recording's order is taken."""
+        times the recording's order is taken. Start times are recorded to the millisecond
+        (HAR), so an overlap shorter than ``STAMP_RESOLUTION_S`` is the rounding's, not the
+        traffic's: a sequential client's requests are not made concurrent by it."""
         if earlier.end is not None and self.start is not None:
+            if earlier.position < self.position:
+                return earlier.end <= self.start + STAMP_RESOLUTION_S
             return earlier.end <= self.start
         return earlier.position < self.position
 
@@ -101,3 +110,58 @@ def request_headers(exchange: Exchange) -> dict[str, str]:
     """The request's headers by lower-case name, the first of duplicates winning (as
     ``Exchange.header`` reads them)."""
     return {name.lower(): value for name, value in reversed(exchange.request_headers)}
+
+
+class Moment(Protocol):
+    """When an exchange happened (``cross._When``): ``after`` says whether it started after
+    ``earlier`` ended (exchanges overlapping in time have no order)."""
+
+    def after(self, earlier: Any) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A failure that holds only if no exchange recorded later came first: it waits until an
+    exchange starts after this one ended, and an exchange about the same ``subject`` that
+    overlaps it withdraws it."""
+
+    subject: str
+    when: Moment
+    source: str
+    check: str
+    ids: tuple[str, ...]
+    message: str
+    operation_id: str
+    evidence: Evidence  # the exchange as the failure shows it
+
+
+class WaitingRoom:
+    """The failures waiting for the exchanges that could have come before them."""
+
+    def __init__(self) -> None:
+        self._waiting: list[Waiting] = []
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def add(self, waiting: Waiting) -> None:
+        self._waiting.append(waiting)
+
+    def withdraw(self, subject: str, when: Moment) -> None:
+        """An exchange about ``subject`` at ``when``: the failures it overlaps are withdrawn."""
+        if self._waiting:
+            self._waiting = [w for w in self._waiting if w.subject != subject or when.after(w.when)]
+
+    def due(self, when: Moment) -> list[Waiting]:
+        """The failures no exchange from ``when`` on can precede (they ended before it)."""
+        if not self._waiting:
+            return []
+        ready = [w for w in self._waiting if when.after(w.when)]
+        if ready:
+            self._waiting = [w for w in self._waiting if not when.after(w.when)]
+        return ready
+
+    def remaining(self) -> list[Waiting]:
+        """The failures still waiting at the end of the recording."""
+        left, self._waiting = self._waiting, []
+        return left

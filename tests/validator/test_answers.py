@@ -442,3 +442,69 @@ def test_a_helper_refused_for_lacking_an_idempotency_key_fails_help_008(
     assert outcomes(validator, ex, "HELP-008") == [Outcome.FAILED]
     accepted = helper("expire", payment("2026-01-01T01:00:00Z", "expired"), headers=AUTH)
     assert outcomes(validator, accepted, "HELP-008") == [Outcome.PASSED]
+
+
+# ------------------------------------------------------------------------------ echoes
+def put_endpoint(sent: list[str], answered: list[str]) -> Exchange:
+    url = "https://hooks.example.com/pay"
+    return exchange(
+        "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST,
+        request_body={"url": url, "event_types": sent}, status=200,
+        response_body={"id": "we_1", "url": url, "event_types": answered, "active": True,
+                       "created_at": "2026-01-01T00:00:00Z"},
+    )  # fmt: skip
+
+
+def test_a_replaced_endpoint_that_keeps_its_old_event_types_fails_wh_005(
+    validator: ExchangeValidator,
+) -> None:
+    kept = put_endpoint(["payment.settled"], ["payment.settled", "payment.created"])
+    assert outcomes(validator, kept, "WH-005") == [Outcome.FAILED]
+    assert outcomes(validator, kept, "WH-001") == [Outcome.FAILED]
+
+
+def test_an_endpoint_answered_with_the_event_types_put_passes_wh_005(
+    validator: ExchangeValidator,
+) -> None:
+    same = put_endpoint(
+        ["payment.settled", "payment.created"], ["payment.created", "payment.settled"]
+    )
+    assert outcomes(validator, same, "WH-005") == [Outcome.PASSED]
+
+
+def put_split(sent: list[dict[str, Any]], answered: list[dict[str, Any]]) -> Exchange:
+    return exchange(
+        "PUT", "/v1/split-template", request_headers=POST, request_body={"shares": sent},
+        status=200, response_body={"shares": answered, "updated_at": "2026-01-01T00:00:00Z"},
+    )  # fmt: skip
+
+
+def test_an_emptied_split_template_answered_with_shares_fails_split_008(
+    validator: ExchangeValidator,
+) -> None:
+    kept = put_split([], [{"merchant_id": "m_gamma", "bps": 1000}])
+    assert outcomes(validator, kept, "SPLIT-008") == [Outcome.FAILED]
+    assert outcomes(validator, put_split([], []), "SPLIT-008") == [Outcome.PASSED]
+
+
+def test_split_shares_answered_as_put_pass_split_007(validator: ExchangeValidator) -> None:
+    shares = [{"merchant_id": "m_gamma", "bps": 1000}]
+    assert outcomes(validator, put_split(shares, shares), "SPLIT-007") == [Outcome.PASSED]
+    other = [{"merchant_id": "m_gamma", "bps": 500}]
+    assert outcomes(validator, put_split(shares, other), "SPLIT-007") == [Outcome.FAILED]
+
+
+def accept_underpaid(accepted_raw: str) -> Exchange:
+    return exchange(
+        "POST", "/v1/payments/pay_1/accept-underpaid", request_headers=POST, status=200,
+        response_body={"payment_id": "pay_1", "currency_id": "usdc",
+                       "currency_chain_id": "usdc:base", "accepted_raw": accepted_raw,
+                       "status": "settled"},
+    )  # fmt: skip
+
+
+def test_accept_underpaid_of_a_payment_that_received_nothing_fails_pay_state_008(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, accept_underpaid("0"), "PAY-STATE-008") == [Outcome.FAILED]
+    assert outcomes(validator, accept_underpaid("4000000"), "PAY-STATE-008") == [Outcome.PASSED]

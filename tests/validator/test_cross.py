@@ -174,7 +174,7 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         ),
         "createPayment",
     )
-    cross.observe(
+    corrected = cross.observe(
         signed(
             "POST",
             "/v1/payments",
@@ -185,6 +185,7 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         ),
         "createPayment",
     )
+    assert outcomes(corrected, "IDEM-014") == [Outcome.PASSED]
     beta = signed(
         "POST",
         "/v1/payments",
@@ -194,7 +195,9 @@ def test_keys_are_scoped_per_api_key_and_errors_are_not_stored(
         status=201,
         response_body={"id": "pay_9", "status": "pending"},
     )
-    assert judged(cross.observe(beta, "createPayment")) == []
+    results = judged(cross.observe(beta, "createPayment"))
+    assert outcomes(results, "IDEM-015") == [Outcome.PASSED]
+    assert all(r.outcome is Outcome.PASSED for r in results)
 
 
 # -- nonces ----------------------------------------------------------------------------------
@@ -587,6 +590,30 @@ def test_another_merchants_settlement_is_left_to_the_isolation_checks(
     assert outcomes(results, "TEN-006") == [Outcome.FAILED]
 
 
+def test_an_expired_authorization_is_judged_to_the_second_when_the_issue_shows_the_clocks_agree(
+    cross: CrossExchangeChecks,
+) -> None:
+    """The issue's valid_before is its issue time plus 300 s on the server's clock: within the
+    issue exchange's recorded span, the server's clock is the recorder's, and an authorization
+    that expired 10 s before the settle was sent cannot have been valid when it was handled."""
+    cross.observe(replace(issued(), duration_ms=5.0), "createX402Requirements")
+    late = paying(valid_before=SENT_AT - 10)
+    assert outcomes(cross.observe(late, "settleX402Payment"), "X402-018") == [Outcome.FAILED]
+
+
+def test_without_the_clocks_shown_to_agree_an_authorization_that_close_is_not_judged(
+    cross: CrossExchangeChecks,
+) -> None:
+    ahead = {**ENTRY, "valid_before": SENT_AT + 300 + 60}  # a server clock a minute ahead
+    issue = replace(issued(), duration_ms=5.0)
+    issue = replace(
+        issue, response_body=json.dumps({"payment_id": "pay_x", "accepts": [ahead]}).encode()
+    )
+    cross.observe(issue, "createX402Requirements")
+    late = paying(valid_before=SENT_AT - 10, requirements=ahead)
+    assert outcomes(cross.observe(late, "settleX402Payment"), "X402-018") == []
+
+
 # -- bodies the recording does not hold -----------------------------------------------------
 MISSING = "the recording holds no response body (HAR response.content.text absent)"
 
@@ -620,3 +647,137 @@ def test_a_reused_key_refused_without_a_captured_body_is_not_exercised(
         response_body_missing=MISSING,
     )
     assert outcomes(cross.observe(accepted, "createPayment"), "IDEM-010") == [Outcome.FAILED]
+
+
+# -- idempotency keys: errors not stored, scoped per API key, the replay header only on replays
+REUSED = {"code": "idempotency_key_reused", "message": "m"}
+INVALID = {"code": "invalid_amount", "message": "m"}
+
+
+def create(
+    key: str,
+    body: dict[str, Any],
+    status: int,
+    answer: Any,
+    *,
+    api_key: str = "mk_test_alpha",
+    replayed: bool = False,
+) -> Exchange:
+    ex = signed("POST", "/v1/payments", key=key, api_key=api_key, request_body=body,
+                status=status, response_body=answer)  # fmt: skip
+    return replace(ex, response_headers=REPLAYED) if replayed else ex
+
+
+def test_a_corrected_request_refused_as_a_reuse_of_a_refused_key_fails_idem_014(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(create("k1", {**PAYMENT, "amount": "1,5"}, 422, INVALID), "createPayment")
+    results = cross.observe(create("k1", PAYMENT, 422, REUSED), "createPayment")
+    assert outcomes(results, "IDEM-014") == [Outcome.FAILED]
+
+
+def test_another_api_key_refused_as_reusing_a_key_fails_idem_015(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
+    beta = create(
+        "k1", {**PAYMENT, "merchant_order_no": "o-9"}, 422, REUSED, api_key="mk_test_beta"
+    )
+    assert outcomes(cross.observe(beta, "createPayment"), "IDEM-015") == [Outcome.FAILED]
+
+
+def test_another_api_key_answered_the_first_keys_response_as_a_replay_fails_idem_015(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
+    beta = create("k1", PAYMENT, 201, CREATED, api_key="mk_test_beta", replayed=True)
+    assert outcomes(cross.observe(beta, "createPayment"), "IDEM-015") == [Outcome.FAILED]
+
+
+def cancel(key: str, *, replayed: bool = False, at: str = "2026-01-01T00:00:05.000Z") -> Exchange:
+    ex = signed("POST", "/v1/payments/pay_1/cancel", key=key, status=200,
+                response_body={"id": "pay_1", "status": "canceled"})  # fmt: skip
+    ex = replace(ex, started_at=at, duration_ms=10.0)
+    return replace(ex, response_headers=REPLAYED) if replayed else ex
+
+
+def test_a_first_use_marked_as_a_replay_on_a_resource_created_in_the_recording_fails_idem_008(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(replace(create("k1", PAYMENT, 201, CREATED), duration_ms=10.0), "createPayment")
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == [Outcome.FAILED]
+
+
+def test_a_first_use_answered_without_the_replay_header_passes(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(replace(create("k1", PAYMENT, 201, CREATED), duration_ms=10.0), "createPayment")
+    cross.observe(cancel("k2"), "cancelPayment")
+    replay = cross.observe(
+        cancel("k2", replayed=True, at="2026-01-01T00:00:06.000Z"), "cancelPayment"
+    )
+    assert outcomes(replay, "IDEM-008") == [Outcome.PASSED]
+    assert outcomes(cross.finish(), "IDEM-008") == []
+
+
+def test_a_replay_recorded_before_its_overlapping_original_is_not_judged(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(replace(create("k1", PAYMENT, 201, CREATED), duration_ms=10.0), "createPayment")
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    cross.observe(cancel("k2", at="2026-01-01T00:00:05.001Z"), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == []
+
+
+def test_a_first_use_marked_as_a_replay_on_a_resource_the_recording_did_not_create_is_not_judged(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == []
+
+
+def test_a_reuse_of_a_refused_key_without_a_captured_body_is_not_exercised(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(create("k1", {**PAYMENT, "amount": "1,5"}, 422, INVALID), "createPayment")
+    uncaptured = replace(
+        create("k1", PAYMENT, 422, REUSED), response_body=b"", response_body_missing=MISSING
+    )
+    assert outcomes(cross.observe(uncaptured, "createPayment"), "IDEM-014") == [
+        Outcome.NOT_EXERCISED
+    ]
+
+
+def test_another_merchants_settle_of_a_settled_payment_is_not_the_settlement_sent_again(
+    cross: CrossExchangeChecks,
+) -> None:
+    """A run --record of the reference server: the isolation family sends the first merchant's
+    settle request with the second merchant's key, rightly answered 404."""
+    cross.observe(paying(), "settleX402Payment")
+    foreign = cross.observe(paying(status=404, api_key="mk_test_beta"), "settleX402Payment")
+    assert outcomes(foreign, "X402-023") == []
+
+
+def marked_create(expires_at: str) -> Exchange:
+    body = {**PAYMENT, "expires_in_secs": 900}
+    answer = {**CREATED, "expires_at": expires_at}
+    return replace(create("k1", body, 201, answer, replayed=True), duration_ms=10.0)
+
+
+def test_a_creation_marked_as_a_replay_but_made_in_the_recording_counts_as_created(
+    cross: CrossExchangeChecks,
+) -> None:
+    """Every answer marked: the creation's expires_at, less its lifetime, is the recording's
+    start, so the payment was created in it and a cancel marked as a replay is a first use."""
+    cross.observe(marked_create("2026-01-01T00:15:00Z"), "createPayment")
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == [Outcome.FAILED]
+
+
+def test_a_replayed_creation_made_before_the_recording_does_not_count(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(marked_create("2025-12-31T23:15:00Z"), "createPayment")  # an hour before
+    cross.observe(cancel("k2", replayed=True), "cancelPayment")
+    assert outcomes(cross.finish(), "IDEM-008") == []

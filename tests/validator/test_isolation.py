@@ -201,6 +201,68 @@ def test_webhook_endpoint_ids_are_per_merchant(tenants: TenantChecks) -> None:
     assert rotated == []
 
 
+def test_another_merchants_payment_refused_for_its_state_fails(tenants: TenantChecks) -> None:
+    """A 409 invalid_state shows the payment was found: another merchant's id must be 404."""
+    created_payment(tenants)
+    conflict = {"code": "invalid_state", "message": "cannot cancel a settled payment"}
+    found = send(
+        tenants, "cancelPayment", "POST", "/v1/payments/pay_a1/cancel", BETA, status=409,
+        body=conflict,
+    )  # fmt: skip
+    assert outcomes(found, "TEN-001") == [Outcome.FAILED]
+    deposit = "/v1/test-helpers/payments/pay_a1/deposit"
+    helper = send(tenants, "testDepositPayment", "POST", deposit, BETA, status=409, body=conflict)
+    assert outcomes(helper, "HELP-009") == [Outcome.FAILED]
+
+
+def deliveries(*ids: str) -> dict[str, Any]:
+    return {"deliveries": [{"id": i, "event_type": "payment.created"} for i in ids]}
+
+
+def test_a_delivery_list_showing_another_merchants_delivery_fails_ten_005(
+    tenants: TenantChecks,
+) -> None:
+    path = "/v1/webhook-deliveries"
+    send(tenants, "listWebhookDeliveries", "GET", path, ALPHA, body=deliveries("msg_a"))
+    leak = send(
+        tenants, "listWebhookDeliveries", "GET", path, BETA, body=deliveries("msg_a", "msg_b")
+    )
+    assert outcomes(leak, "TEN-005") == [Outcome.FAILED]
+
+
+def test_delivery_lists_of_their_own_deliveries_pass_ten_005(tenants: TenantChecks) -> None:
+    path = "/v1/webhook-deliveries"
+    send(tenants, "listWebhookDeliveries", "GET", path, ALPHA, body=deliveries("msg_a"))
+    own = send(tenants, "listWebhookDeliveries", "GET", path, BETA, body=deliveries("msg_b"))
+    assert Outcome.FAILED not in outcomes(own, "TEN-005")
+
+
+def endpoint(created_at: str) -> dict[str, Any]:
+    return {"id": "we_primary", "url": "https://hooks.example.com/a", "created_at": created_at}
+
+
+def test_an_endpoint_put_answered_with_another_merchants_endpoint_fails_ten_005(
+    tenants: TenantChecks,
+) -> None:
+    path = "/v1/webhook-endpoints/we_primary"
+    send(tenants, "putWebhookEndpoint", "PUT", path, ALPHA, body=endpoint("2026-01-01T00:00:01Z"))
+    theirs = send(
+        tenants, "putWebhookEndpoint", "PUT", path, BETA, body=endpoint("2026-01-01T00:00:01Z")
+    )
+    assert outcomes(theirs, "TEN-005") == [Outcome.FAILED]
+
+
+def test_an_endpoint_put_answered_with_its_own_endpoint_passes_ten_005(
+    tenants: TenantChecks,
+) -> None:
+    path = "/v1/webhook-endpoints/we_primary"
+    send(tenants, "putWebhookEndpoint", "PUT", path, ALPHA, body=endpoint("2026-01-01T00:00:01Z"))
+    own = send(
+        tenants, "putWebhookEndpoint", "PUT", path, BETA, body=endpoint("2026-01-01T00:00:09Z")
+    )
+    assert outcomes(own, "TEN-005") == [Outcome.PASSED]
+
+
 def test_keys_of_one_merchant_share_its_ids(profile: Profile) -> None:
     data = dict(profile.data)
     data["credentials"] = [
