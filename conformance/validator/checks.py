@@ -279,6 +279,10 @@ class _PathMatcher:
         return None
 
 
+_Lookup = tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]
+"""An exchange's operation, the operations of its path by method, and its path parameters."""
+
+
 def api_path(path: str) -> str | None:
     """The part of a URL path from ``/v1`` on (the base URL may add a prefix before it), or None
     when the path has no ``/v1`` segment."""
@@ -396,6 +400,7 @@ class ExchangeValidator:
         if profile.test_helpers:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
         self._matcher = _PathMatcher(self.operations)
+        self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = _format_checker()
         auth = profile.data["auth"]
         self._auth_error = profile.error("auth", "error")
@@ -418,15 +423,21 @@ class ExchangeValidator:
         self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
-    def _lookup(
-        self, exchange: Exchange
-    ) -> tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]:
+    def _lookup(self, exchange: Exchange) -> _Lookup:
+        # The engine identifies an exchange, then validates it: one lookup for both (an
+        # exchange is immutable, and the parameters are only read).
+        last = self._last_lookup
+        if last is not None and last[0] is exchange:
+            return last[1]
         path = api_path(exchange.path)
         found = self._matcher.match(path) if path is not None else None
         if found is None:
-            return None, None, {}
-        methods, params = found
-        return methods.get(exchange.method.upper()), methods, params
+            looked: _Lookup = None, None, {}
+        else:
+            methods, params = found
+            looked = methods.get(exchange.method.upper()), methods, params
+        self._last_lookup = (exchange, looked)
+        return looked
 
     def identify(self, exchange: Exchange) -> str | None:
         """The operationId the exchange calls, or None when the contract has no such operation."""
