@@ -33,7 +33,6 @@ from urllib.parse import parse_qsl, unquote
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core import jsonsafe
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
@@ -57,6 +56,7 @@ from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 from conformance.validator.limits import LimitIds
+from conformance.validator.tables import parsed_json
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -507,7 +507,7 @@ class ExchangeValidator:
             body = _MISSING
         elif exchange.response_body:
             try:
-                body = jsonsafe.loads(exchange.response_body)
+                body = parsed_json(exchange.response_body)
             except ValueError:
                 body = _NOT_JSON
         if status >= 500:
@@ -885,7 +885,7 @@ def _json_body(exchange: Exchange) -> Any:
     if not exchange.response_body:
         return _NOT_JSON
     try:
-        return jsonsafe.loads(exchange.response_body)
+        return parsed_json(exchange.response_body)
     except ValueError:
         return _NOT_JSON
 

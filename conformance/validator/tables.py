@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+from conformance.core import jsonsafe
 from conformance.core.results import Outcome
 from conformance.validator.exchange import Exchange
 
@@ -77,10 +78,32 @@ def digest(*parts: bytes | str) -> bytes:
     return h.digest()
 
 
+# The bodies parsed last, (raw, document), newest first: the per-exchange checks and the
+# cross-exchange ones read the same request and response. Rebound whole, never changed.
+_parsed: tuple[tuple[bytes, Any], ...] = ()
+
+
+def parsed_json(raw: bytes) -> Any:
+    """``jsonsafe.loads(raw)`` (``ValueError`` when it is no JSON or too complex), parsed once
+    for an exchange's request and response. The document is shared between the checks: none
+    may change it."""
+    global _parsed
+    for seen, document in _parsed:
+        if seen is raw:  # the very bytes object (alive while kept here): the same document
+            return document
+    document = jsonsafe.loads(raw)
+    _parsed = ((raw, document), *_parsed[:1])
+    return document
+
+
 def json_body(raw: bytes) -> Any:
-    """A JSON object or array body, None for anything else (not JSON, or too deep)."""
+    """A JSON object or array body, None for anything else (not JSON, or too deep). Shared
+    with the other checks when ``parsed_json`` read it: not to be changed."""
     if not raw or raw[:1] not in (b"{", b"["):
         return None
+    for seen, document in _parsed:
+        if seen is raw:
+            return document
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
