@@ -56,7 +56,7 @@ from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 from conformance.validator.limits import LimitIds
-from conformance.validator.tables import parsed_json
+from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -494,10 +494,12 @@ class ExchangeValidator:
         status = exchange.status
         if status is None:
             return []  # no response recorded: nothing the server did to judge
-        if is_rate_limited(status, _first_values(exchange.response_headers), self._rate_limit):
+        if status in (429, 503) and is_rate_limited(  # the only statuses it may say yes to
+            status, _first_values(exchange.response_headers), self._rate_limit
+        ):
             return []  # a rate limit is the server's right: the suite judged the resend
         findings: list[_Finding] = []
-        headers = _first_values(exchange.request_headers)
+        headers = request_headers(exchange)
         auth_ok = self._auth(headers, status, findings)
         if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
             auth = findings[-1]

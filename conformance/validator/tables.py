@@ -120,7 +120,18 @@ def seconds(started_at: str | None) -> float | None:
         return None
 
 
+# The exchange whose request headers were folded last, and the fold (read by the per-exchange
+# checks, then by the cross-exchange ones).
+_folded: tuple[Exchange, dict[str, str]] | None = None
+
+
 def request_headers(exchange: Exchange) -> dict[str, str]:
     """The request's headers by lower-case name, the first of duplicates winning (as
-    ``Exchange.header`` reads them)."""
-    return {name.lower(): value for name, value in reversed(exchange.request_headers)}
+    ``Exchange.header`` reads them). Shared by every check of the exchange: not to be changed."""
+    global _folded
+    last = _folded
+    if last is not None and last[0] is exchange:
+        return last[1]
+    headers = {name.lower(): value for name, value in reversed(exchange.request_headers)}
+    _folded = (exchange, headers)
+    return headers
