@@ -33,7 +33,6 @@ from urllib.parse import parse_qsl, unquote
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core import jsonsafe
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
@@ -57,6 +56,7 @@ from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 from conformance.validator.limits import LimitIds
+from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -279,6 +279,10 @@ class _PathMatcher:
         return None
 
 
+_Lookup = tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]
+"""An exchange's operation, the operations of its path by method, and its path parameters."""
+
+
 def api_path(path: str) -> str | None:
     """The part of a URL path from ``/v1`` on (the base URL may add a prefix before it), or None
     when the path has no ``/v1`` segment."""
@@ -396,6 +400,7 @@ class ExchangeValidator:
         if profile.test_helpers:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
         self._matcher = _PathMatcher(self.operations)
+        self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = _format_checker()
         auth = profile.data["auth"]
         self._auth_error = profile.error("auth", "error")
@@ -418,15 +423,21 @@ class ExchangeValidator:
         self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
-    def _lookup(
-        self, exchange: Exchange
-    ) -> tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]:
+    def _lookup(self, exchange: Exchange) -> _Lookup:
+        # The engine identifies an exchange, then validates it: one lookup for both (an
+        # exchange is immutable, and the parameters are only read).
+        last = self._last_lookup
+        if last is not None and last[0] is exchange:
+            return last[1]
         path = api_path(exchange.path)
         found = self._matcher.match(path) if path is not None else None
         if found is None:
-            return None, None, {}
-        methods, params = found
-        return methods.get(exchange.method.upper()), methods, params
+            looked: _Lookup = None, None, {}
+        else:
+            methods, params = found
+            looked = methods.get(exchange.method.upper()), methods, params
+        self._last_lookup = (exchange, looked)
+        return looked
 
     def identify(self, exchange: Exchange) -> str | None:
         """The operationId the exchange calls, or None when the contract has no such operation."""
@@ -483,10 +494,12 @@ class ExchangeValidator:
         status = exchange.status
         if status is None:
             return []  # no response recorded: nothing the server did to judge
-        if is_rate_limited(status, _first_values(exchange.response_headers), self._rate_limit):
+        if status in (429, 503) and is_rate_limited(  # the only statuses it may say yes to
+            status, _first_values(exchange.response_headers), self._rate_limit
+        ):
             return []  # a rate limit is the server's right: the suite judged the resend
         findings: list[_Finding] = []
-        headers = _first_values(exchange.request_headers)
+        headers = request_headers(exchange)
         auth_ok = self._auth(headers, status, findings)
         if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
             auth = findings[-1]
@@ -496,7 +509,7 @@ class ExchangeValidator:
             body = _MISSING
         elif exchange.response_body:
             try:
-                body = jsonsafe.loads(exchange.response_body)
+                body = parsed_json(exchange.response_body)
             except ValueError:
                 body = _NOT_JSON
         if status >= 500:
@@ -874,7 +887,7 @@ def _json_body(exchange: Exchange) -> Any:
     if not exchange.response_body:
         return _NOT_JSON
     try:
-        return jsonsafe.loads(exchange.response_body)
+        return parsed_json(exchange.response_body)
     except ValueError:
         return _NOT_JSON
 

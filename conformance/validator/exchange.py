@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import SplitResult
 
 from conformance.core.untrusted import split_url
+
+
+# The checks read an exchange's path and query several times each: split its URL once. The
+# result is an immutable tuple of strings, safe to share.
+@lru_cache(maxsize=256)
+def _split(url: str) -> SplitResult:
+    return split_url(url)
 
 
 @dataclass(frozen=True)
@@ -40,12 +49,12 @@ class Exchange:
     @property
     def path(self) -> str:
         """The URL path without the query, e.g. ``/v1/payments/abc`` ("/" when empty)."""
-        return split_url(self.url).path or "/"
+        return _split(self.url).path or "/"
 
     @property
     def query(self) -> str:
         """The raw query string, without the "?"."""
-        return split_url(self.url).query
+        return _split(self.url).query
 
 
 class RecordingError(Exception):

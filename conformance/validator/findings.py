@@ -8,10 +8,10 @@ from functools import cached_property, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
-from conformance.core import jsonsafe
 from conformance.core.results import Outcome
 from conformance.suite.statements.model import instant
 from conformance.validator.exchange import Exchange
+from conformance.validator.tables import parsed_json
 
 NOT_JSON: Any = object()  # a body that is absent, or not JSON
 
@@ -55,7 +55,7 @@ class Call:
         if not raw:
             return NOT_JSON
         try:
-            return jsonsafe.loads(raw)
+            return parsed_json(raw)
         except ValueError:
             return NOT_JSON
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
+from conformance.core import jsonsafe
 from conformance.core.results import Evidence, Outcome
 from conformance.validator.exchange import Exchange
 
@@ -86,10 +87,32 @@ def digest(*parts: bytes | str) -> bytes:
     return h.digest()
 
 
+# The bodies parsed last, (raw, document), newest first: the per-exchange checks and the
+# cross-exchange ones read the same request and response. Rebound whole, never changed.
+_parsed: tuple[tuple[bytes, Any], ...] = ()
+
+
+def parsed_json(raw: bytes) -> Any:
+    """``jsonsafe.loads(raw)`` (``ValueError`` when it is no JSON or too complex), parsed once
+    for an exchange's request and response. The document is shared between the checks: none
+    may change it."""
+    global _parsed
+    for seen, document in _parsed:
+        if seen is raw:  # the very bytes object (alive while kept here): the same document
+            return document
+    document = jsonsafe.loads(raw)
+    _parsed = ((raw, document), *_parsed[:1])
+    return document
+
+
 def json_body(raw: bytes) -> Any:
-    """A JSON object or array body, None for anything else (not JSON, or too deep)."""
+    """A JSON object or array body, None for anything else (not JSON, or too deep). Shared
+    with the other checks when ``parsed_json`` read it: not to be changed."""
     if not raw or raw[:1] not in (b"{", b"["):
         return None
+    for seen, document in _parsed:
+        if seen is raw:
+            return document
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
@@ -106,10 +129,21 @@ def seconds(started_at: str | None) -> float | None:
         return None
 
 
+# The exchange whose request headers were folded last, and the fold (read by the per-exchange
+# checks, then by the cross-exchange ones).
+_folded: tuple[Exchange, dict[str, str]] | None = None
+
+
 def request_headers(exchange: Exchange) -> dict[str, str]:
     """The request's headers by lower-case name, the first of duplicates winning (as
-    ``Exchange.header`` reads them)."""
-    return {name.lower(): value for name, value in reversed(exchange.request_headers)}
+    ``Exchange.header`` reads them). Shared by every check of the exchange: not to be changed."""
+    global _folded
+    last = _folded
+    if last is not None and last[0] is exchange:
+        return last[1]
+    headers = {name.lower(): value for name, value in reversed(exchange.request_headers)}
+    _folded = (exchange, headers)
+    return headers
 
 
 class Moment(Protocol):
