@@ -35,6 +35,7 @@ from rich.console import Console
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement
+from conformance.core.environment import environ
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.core.receiver_counts import ReceiverCounts
@@ -594,21 +595,8 @@ def pytest_args(
 @contextlib.contextmanager
 def _credentials_env(options: RunOptions) -> Iterator[None]:
     """Hand the credential to pytest (and its xdist workers) without putting it in argv."""
-    saved = {name: os.environ.get(name) for name in (API_KEY_ENV, API_SECRET_ENV)}
-    for name in saved:
-        os.environ.pop(name, None)
-    if options.api_key is not None:
-        os.environ[API_KEY_ENV] = options.api_key
-    if options.api_secret is not None:
-        os.environ[API_SECRET_ENV] = options.api_secret
-    try:
+    with environ({API_KEY_ENV: options.api_key, API_SECRET_ENV: options.api_secret}):
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @contextlib.contextmanager
@@ -620,30 +608,16 @@ def _only_named_plugins() -> Iterator[None]:
     package, several hundred modules, in every test process (without a bytecode cache, as under
     PYTHONDONTWRITEBYTECODE, about half of each process's start-up).
     """
-    saved = os.environ.get(AUTOLOAD_ENV)
-    os.environ[AUTOLOAD_ENV] = "1"
-    try:
+    with environ({AUTOLOAD_ENV: "1"}):
         yield
-    finally:
-        if saved is None:
-            os.environ.pop(AUTOLOAD_ENV, None)
-        else:
-            os.environ[AUTOLOAD_ENV] = saved
 
 
 @contextlib.contextmanager
 def _workers_tmpdir(scratch: Path) -> Iterator[None]:
     """The temporary files of the xdist workers (processes started now) go to the run's
     scratch directory, so an interrupted run leaves none behind."""
-    saved = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(scratch)
-    try:
+    with environ({"TMPDIR": str(scratch)}):
         yield
-    finally:
-        if saved is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved
 
 
 def _run_pytest(

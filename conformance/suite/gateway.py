@@ -11,10 +11,10 @@ processes through ``HEADERS_ENV`` (never argv), and while ``using`` is active
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator, Sequence
 
 from conformance.core import headers as parsing
+from conformance.core.environment import environ
 from conformance.core.headers import Header
 from conformance.core.redaction import secret_headers
 
@@ -84,12 +84,5 @@ def using(headers: Sequence[Header]) -> Iterator[None]:
 @contextlib.contextmanager
 def in_env(headers: Sequence[Header]) -> Iterator[None]:
     """``HEADERS_ENV`` set to ``headers`` for the processes started within the block."""
-    saved = os.environ.pop(HEADERS_ENV, None)
-    if headers:
-        os.environ[HEADERS_ENV] = to_env(headers)
-    try:
+    with environ({HEADERS_ENV: to_env(headers) if headers else None}):
         yield
-    finally:
-        os.environ.pop(HEADERS_ENV, None)
-        if saved is not None:
-            os.environ[HEADERS_ENV] = saved

@@ -19,6 +19,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from conformance.core.environment import environ
 from conformance.core.redaction import secret_headers
 from conformance.core.untrusted import mask_url_passwords, split_url, url_password
 
@@ -85,15 +86,8 @@ def using(url: str | None) -> Iterator[None]:
 @contextlib.contextmanager
 def in_env(url: str | None) -> Iterator[None]:
     """``PROXY_ENV`` set to ``url`` for the processes started within the block."""
-    saved = os.environ.pop(PROXY_ENV, None)
-    if url is not None:
-        os.environ[PROXY_ENV] = url
-    try:
+    with environ({PROXY_ENV: url}):
         yield
-    finally:
-        os.environ.pop(PROXY_ENV, None)
-        if saved is not None:
-            os.environ[PROXY_ENV] = saved
 
 
 def from_env() -> str | None:
