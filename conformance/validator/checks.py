@@ -24,8 +24,8 @@ responses (``suite.responses.schemas``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 from urllib.parse import parse_qsl, unquote
@@ -446,6 +446,12 @@ class ExchangeValidator:
 
     # -- the whole exchange ----------------------------------------------------------------
     def validate(self, exchange: Exchange) -> list[CheckResult]:
+        return self.results(exchange, *self.judge(exchange))
+
+    def judge(self, exchange: Exchange) -> tuple[str | None, list[_Finding]]:
+        """The operationId the exchange calls (None: none of the contract) and what the checks
+        found: ``results`` makes them ``CheckResult``s; a caller that only counts passes
+        (``engine.check_exchanges``) need not."""
         op, methods, params = self._lookup(exchange)
         if op is None:
             findings = [self._unknown(exchange, methods)]
@@ -462,12 +468,19 @@ class ExchangeValidator:
                 self._error_shape(exchange, _json_body(exchange), findings)
                 first, shape = findings
                 if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:
-                    findings[0] = replace(first, outcome=Outcome.FAILED, message=shape.message)
+                    findings[0] = first._replace(outcome=Outcome.FAILED, message=shape.message)
         else:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
         if exchange.truncated:
             findings = [_unjudged_if_cut(f, exchange.status) for f in findings]
+        return operation_id, findings
+
+    def results(
+        self, exchange: Exchange, operation_id: str | None, findings: Sequence[_Finding]
+    ) -> list[CheckResult]:
+        """``findings`` of ``exchange`` (from ``judge``) as results named ``validate.<check>
+        <source>``, failures with the exchange as evidence."""
         if not findings:
             return []
         evidence = None
@@ -503,7 +516,7 @@ class ExchangeValidator:
         auth_ok = self._auth(headers, status, findings)
         if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
             auth = findings[-1]
-            findings[-1] = replace(auth, ids=(*auth.ids, HELPER_AUTH))
+            findings[-1] = auth._replace(ids=(*auth.ids, HELPER_AUTH))
         body: Any = _NOT_JSON
         if exchange.response_body_missing:
             body = _MISSING

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 from urllib.parse import unquote
@@ -320,8 +320,16 @@ class CrossExchangeChecks:
     # -- the public API --------------------------------------------------------------------
     def observe(self, exchange: Exchange, operation_id: str | None) -> list[CheckResult]:
         """Record ``exchange`` and return the cross-exchange checks it completes."""
+        due, findings = self.judge(exchange, operation_id)
+        return due + self.results(exchange, operation_id, findings)
+
+    def judge(
+        self, exchange: Exchange, operation_id: str | None
+    ) -> tuple[list[CheckResult], list[Finding]]:
+        """Record ``exchange``: the failures that waited for it (``tables.WaitingRoom``) and
+        what the checks it completes found (``results`` makes them ``CheckResult``s)."""
         if exchange.status is None:
-            return []  # no response: nothing the server did
+            return [], []  # no response: nothing the server did
         self._position += 1
         if self._first_start is None:
             self._first_start = seconds(exchange.started_at)
@@ -376,13 +384,19 @@ class CrossExchangeChecks:
             resource = self._resource_of.get(operation_id)
             if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
+        return due, findings
+
+    def results(
+        self, exchange: Exchange, operation_id: str | None, findings: Sequence[Finding]
+    ) -> list[CheckResult]:
+        """``findings`` of ``exchange`` (from ``judge``) as results, failures with the exchange
+        as evidence (the engine keeps a failure's, never a pass's)."""
         if not findings:
-            return due
-        # evidence for failures only: the engine keeps a failure's, never a pass's
+            return []
         failing = any(outcome is Outcome.FAILED for _, _, outcome, _ in findings)
         evidence = exchange_evidence(exchange, self._secrets) if failing else None
         where = f" {exchange.source}" if exchange.source else ""
-        return due + [
+        return [
             CheckResult(
                 check_id=f"{check}{where}",
                 family=FAMILY,

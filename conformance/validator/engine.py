@@ -17,11 +17,13 @@ at a time, so shard by API key (a merchant's traffic in one shard) to keep them 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from conformance import __version__
 from conformance.core.catalogue import Requirement, load_catalogue
@@ -39,7 +41,11 @@ from conformance.validator import validator_for
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.cross import CrossExchangeChecks
 from conformance.validator.exchange import Exchange
+from conformance.validator.tables import Finding
 
+F = TypeVar("F", bound=Finding)
+
+VALIDATOR_PREFIX = f"{FAMILY}."
 PROGRESS_EVERY = 10_000
 """Exchanges between two calls of the progress callback."""
 
@@ -130,6 +136,11 @@ class PartialResult:
     statuses: dict[str, dict[int, int]] = field(default_factory=dict)  # per operation
 
     def add(self, exchange: Exchange, operation_id: str | None, results: list[CheckResult]) -> None:
+        self.note(exchange, operation_id)
+        self.record(results)
+
+    def note(self, exchange: Exchange, operation_id: str | None) -> None:
+        """Count ``exchange`` itself: its operation, its status, the base URL and start."""
         self.exchanges += 1
         if operation_id is not None:
             self.operations.add(operation_id)
@@ -139,7 +150,32 @@ class PartialResult:
             self.base_url = base_url_of(exchange)
         if self.started_at is None and exchange.started_at:
             self.started_at = exchange.started_at
-        self.record(results)
+
+    def count(
+        self,
+        findings: Sequence[F],
+        operation_id: str | None,
+        prefix: str,
+        results: Callable[[list[F]], list[CheckResult]],
+    ) -> None:
+        """Count ``findings`` of one exchange, in order: a pass adds one to its tallies (no
+        ``CheckResult`` is made for it: the hot path), the others are made results by
+        ``results`` and recorded. ``prefix`` + a finding's check is the check's name."""
+        rest = [f for f in findings if f[2] is not Outcome.PASSED]
+        made = iter(results(rest)) if rest else None
+        tallies = self.tallies
+        for finding in findings:
+            check, ids, outcome, _ = finding
+            if outcome is not Outcome.PASSED:
+                if made is not None:
+                    self.record((next(made),))
+                continue
+            name = prefix + check
+            for rid in ids:
+                tally = tallies.get((name, rid))
+                if tally is None:
+                    tally = tallies[(name, rid)] = Tally(name, rid, operation_id)
+                tally.total += 1
 
     def record(self, results: Iterable[CheckResult]) -> None:
         tallies = self.tallies
@@ -179,11 +215,20 @@ def check_exchanges(
     partial = PartialResult(profile.name)
     clock = time.perf_counter()
     for exchange in exchanges:
-        operation_id = validator.identify(exchange)
-        results = validator.validate(exchange)
+        operation_id, findings = validator.judge(exchange)
+        partial.note(exchange, operation_id)
+        partial.count(
+            findings,
+            operation_id,
+            VALIDATOR_PREFIX,
+            functools.partial(validator.results, exchange, operation_id),
+        )
         if not exchange.truncated:  # a cut body is no evidence of what a replay answered
-            results += cross.observe(exchange, operation_id)
-        partial.add(exchange, operation_id, results)
+            due, found = cross.judge(exchange, operation_id)
+            partial.record(due)
+            partial.count(
+                found, operation_id, "", functools.partial(cross.results, exchange, operation_id)
+            )
         if on_progress is not None and partial.exchanges % PROGRESS_EVERY == 0:
             on_progress(partial.exchanges)
     partial.record(cross.finish())

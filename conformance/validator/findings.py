@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 from conformance.core.results import Outcome
@@ -16,8 +16,7 @@ from conformance.validator.tables import parsed_json
 NOT_JSON: Any = object()  # a body that is absent, or not JSON
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     check: str  # "response_schema", "status", ...
     ids: tuple[str, ...]
     outcome: Outcome
