@@ -46,7 +46,6 @@ replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the record
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -71,6 +70,7 @@ from conformance.validator.tables import (
     Waiting,
     WaitingRoom,
     When,
+    canonical,
     digest,
     json_body,
     request_headers,
@@ -743,8 +743,8 @@ class CrossExchangeChecks:
         accepted = 200 <= status < 300
         this = _Settled(
             payment_id,
-            digest(json.dumps(body, sort_keys=True)),
-            digest(json.dumps(payload, sort_keys=True)),
+            digest(canonical(body)),
+            digest(canonical(payload)),
             status,
             None if exchange.response_body_missing else digest(exchange.response_body),
             exchange.source,
@@ -921,7 +921,7 @@ def _entry(item: Any) -> _Entry | None:
         return None
     maximum = item.get("max_amount_required")
     return _Entry(
-        digest(json.dumps(item, sort_keys=True)),
+        digest(canonical(item)),
         sys.intern(str(item.get("scheme", ""))),
         digest(str(item.get("pay_to", "")).lower()),
         int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
@@ -938,7 +938,7 @@ def _contradictions(
     broken: list[tuple[str, str]] = []
     entry = None
     if isinstance(requirements, dict):
-        sent = digest(json.dumps(requirements, sort_keys=True))
+        sent = digest(canonical(requirements))
         entry = next((e for e in issued.entries if e.digest == sent), None)
         if entry is None:
             # What the authorization contradicts then follows from the requirements it answers

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
@@ -36,27 +37,28 @@ def passed(check: str, ids: tuple[str, ...]) -> Finding:
     return Finding(check, ids, Outcome.PASSED, "as the request says")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call:
-    """One exchange as the request-and-answer checks read it: both bodies parsed once."""
+    """One exchange as the request-and-answer checks read it: both bodies parsed once (not to
+    be changed: the checks of the exchange share it)."""
 
     exchange: Exchange
     operation_id: str
     path_params: dict[str, str]
     status: int
     answer: Any  # the response's JSON document; None when it has none (or it was not captured)
+    # The request's JSON document; ``NOT_JSON`` when the request has no body or one that is not
+    # JSON (every check of a known operation reads it: parsed at once).
+    request: Any = field(init=False)
+    _query: dict[str, str] | None = field(default=None, init=False, repr=False)
 
-    @cached_property
-    def request(self) -> Any:
-        """The request's JSON document, parsed once when first asked; ``NOT_JSON`` when the
-        request has no body or one that is not JSON."""
+    def __post_init__(self) -> None:
         raw = self.exchange.request_body
-        if not raw:
-            return NOT_JSON
-        try:
-            return parsed_json(raw)
-        except ValueError:
-            return NOT_JSON
+        document = NOT_JSON
+        if raw:
+            with contextlib.suppress(ValueError):
+                document = parsed_json(raw)
+        self.request = document
 
     @property
     def success(self) -> bool:
@@ -71,12 +73,15 @@ class Call:
         """A top-level member of the request body (None when absent or no object)."""
         return self.request.get(name) if isinstance(self.request, dict) else None
 
-    @cached_property
+    @property
     def query(self) -> dict[str, str]:
-        """The query parameters, the first value of each."""
-        found: dict[str, str] = {}
-        for name, value in parse_qsl(self.exchange.query, keep_blank_values=True):
-            found.setdefault(name, value)
+        """The query parameters, the first value of each (read once, when first asked)."""
+        found = self._query
+        if found is None:
+            found = {}
+            for name, value in parse_qsl(self.exchange.query, keep_blank_values=True):
+                found.setdefault(name, value)
+            self._query = found
         return found
 
 

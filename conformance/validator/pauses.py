@@ -11,7 +11,6 @@ out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,14 @@ from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, Moment, digest
+from conformance.validator.tables import (
+    TABLE_LIMIT,
+    BoundedTable,
+    Finding,
+    Moment,
+    canonical,
+    digest,
+)
 
 PAUSE = "pausePayoutSchedule"
 SCHEDULE_OPERATIONS = frozenset(
@@ -59,9 +65,7 @@ class PauseChecks:
             isinstance(ident, str) and isinstance(status, str) and isinstance(updated_at, str)
         ):
             return
-        rest = digest(
-            json.dumps({k: v for k, v in body.items() if k != "updated_at"}, sort_keys=True)
-        )
+        rest = digest(canonical({k: v for k, v in body.items() if k != "updated_at"}))
         before = self._shown.get(ident)
         self._shown.put(ident, _Shown(status, updated_at, rest, exchange.source, when))
         if (
