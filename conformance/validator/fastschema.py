@@ -103,6 +103,77 @@ def _properties(props: dict[str, Check]) -> Check:
     return check
 
 
+def _format(formats: FormatChecker, name: str) -> Check:
+    """``formats.conforms(i, name)`` without its dispatch: the format's own function."""
+    found = formats.checkers.get(name)
+    if found is None:
+        return lambda instance: True  # a format the checker does not know: an annotation
+    func, raises = found
+
+    def check(instance: Any) -> bool:
+        try:
+            return bool(func(instance))
+        except raises:
+            return False
+
+    return check
+
+
+# The leaves of nearly every schema, each one closure instead of one per keyword.
+_STRING_LEAF = frozenset({"type", "minLength", "maxLength", "pattern", "format", "enum"})
+_OBJECT_NODE = frozenset({"type", "required", "properties", "additionalProperties"})
+
+
+def _string_leaf(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    regex = ecma_regex(schema["pattern"]) if "pattern" in schema else None
+    conforms = _format(formats, schema["format"]) if "format" in schema else None
+    allowed: frozenset[Any] | None = None
+    if "enum" in schema:
+        allowed = frozenset(v for v in schema["enum"] if isinstance(v, str))
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, str):
+            return False
+        if len(instance) < low or (high is not None and len(instance) > high):
+            return False
+        if allowed is not None and instance not in allowed:
+            return False
+        if regex is not None and regex.search(instance) is None:
+            return False
+        return conforms is None or conforms(instance)
+
+    return check
+
+
+def _object_node(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    required = tuple(schema.get("required", ()))
+    items = tuple((k, _compile(v, formats)) for k, v in schema.get("properties", {}).items())
+    known = frozenset(schema.get("properties", {}))
+    extra = (
+        _compile(schema["additionalProperties"], formats)
+        if "additionalProperties" in schema
+        else None
+    )
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, dict):
+            return False
+        for name in required:
+            if name not in instance:
+                return False
+        for name, one in items:
+            if name in instance and not one(instance[name]):
+                return False
+        if extra is not None:
+            for name, value in instance.items():
+                if name not in known and not extra(value):
+                    return False
+        return True
+
+    return check
+
+
 def _compile(schema: Any, formats: FormatChecker) -> Check:
     if schema is True or schema == {}:
         return lambda instance: True
@@ -113,6 +184,11 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
     unknown = [k for k in schema if k in _ASSERTING and k not in _HANDLED]
     if unknown:
         raise Unsupported(f"keyword {unknown[0]!r}")
+    asserting = {k for k in schema if k in _ASSERTING}
+    if schema.get("type") == "string" and asserting <= _STRING_LEAF:
+        return _string_leaf(schema, formats)
+    if schema.get("type") == "object" and asserting <= _OBJECT_NODE:
+        return _object_node(schema, formats)
     checks: list[Check] = []
     if "type" in schema:
         raw = schema["type"]
@@ -135,8 +211,7 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
         const = schema["const"]
         checks.append(lambda i: equal(i, const))
     if "format" in schema:
-        format_name = schema["format"]
-        checks.append(lambda i: formats.conforms(i, format_name))
+        checks.append(_format(formats, schema["format"]))
     if "minLength" in schema or "maxLength" in schema:
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         checks.append(

@@ -33,8 +33,8 @@ from typing import IO, Any, cast
 from urllib.parse import urlencode
 
 from conformance.core import jsonsafe, untrusted_files
-from conformance.core.untrusted import mask_url_passwords, split_url
-from conformance.validator.exchange import Exchange, RecordingError
+from conformance.core.untrusted import mask_url_passwords
+from conformance.validator.exchange import Exchange, RecordingError, url_parts
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = jsonsafe.MAX_DEPTH
@@ -744,7 +744,7 @@ def _url(value: Any, field: str, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a non-empty string')}")
     try:
-        split_url(value)  # a password masked as user:[redacted]@ is no reason to refuse it
+        url_parts(value)  # a password masked as user:[redacted]@ is no reason to refuse it
     except ValueError as exc:
         raise RecordingError(f"{where}: {field} is not a valid URL ({exc})") from None
     return value

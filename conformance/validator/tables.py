@@ -15,7 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from conformance.core import jsonsafe
 from conformance.core.results import Evidence, Outcome
-from conformance.validator.exchange import Exchange
+from conformance.validator.exchange import Exchange, folded_headers
 
 TABLE_LIMIT = 100_000
 """Entries each table keeps (least recently used forgotten first)."""
@@ -133,21 +133,10 @@ def seconds(started_at: str | None) -> float | None:
         return None
 
 
-# The exchange whose request headers were folded last, and the fold (read by the per-exchange
-# checks, then by the cross-exchange ones).
-_folded: tuple[Exchange, dict[str, str]] | None = None
-
-
 def request_headers(exchange: Exchange) -> dict[str, str]:
     """The request's headers by lower-case name, the first of duplicates winning (as
     ``Exchange.header`` reads them). Shared by every check of the exchange: not to be changed."""
-    global _folded
-    last = _folded
-    if last is not None and last[0] is exchange:
-        return last[1]
-    headers = {name.lower(): value for name, value in reversed(exchange.request_headers)}
-    _folded = (exchange, headers)
-    return headers
+    return folded_headers(exchange)
 
 
 class Moment(Protocol):
