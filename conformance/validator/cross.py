@@ -869,8 +869,8 @@ class CrossExchangeChecks:
                 )
         for rid, state in seen:
             key = digest(resource, rid)
-            before = self._before(key, when, machine)
             history = self._states.get(key) or ()
+            before = _earlier(history, when, machine)
             self._states.put(
                 key, (*history[1 - OBSERVATIONS_KEPT :], _Seen(state, exchange.source, when))
             )
@@ -892,11 +892,14 @@ class CrossExchangeChecks:
             )
 
     def _before(self, key: bytes, when: When, machine: _StateMachine) -> list[_Seen]:
-        """The states a resource showed in exchanges that ended before this one began: each
-        held at some time before it, so each must lead to what it shows. States shown by
-        exchanges that overlap this one in time are not compared (no order between them)."""
-        history = self._states.get(key) or ()
-        return [s for s in history if when.after(s.when) and s.state in machine.reachable]
+        return _earlier(self._states.get(key) or (), when, machine)
+
+
+def _earlier(history: tuple[_Seen, ...], when: When, machine: _StateMachine) -> list[_Seen]:
+    """The states a resource showed in exchanges that ended before this one began: each held at
+    some time before it, so each must lead to what it shows. States shown by exchanges that
+    overlap this one in time are not compared (no order between them)."""
+    return [s for s in history if when.after(s.when) and s.state in machine.reachable]
 
 
 def _replay(
