@@ -147,7 +147,8 @@ class PartialResult:
         if operation_id is not None:
             self.operations.add(operation_id)
             if exchange.status is not None:
-                merge_statuses(self.statuses, {operation_id: {exchange.status: 1}})
+                counts = self.statuses.setdefault(operation_id, {})
+                counts[exchange.status] = counts.get(exchange.status, 0) + 1
         if self.base_url is None:
             self.base_url = base_url_of(exchange)
         if self.started_at is None and exchange.started_at:

@@ -256,6 +256,7 @@ class TenantChecks:
 
 
 @lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)
 def _owner(name: str, what: str) -> bytes:
     """The digest standing for a merchant or an API key (a recording holds few of them)."""
     return digest(what, name)

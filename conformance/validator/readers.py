@@ -200,6 +200,7 @@ def _too_many_values_error(where: str) -> RecordingError:
 def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
     with raw:
         number = 0
+        located, named = f"{path}: line ", f"{path.name} line "
         while True:
             try:
                 line = raw.readline(MAX_ENTRY_BYTES + 1)
@@ -208,7 +209,7 @@ def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
             if not line:
                 return
             number += 1
-            where = f"{path}: line {number}"
+            where = f"{located}{number}"
             if len(line) > MAX_ENTRY_BYTES and not line.endswith(b"\n"):
                 raise RecordingError(f"{where} is larger than {_CAP_TEXT}")
             try:
@@ -222,9 +223,7 @@ def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
                 text = text.removeprefix(_BOM)
             if not text.strip():
                 continue  # blank lines are allowed (a trailing one is common)
-            yield _parse_line(
-                text, f"{path.name} line {number}", where, last=not line.endswith(b"\n")
-            )
+            yield _parse_line(text, f"{named}{number}", where, last=not line.endswith(b"\n"))
 
 
 def parse_jsonl_line(line: str | bytes, source: str) -> Exchange:
