@@ -1,5 +1,5 @@
 """Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s bench``,
-``nox -s compare``, ``nox -s flakes``, ``nox -s deployments``."""
+``nox -s compare``, ``nox -s flakes``, ``nox -s deployments``, ``nox -s validate_faults``."""
 
 from __future__ import annotations
 
@@ -55,3 +55,11 @@ def deployments(session: nox.Session) -> None:
     rate limits, a gateway header, a base path, latency): verdict, wall, CPU, 429s."""
     session.install("-e", ".[dev]")
     session.run("python", "-m", "conformance.benchmarks.deployments", *session.posargs)
+
+
+@nox.session(python="3.11")
+def validate_faults(session: nox.Session) -> None:
+    """The passive validator on a scripted merchant client's HAR recordings of the reference
+    server, unfaulted (3 seeds) and once per fault: caught / visible / total per category."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "conformance.benchmarks.validate_faults", *session.posargs)

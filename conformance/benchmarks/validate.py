@@ -21,6 +21,7 @@ import resource
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import httpx
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
+from conformance.core.redaction import REDACTED
 from conformance.validator.exchange import Exchange
 
 TARGET_PER_S = 5_000.0
@@ -109,16 +111,23 @@ def _record(ex: Exchange) -> dict[str, Any]:
     def pairs(headers: tuple[tuple[str, str], ...]) -> list[list[str]]:
         return [[name, value] for name, value in headers]
 
+    # As a recorder writes it: the signature masked (a copy's nonce and ids are rewritten, so
+    # the original would not verify), sent when it was signed.
+    headers = tuple(
+        (n, REDACTED if n.lower() == "x-signature" else v) for n, v in ex.request_headers
+    )
+    stamp = ex.header("X-Timestamp")
+    sent = datetime.fromtimestamp(int(stamp), UTC) if stamp and stamp.isdigit() else None
     record: dict[str, Any] = {
         "request": {
             "method": ex.method,
             "url": ex.url,
-            "headers": pairs(ex.request_headers),
+            "headers": pairs(headers),
             "body": ex.request_body.decode("utf-8"),
             "body_encoding": "utf-8",
         },
         "response": None,
-        "started_at": "2026-01-01T00:00:00Z",
+        "started_at": sent.strftime("%Y-%m-%dT%H:%M:%SZ") if sent else "2026-01-01T00:00:00Z",
     }
     if ex.status is not None:
         record["response"] = {
@@ -130,7 +139,9 @@ def _record(ex: Exchange) -> dict[str, Any]:
     return record
 
 
-_IDENTIFIER_KEYS = ("id", "payment_id", "nonce")
+# Rewritten per copy: ids, and order numbers (a merchant's copies of one creation would
+# otherwise be second payments with one merchant_order_no, which the validator fails, PAY-013).
+_IDENTIFIER_KEYS = ("id", "payment_id", "nonce", "merchant_order_no")
 _HEX_TAIL = re.compile(rf"[0-9a-fA-F]{{{_SUFFIX}}}$")
 
 

@@ -24,6 +24,7 @@ from conformance.core.results import Outcome, RunResult, Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import reports_line, section_rows, verdict_line
 from conformance.engine.runner import RunError, check_report_dir, write_run_reports
+from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV, with_credential
 
 MAX_FAILURES_LISTED = 20
 
@@ -42,12 +43,26 @@ MAX_FAILURES_LISTED = 20
     type=click.Choice(["har", "jsonl"]),
     help="The recording's format (default: by the file's suffix).",
 )
+@click.option(
+    "--api-key",
+    envvar=API_KEY_ENV,
+    help=f"Replaces the API key of the profile's first credential, as for run [env {API_KEY_ENV}].",
+)
+@click.option(
+    "--api-secret",
+    envvar=API_SECRET_ENV,
+    help="Replaces the API secret of the profile's first credential, as for run: with it the "
+    "signatures of the recorded requests are checked [env "
+    f"{API_SECRET_ENV}]; never printed.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress lines while validating.")
 def validate(
     file: Path,
     profile_name: str,
     report_dir: Path | None,
     recording_format: str | None,
+    api_key: str | None,
+    api_secret: str | None,
     no_progress: bool,
 ) -> None:
     """Check recorded traffic FILE (HAR, or JSON Lines as docs/validate.md describes) against
@@ -58,7 +73,7 @@ def validate(
     directory = report_dir if report_dir is not None else default_report_dir()
     try:
         check_report_dir(directory)
-        loaded = load_profile(profile_name)
+        loaded = with_credential(load_profile(profile_name), api_key or None, api_secret or None)
     except RunError as exc:
         fail(for_terminal(str(exc)))
     except ProfileError as exc:
@@ -71,7 +86,7 @@ def validate(
     try:
         result = validate_file(
             file,
-            profile_name,
+            loaded,
             format=recording_format,
             on_progress=None if no_progress else progress,
         )

@@ -489,12 +489,50 @@ def _activate(config: pytest.Config, state: _SessionState) -> None:
     )
     settings.load_profile(HYPOTHESIS_PROFILE)
     core.global_force_seed = state.settings.seed  # type: ignore[assignment]
+    release_constants = pin_local_constants()
 
     def restore() -> None:
         settings.load_profile(previous_profile)
         core.global_force_seed = previous_seed
+        release_constants()
 
     state.restore = restore
+
+
+def pin_local_constants() -> Callable[[], None]:
+    """Keep the constants of the process's own modules out of Hypothesis' draws; returns the
+    function that lets them back in.
+
+    Hypothesis (6.131+) draws about one value in twenty from the literals of every module of
+    the process that is not in site-packages or the standard library: the pool grows with each
+    such module imported, before the session (a caller's code, a reference server, a benchmark)
+    or during it (a lazy import). The same seed then generates other cases in another process
+    history. Those literals say nothing about the server under test: the pool stays empty.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # a Hypothesis without local constants
+        return lambda: None
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache is None:
+        return lambda: None
+    empty = Constants()
+
+    def pinned() -> Any:
+        return empty
+
+    # the permitted constants per draw kind are cached with the pool they came from
+    cache.cache.clear()
+    providers._get_local_constants = pinned
+
+    def release() -> None:
+        if providers._get_local_constants is pinned:
+            providers._get_local_constants = original
+        cache.cache.clear()
+
+    return release
 
 
 def pytest_collectstart(collector: pytest.Collector) -> None:

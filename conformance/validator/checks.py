@@ -11,7 +11,9 @@ then judges one exchange:
 - the request: a body or parameter that breaks the contract, an authentication header missing or
   malformed, an Idempotency-Key missing or invalid. A client may send such a request; the server
   must refuse it, so these are judged by what the server answered (accepted: a failure; refused
-  with the profile's status: a pass).
+  with the profile's status: a pass);
+- then the answer against its own request (``answers``) and the request against what the
+  profile refuses or allows (``admission``), from the exchange's ``findings.Call``.
 
 Requirement ids are the ones the suite's checks of the same rule name (``suite/schema/rules.yaml``
 through ``suite.schema.requirements``, ``suite.outcomes`` for the error shape). Schemas have the
@@ -22,16 +24,15 @@ responses (``suite.responses.schemas``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core import jsonsafe
 from conformance.core.contract import ContractError, effective_contract
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
@@ -48,8 +49,14 @@ from conformance.suite.responses.schemas import (
     _Validator,
 )
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
+from conformance.validator.admission import AdmissionChecks
+from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
+from conformance.validator.findings import NOT_JSON, Call
+from conformance.validator.findings import Finding as _Finding
+from conformance.validator.limits import LimitIds
+from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 EVIDENCE_BODY_LIMIT = 64 * 1024
@@ -75,6 +82,11 @@ SUCCESS_MEDIA = "OPS-008"
 NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
+# An operation's path without its version prefix is no operation (the robustness family's ids).
+VERSION_PREFIX = "/v1"
+UNVERSIONED_IDS = ("VER-001", UNKNOWN_PATH_404)
+HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
+KEY_ACCEPTED = "IDEM-004"  # keys of every length within the profile's bounds are accepted
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -91,7 +103,8 @@ _PARAM = re.compile(r"^\{([^}]+)\}$")
 _INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
 # A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
 _ANY_4XX = 499
-_NOT_JSON: Any = object()  # a body that is not JSON (or too deep or large to parse safely)
+_NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
+_MISSING: Any = object()  # a body the recording does not hold (Exchange.response_body_missing)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -160,6 +173,10 @@ class _Operation:
     @property
     def label(self) -> str:
         return f"{self.method} {self.template}"
+
+    @cached_property
+    def query_names(self) -> frozenset[str]:
+        return frozenset(self.query_params)
 
 
 def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[str, _Parameter]:
@@ -262,6 +279,10 @@ class _PathMatcher:
         return None
 
 
+_Lookup = tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]
+"""An exchange's operation, the operations of its path by method, and its path parameters."""
+
+
 def api_path(path: str) -> str | None:
     """The part of a URL path from ``/v1`` on (the base URL may add a prefix before it), or None
     when the path has no ``/v1`` segment."""
@@ -274,17 +295,17 @@ def api_path(path: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- checking
-@dataclass(frozen=True)
-class _Finding:
-    check: str  # "response_schema", "status", ...
-    ids: tuple[str, ...]
-    outcome: Outcome
-    message: str
-
-
 # The checks that read a body: a body the recorder cut or left out does not judge them.
 _BODY_CHECKS = frozenset(
-    {"media_type", "response_schema", "error_shape", "request_schema", "idempotency"}
+    {
+        "media_type",
+        "response_schema",
+        "error_shape",
+        "request_schema",
+        "idempotency",
+        "answer",
+        "admission",
+    }
 )
 CUT_BODY_REASON = (
     "not exercised: the recording cut this exchange's body (_truncated), so the checks that "
@@ -379,6 +400,7 @@ class ExchangeValidator:
         if profile.test_helpers:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
         self._matcher = _PathMatcher(self.operations)
+        self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = _format_checker()
         auth = profile.data["auth"]
         self._auth_error = profile.error("auth", "error")
@@ -396,17 +418,26 @@ class ExchangeValidator:
         self._method_not_allowed = profile.data["status"]["method_not_allowed"]
         self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
+        self._answers = AnswerChecks(profile)
+        self._limits = LimitIds(profile)
+        self._admission = AdmissionChecks(profile)
 
     # -- identification --------------------------------------------------------------------
-    def _lookup(
-        self, exchange: Exchange
-    ) -> tuple[_Operation | None, dict[str, _Operation] | None, dict[str, str]]:
+    def _lookup(self, exchange: Exchange) -> _Lookup:
+        # The engine identifies an exchange, then validates it: one lookup for both (an
+        # exchange is immutable, and the parameters are only read).
+        last = self._last_lookup
+        if last is not None and last[0] is exchange:
+            return last[1]
         path = api_path(exchange.path)
         found = self._matcher.match(path) if path is not None else None
         if found is None:
-            return None, None, {}
-        methods, params = found
-        return methods.get(exchange.method.upper()), methods, params
+            looked: _Lookup = None, None, {}
+        else:
+            methods, params = found
+            looked = methods.get(exchange.method.upper()), methods, params
+        self._last_lookup = (exchange, looked)
+        return looked
 
     def identify(self, exchange: Exchange) -> str | None:
         """The operationId the exchange calls, or None when the contract has no such operation."""
@@ -415,15 +446,41 @@ class ExchangeValidator:
 
     # -- the whole exchange ----------------------------------------------------------------
     def validate(self, exchange: Exchange) -> list[CheckResult]:
+        return self.results(exchange, *self.judge(exchange))
+
+    def judge(self, exchange: Exchange) -> tuple[str | None, list[_Finding]]:
+        """The operationId the exchange calls (None: none of the contract) and what the checks
+        found: ``results`` makes them ``CheckResult``s; a caller that only counts passes
+        (``engine.check_exchanges``) need not."""
         op, methods, params = self._lookup(exchange)
         if op is None:
             findings = [self._unknown(exchange, methods)]
             operation_id = None
+            status = exchange.status
+            if (
+                findings[0].ids
+                and status is not None
+                and 400 <= status < 500
+                and exchange.response_body
+            ):
+                # Unknown paths and methods get the profile's error too: JSON, code, message
+                # (an empty body may be one the recorder did not capture: not judged).
+                self._error_shape(exchange, _json_body(exchange), findings)
+                first, shape = findings
+                if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:
+                    findings[0] = first._replace(outcome=Outcome.FAILED, message=shape.message)
         else:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
         if exchange.truncated:
             findings = [_unjudged_if_cut(f, exchange.status) for f in findings]
+        return operation_id, findings
+
+    def results(
+        self, exchange: Exchange, operation_id: str | None, findings: Sequence[_Finding]
+    ) -> list[CheckResult]:
+        """``findings`` of ``exchange`` (from ``judge``) as results named ``validate.<check>
+        <source>``, failures with the exchange as evidence."""
         if not findings:
             return []
         evidence = None
@@ -450,15 +507,22 @@ class ExchangeValidator:
         status = exchange.status
         if status is None:
             return []  # no response recorded: nothing the server did to judge
-        if is_rate_limited(status, _first_values(exchange.response_headers), self._rate_limit):
+        if status in (429, 503) and is_rate_limited(  # the only statuses it may say yes to
+            status, _first_values(exchange.response_headers), self._rate_limit
+        ):
             return []  # a rate limit is the server's right: the suite judged the resend
         findings: list[_Finding] = []
-        headers = _first_values(exchange.request_headers)
+        headers = request_headers(exchange)
         auth_ok = self._auth(headers, status, findings)
+        if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
+            auth = findings[-1]
+            findings[-1] = auth._replace(ids=(*auth.ids, HELPER_AUTH))
         body: Any = _NOT_JSON
-        if exchange.response_body:
+        if exchange.response_body_missing:
+            body = _MISSING
+        elif exchange.response_body:
             try:
-                body = jsonsafe.loads(exchange.response_body)
+                body = parsed_json(exchange.response_body)
             except ValueError:
                 body = _NOT_JSON
         if status >= 500:
@@ -473,9 +537,15 @@ class ExchangeValidator:
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         self._idempotency(headers, op, status, body, findings)
-        self._request(exchange, op, params, status, body, findings)
+        answer = None if body is _NOT_JSON or body is _MISSING else body
+        call = Call(exchange, op.operation_id, params, status, answer)
+        broken = self._request(exchange, op, params, status, body, findings, call.request)
         if not op.helper:
             self._response(exchange, op, status, body, findings)
+        findings += self._answers.judge(call)
+        findings += self._admission.judge(
+            call, contract_problems=broken, query_names=op.query_names
+        )
         return findings
 
     # -- the response ----------------------------------------------------------------------
@@ -513,17 +583,25 @@ class ExchangeValidator:
             ids = _ids("status_code_conformance", oid, status)
             out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
             media = _media(exchange.header("content-type", response=True))
-            if media != "application/json" or body is _NOT_JSON:
+            if body is _MISSING and media == "application/json":
+                reason = f"served as JSON; {exchange.response_body_missing}"
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.NOT_EXERCISED, reason))
+            elif media != "application/json" or body is _NOT_JSON:
                 what = f"served as {media or 'no media type'!r}" + (
                     ", not JSON" if body is _NOT_JSON else ""
                 )
                 out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.FAILED, what))
                 return
-            out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))
+            else:
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))
         schema = op.response_schemas[status]
         if schema is None or body is _NOT_JSON:
             return  # no documented body, or an error body the error shape check judged
         candidates = _ids("response_schema_conformance", oid, status)
+        if body is _MISSING:
+            reason = exchange.response_body_missing or ""
+            out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
+            return
         problems = _problems(self._validator(op, status, schema), body)
         if problems:
             message = f"the {status} body breaks its schema: {_summary(problems)}"
@@ -542,6 +620,13 @@ class ExchangeValidator:
         media = _media(exchange.header("content-type", response=True))
         if media != "application/json":
             found[MEDIA_TYPE] = f"error media type is {media or 'missing'!r}, not application/json"
+        if body is _MISSING:
+            if found:  # the media type is in the headers, which the recording holds
+                wrong = (MEDIA_TYPE, ERROR_SHAPE_ALL)
+                out.append(_Finding("error_shape", wrong, Outcome.FAILED, found[MEDIA_TYPE]))
+            reason = exchange.response_body_missing or ""
+            out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.NOT_EXERCISED, reason))
+            return
         if not isinstance(body, dict):
             found[OBJECT] = "error body is not a JSON object"
         for key, rid in (("code", CODE), ("message", MESSAGE)):
@@ -627,6 +712,14 @@ class ExchangeValidator:
             elif (status, code) == (self._idem_invalid.status, self._idem_invalid.code):
                 message = f"{what}: refused with {status} {code}"
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
+        elif op.accepts_key and key != REDACTED:
+            ids = self._scoped((KEY_ACCEPTED,), oid)
+            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
+            if code == self._idem_invalid.code and not success:
+                message = f"{what} refused with {status} {code}"
+                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
+            elif success and len(key) in (low, high):
+                out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
@@ -641,18 +734,23 @@ class ExchangeValidator:
         status: int,
         body: Any,
         out: list[_Finding],
-    ) -> None:
-        """A request that breaks the contract must be refused with the validation error."""
+        request: Any = NOT_JSON,
+    ) -> bool:
+        """A request that breaks the contract must be refused with the validation error.
+        ``request`` is its body's JSON document (``NOT_JSON``: none, or not JSON). Returns
+        whether the request breaks the contract (or could not be judged against it)."""
         if op.helper:
-            return
+            return True  # not part of the contract
         if len(exchange.request_body) > self._max_body:
             if 200 <= status < 300:
                 message = f"a body of {len(exchange.request_body)} bytes was accepted"
                 out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
-            return
-        problems = self._request_problems(exchange, op, params)
-        if not problems or status in (self._auth_error.status, self._not_found.status, 413):
-            return  # valid, or refused for a reason checked before validation
+            return True
+        problems = self._request_problems(exchange, op, params, request)
+        if not problems:
+            return False
+        if status in (self._auth_error.status, self._not_found.status, 413):
+            return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
         if 200 <= status < 300:
@@ -661,10 +759,12 @@ class ExchangeValidator:
             candidates = _ids("negative_data_rejection", oid, status)
             candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
             ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
         elif status == self._validation.status:
             ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         else:
@@ -673,9 +773,10 @@ class ExchangeValidator:
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
+        return True
 
     def _request_problems(
-        self, exchange: Exchange, op: _Operation, params: dict[str, str]
+        self, exchange: Exchange, op: _Operation, params: dict[str, str], request: Any = NOT_JSON
     ) -> list[Problem]:
         problems: list[Problem] = []
         for name, value in params.items():
@@ -686,7 +787,7 @@ class ExchangeValidator:
         if op.query_params or exchange.query:
             problems += self._query_problems(exchange, op)
         if op.body_schema is not None:
-            problems += self._body_problems(exchange, op)
+            problems += self._body_problems(exchange, op, request)
         return problems
 
     def _query_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
@@ -710,15 +811,12 @@ class ExchangeValidator:
                 problems.append(_issue(f"query.{name}", "is required", name, "required"))
         return problems
 
-    def _body_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
-        raw = exchange.request_body
-        if not raw:
+    def _body_problems(self, exchange: Exchange, op: _Operation, document: Any) -> list[Problem]:
+        if not exchange.request_body:
             if op.body_required:
                 return [_issue("body", "a JSON body is required", "", "required")]
             return []
-        try:
-            document = jsonsafe.loads(raw)
-        except ValueError:
+        if document is NOT_JSON:
             return [_issue("body", "is not JSON", "", "type")]
         return _problems(self._validator(op, "body", op.body_schema), document)
 
@@ -732,9 +830,7 @@ class ExchangeValidator:
             expected = int(self._method_not_allowed["status"])
             ids: tuple[str, ...] = (METHOD_NOT_ALLOWED,)
         elif api_path(exchange.path) is None:
-            # Not an API call at all (a page, an asset, a health probe a proxy recorded).
-            message = f"{label}: not under /v1, not an operation of the contract: not checked"
-            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
+            return self._unversioned(exchange, label)
         else:
             what = f"{label}: no operation of the contract has this path"
             expected = self._not_found.status
@@ -751,10 +847,62 @@ class ExchangeValidator:
             acceptable = {self._auth_error.status}
             ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
         if status in acceptable:
+            if methods is not None and status == expected:
+                return self._allow(exchange, what, methods)
             return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {status}")
         want = " or ".join(str(s) for s in sorted(acceptable))
         message = f"{what}; answered {status} where the profile's answer is {want}"
         return _Finding("operation", ids, Outcome.FAILED, message)
+
+    def _allow(self, exchange: Exchange, what: str, methods: dict[str, _Operation]) -> _Finding:
+        """A 405 lists the path's methods in ``Allow`` when the profile says so (RFC 9110)."""
+        ids = (METHOD_NOT_ALLOWED,)
+        if not self._method_not_allowed.get("allow_header", True):
+            return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {exchange.status}")
+        # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
+        values = [v for k, v in exchange.response_headers if k.lower() == "allow"]
+        header = ", ".join(values) if values else None
+        listed = {m.strip().upper() for m in (header or "").split(",")}
+        missing = sorted(set(methods) - listed)
+        if header is None:
+            problem = "without an Allow header"
+        elif missing:
+            problem = f"with Allow {header[:80]!r}, which leaves out {', '.join(missing)}"
+        else:
+            message = f"{what}; answered {exchange.status} with Allow {header[:80]!r}"
+            return _Finding("operation", ids, Outcome.PASSED, message)
+        message = f"{what}; answered {exchange.status} {problem}"
+        return _Finding("operation", ids, Outcome.FAILED, message)
+
+    def _unversioned(self, exchange: Exchange, label: str) -> _Finding:
+        """A path without ``/v1`` that would be an operation with it: the profile's 404, never
+        the operation (VER-001). Only a request carrying the API's authentication headers is
+        judged: anything else (a page, an asset, a health probe a proxy recorded) is not an API
+        call at all."""
+        status = exchange.status
+        found = self._matcher.match(VERSION_PREFIX + exchange.path)
+        authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
+        if found is None or exchange.method.upper() not in found[0] or not authenticated:
+            message = f"{label}: not under /v1, not an operation of the contract: not checked"
+            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
+        what = f"{label}: {exchange.method} {VERSION_PREFIX}{exchange.path} without its /v1 prefix"
+        if status is not None and 200 <= status < 300:
+            message = f"{what} was served ({status}); the profile's answer is a 404"
+            return _Finding("operation", UNVERSIONED_IDS, Outcome.FAILED, message)
+        if status == self._not_found.status:
+            message = f"{what}; answered {status}"
+            return _Finding("operation", UNVERSIONED_IDS, Outcome.PASSED, message)
+        message = f"{what}; answered {status}: not judged (refused for a reason of its own)"
+        return _Finding("operation", UNVERSIONED_IDS, Outcome.NOT_EXERCISED, message)
+
+
+def _json_body(exchange: Exchange) -> Any:
+    if not exchange.response_body:
+        return _NOT_JSON
+    try:
+        return parsed_json(exchange.response_body)
+    except ValueError:
+        return _NOT_JSON
 
 
 def _issue(where: str, message: str, name: str, keyword: str) -> Problem:

@@ -7,53 +7,106 @@ judges it against what came before:
   (same API key) and fingerprint (method, path, query, body) got the stored status and body
   again, byte for byte (IDEM-007), marked with the profile's replay header (IDEM-008); the same
   key with another body (IDEM-010) or another method or path (IDEM-011) was refused.
-- Authentication nonces (profile 1): a nonce the server accepted once with an API key was
-  refused when sent again with that key within the clock window (AUTH-016).
+- Authentication (profile 1): a nonce the server accepted once with an API key was refused when
+  sent again with that key within the clock window (AUTH-016); signatures and timestamps are
+  ``auth.AuthChecks``'s.
 - x402 (spec x402, profile 5): an authorization nonce the server settled for one payment was
-  not settled for another (X402-016); the identical payload settled again got the same result
-  (X402-023); a different payload for an already settled payment was refused (X402-024).
+  not settled for another (X402-016); the same settle request sent again got the same result
+  (X402-023); a different payload for an already settled payment was refused (X402-024); a
+  settlement contradicting the requirements issued for its payment (recorded earlier, to the
+  same API key) was refused (X402-014 to X402-020).
+- Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
+- Lists and statements: the order of payments, page walks, the figures of one statement
+  window read several times (``walks.WalkChecks``).
+- Order numbers: one payment per merchant_order_no and merchant (``orders.OrderChecks``).
+- Webhook secrets: a rotation gives a secret the endpoint never had (``rotations``).
+- A pause of a paused payout schedule changes nothing, not even updated_at (``pauses``).
+- Deposits (test helper): a payment short of its quote stays underpaid, and accept-underpaid
+  reports what the deposits paid (``deposits``).
+- x402 usage reports: only for a settled upto payment (``usage``; a verdict waits until no
+  settlement can have come first, and ``finish`` gives the ones still waiting).
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
-  reachable from the last one seen; a transition operation the server accepted must start from
-  a state that could have been the resource's.
+  reachable from the states seen before; a transition operation the server accepted must start
+  from a state that could have been the resource's.
+
+Exchanges that overlap in time (start and duration recorded) have no order: the server may
+have answered the later one first. States and repeated settlements are compared only with
+exchanges that ended before this one started; without durations, the recording's order is
+taken. A response body the recording does not hold leaves the checks that compare bodies "not
+exercised" with the reason.
 
 Memory stays bounded whatever the recording's length: every table is an LRU capped at
-``TABLE_LIMIT`` entries (keys, nonces, settled payments, resource states), holding digests, not
-bodies. Past that cap the oldest entries are forgotten, so a replay or a reuse further apart
-than ``TABLE_LIMIT`` distinct keys in the recording is not seen (docs/validate.md).
+``TABLE_LIMIT`` entries (keys, nonces, settled and issued payments, resource states, id
+owners), holding digests, not bodies. Past that cap the oldest entries are forgotten, so a
+replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the recording is not seen
+(docs/validate.md).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeGuard
+from urllib.parse import unquote
 
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
-from conformance.core.results import CheckResult, Outcome
+from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
+from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
+from conformance.validator.isolation import CREATED, TenantChecks
+from conformance.validator.orders import OrderChecks
+from conformance.validator.pauses import PauseChecks
+from conformance.validator.rotations import RotationChecks
+from conformance.validator.tables import (
+    TABLE_LIMIT,
+    BoundedTable,
+    Finding,
+    Waiting,
+    WaitingRoom,
+    When,
+    canonical,
+    digest,
+    json_body,
+    request_headers,
+    seconds,
+)
+from conformance.validator.usage import UsageChecks
+from conformance.validator.walks import WalkChecks
 
-TABLE_LIMIT = 100_000
-"""Entries each table keeps (least recently used forgotten first)."""
+__all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
 
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
 API_KEY_HEADER = "X-Api-Key"
 NONCE_HEADER = "X-Nonce"
 TIMESTAMP_HEADER = "X-Timestamp"
 SETTLE = "settleX402Payment"
+USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
+X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
+ISSUE = "createX402Requirements"
+CLOCK_MARGIN_S = 30.0
+"""Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
+the server's: an authorization's valid_after or valid_before that close to the time a settle
+request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
+CLOCKS_AGREE_S = 2.0
+"""The issue time an x402 answer shows (its ``valid_before`` less the profile's offset, in
+whole seconds) within this of the issue exchange's recorded span: the server's clock agrees with
+the recorder's, and its settlements are judged with that margin (plus the second lost to
+rounding and the issue exchange's duration) instead of ``CLOCK_MARGIN_S``."""
+OBSERVATIONS_KEPT = 4
+"""States kept per resource: when exchanges overlap in time, the last one recorded need not be
+the last one the server answered."""
 
 # Resources whose states the profile pins, and the operations whose responses show them.
 RESOURCE_OPERATIONS = {
@@ -88,58 +141,7 @@ REFUSED_TRANSITION_IDS = {
     "retirePayoutSchedule": ("PAYOUT-STATE-012",),
 }
 DEPOSIT = "testDepositPayment"
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class BoundedTable(Generic[K, V]):
-    """A mapping that keeps its ``limit`` most recently used entries."""
-
-    def __init__(self, limit: int = TABLE_LIMIT) -> None:
-        self.limit = limit
-        self._data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if len(self._data) > self.limit:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-def _digest(*parts: bytes | str) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        h.update(part.encode() if isinstance(part, str) else part)
-        h.update(b"\x00")
-    return h.digest()
-
-
-def _json(raw: bytes) -> Any:
-    if not raw or raw[:1] not in (b"{", b"["):
-        return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _seconds(started_at: str | None) -> float | None:
-    if not started_at:
-        return None
-    try:
-        return datetime.fromisoformat(started_at.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+EARLIER = "an earlier exchange"
 
 
 def _int(text: str | None) -> int | None:
@@ -153,7 +155,7 @@ class _Stored:
     fingerprint: bytes  # digest of method, path, query and body
     target: bytes  # digest of method and path
     status: int
-    body: bytes  # digest
+    body: bytes | None  # digest; None when the recording holds no body
     at: float | None
     source: str
     # Whether an answer without the replay header was seen: requests sent at once with one key
@@ -162,18 +164,54 @@ class _Stored:
 
 
 @dataclass(frozen=True, slots=True)
+class _Owner:
+    """The API key whose request first stored a response under an Idempotency-Key."""
+
+    api_key: str
+    body: bytes  # digest of the stored response's body
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Settled:
     payment_id: str
-    payload: bytes  # digest
+    request: bytes  # digest of the whole request body
+    payload: bytes  # digest of its payment_payload
     status: int
-    body: bytes  # digest
+    body: bytes | None  # digest; None when the recording holds no body
     source: str
+    when: When
+    api_key: str = ""  # whose settlement it was
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One ``accepts`` entry of issued x402 requirements, as a settlement must answer it."""
+
+    digest: bytes  # of the whole entry
+    scheme: str
+    pay_to: bytes  # digest of the address in lower case
+    max_raw: int | None
+    nonce: bytes  # digest of the nonce in lower case
+
+
+@dataclass(frozen=True, slots=True)
+class _Issued:
+    """The x402 requirements issued for one payment, and to which API key."""
+
+    api_key: str
+    entries: tuple[_Entry, ...]
+    source: str
+    # Seconds by which the server's clock may differ from the recorder's: CLOCK_MARGIN_S, or
+    # less when the issued valid_before showed the two clocks agree.
+    margin: float = CLOCK_MARGIN_S
 
 
 @dataclass(frozen=True, slots=True)
 class _Seen:
     state: str
     source: str
+    when: When
 
 
 class _StateMachine:
@@ -228,37 +266,133 @@ class CrossExchangeChecks:
         self._auth_status = profile.error("auth", "error").status
         self._nonce_single_use = bool(auth.get("nonce_single_use", True))
         self._window = int(auth["clock_window_secs"])
+        self._validation_status = profile.error("status", "validation").status
+        x402 = profile.data["x402"]
+        self._settle_failure = x402.get("settle_failure", {}).get("status")
+        self._settled_conflict = x402.get("settled_conflict", {}).get("status")
+        self._valid_before_offset = int(x402["valid_before_offset_secs"])
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
-        self._nonces: BoundedTable[bytes, tuple[int | None, str]] = BoundedTable(limit)
+        # Ids created in the recording, and by which API key (IDEM-008 of a first use).
+        self._first_start: float | None = None  # when the recording's first exchange began
+        self._defaults = {
+            "createPayment": float(profile.range("payments", "expires_in_secs").default or 0),
+            "createX402Requirements": float(x402["valid_before_offset_secs"]),
+        }
+        self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
+        # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
+        # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
+        # stored a response under it first: another API key's use of it is a new request
+        # (IDEM-015).
+        self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
+        self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
+        # (timestamp, source, accepted) of the first use of a nonce with an API key
+        self._nonces: BoundedTable[bytes, tuple[int | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
-        self._states: BoundedTable[bytes, _Seen] = BoundedTable(limit)
+        self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
+        self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
+        self._auth = AuthChecks(profile)
+        # the operations whose answers the checks read (parsed once, for those only)
+        self._reads_body = {
+            ISSUE,
+            *self._resource_of,
+            *TenantChecks.READS_BODY,
+            *OrderChecks.READS_BODY,
+            *RotationChecks.READS_BODY,
+            *PauseChecks.READS_BODY,
+            *DepositChecks.READS_BODY,
+            *WalkChecks.READS_BODY,
+        }
+        self._tenants = TenantChecks(profile, limit=limit)
+        self._walks = WalkChecks(profile, limit=limit)
+        self._orders = OrderChecks(profile, limit=limit)
+        self._rotations = RotationChecks(profile, limit=limit)
+        self._pauses = PauseChecks(profile, limit=limit)
+        self._waiting = WaitingRoom()
+        self._usage = UsageChecks(profile, self._waiting, limit=limit)
+        self._deposits = DepositChecks(profile, self._waiting, limit=limit)
+        self._position = 0
         self._replayed = False  # set by _idempotency: the exchange replays a stored response
 
     # -- the public API --------------------------------------------------------------------
     def observe(self, exchange: Exchange, operation_id: str | None) -> list[CheckResult]:
         """Record ``exchange`` and return the cross-exchange checks it completes."""
+        due, findings = self.judge(exchange, operation_id)
+        return due + self.results(exchange, operation_id, findings)
+
+    def judge(
+        self, exchange: Exchange, operation_id: str | None
+    ) -> tuple[list[CheckResult], list[Finding]]:
+        """Record ``exchange``: the failures that waited for it (``tables.WaitingRoom``) and
+        what the checks it completes found (``results`` makes them ``CheckResult``s)."""
         if exchange.status is None:
-            return []  # no response: nothing the server did
-        findings: list[tuple[str, tuple[str, ...], Outcome, str]] = []
-        headers = _request_headers(exchange)
-        findings += self._auth_nonce(exchange, headers)
+            return [], []  # no response: nothing the server did
+        self._position += 1
+        if self._first_start is None:
+            self._first_start = seconds(exchange.started_at)
+        start = seconds(exchange.started_at)
+        end = None
+        if start is not None and exchange.duration_ms is not None:
+            end = start + exchange.duration_ms / 1000
+        when = When(start, end, self._position)
+        due = [self._waited(w) for w in self._waiting.due(when)] if self._waiting else []
+        headers = request_headers(exchange)
+        findings, nonce_seen = self._auth_nonce(exchange, headers)
+        findings += self._auth.observe(exchange, headers, operation_id, start, nonce_seen)
         if operation_id is not None:
             self._replayed = False
-            findings += self._idempotency(exchange, headers)
-            if operation_id == SETTLE:
-                findings += self._x402(exchange)
-            resource = self._resource_of.get(operation_id)
+            findings += self._idempotency(exchange, headers, when, operation_id)
+            body = None
+            if operation_id in self._reads_body and not exchange.response_body_missing:
+                body = json_body(exchange.response_body)
+            findings += self._tenants.observe(exchange, operation_id, headers, body)
             # a replay's body is the stored one: the resource as it was, not as it is
-            marked = exchange.header(self._replay_header, response=True) or ""
-            if resource is not None and not self._replayed and marked.lower() != "true":
-                findings += self._state(exchange, operation_id, resource)
+            replayed = self._replayed or self._marked(exchange)
+            if not replayed:
+                findings += self._walks.observe(exchange, operation_id, headers, body, when)
+            if operation_id in CREATED:
+                self._learn_created(exchange, operation_id, headers, body, replayed=replayed)
+
+            def shown() -> Evidence:  # the exchange as a failure shows it, made for failures
+                return exchange_evidence(exchange, self._secrets)
+
+            if operation_id in OrderChecks.READS_BODY:
+                findings += self._orders.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in RotationChecks.READS_BODY:
+                findings += self._rotations.observe(
+                    exchange, operation_id, headers, body, replayed=replayed
+                )
+            if operation_id in PauseChecks.READS_BODY:
+                findings += self._pauses.observe(
+                    exchange, operation_id, body, when, replayed=replayed
+                )
+            if operation_id in DepositChecks.READS_BODY:
+                findings += self._deposits.observe(
+                    exchange, operation_id, headers, body, when, replayed=replayed, shown=shown
+                )
+            if operation_id == SETTLE:
+                findings += self._x402(exchange, headers, when)
+            elif operation_id == ISSUE:
+                self._issue(exchange, headers, body)
+            elif operation_id == USAGE:
+                findings += self._usage_report(exchange, headers, when, shown)
+            resource = self._resource_of.get(operation_id)
+            if resource is not None and not replayed:
+                findings += self._state(exchange, operation_id, resource, body, when)
+        return due, findings
+
+    def results(
+        self, exchange: Exchange, operation_id: str | None, findings: Sequence[Finding]
+    ) -> list[CheckResult]:
+        """``findings`` of ``exchange`` (from ``judge``) as results, failures with the exchange
+        as evidence (the engine keeps a failure's, never a pass's)."""
         if not findings:
             return []
-        # evidence for failures only: the engine keeps a failure's, never a pass's
         failing = any(outcome is Outcome.FAILED for _, _, outcome, _ in findings)
         evidence = exchange_evidence(exchange, self._secrets) if failing else None
         where = f" {exchange.source}" if exchange.source else ""
@@ -271,40 +405,103 @@ class CrossExchangeChecks:
                 message=message,
                 operation_id=operation_id,
                 evidence=evidence if outcome is Outcome.FAILED else None,
+                reason_not_exercised=message if outcome is Outcome.NOT_EXERCISED else None,
             )
             for check, ids, outcome, message in findings
             if ids
         ]
 
     def finish(self) -> list[CheckResult]:
-        """Checks that need the whole recording: none so far (every check completes on the
-        exchange that decides it)."""
-        return []
+        """Checks that need the whole recording: the failures still waiting for an exchange
+        that could have come first (``tables.WaitingRoom``)."""
+        return [self._waited(w) for w in self._waiting.remaining()]
+
+    @staticmethod
+    def _waited(waiting: Waiting) -> CheckResult:
+        where = f" {waiting.source}" if waiting.source else ""
+        return CheckResult(
+            check_id=f"{waiting.check}{where}",
+            family=FAMILY,
+            requirement_ids=waiting.ids,
+            outcome=Outcome.FAILED,
+            message=waiting.message,
+            operation_id=waiting.operation_id,
+            evidence=waiting.evidence,
+        )
+
+    def _usage_report(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        when: When,
+        shown: Callable[[], Evidence],
+    ) -> Iterator[Finding]:
+        parts = exchange.path.strip("/").split("/")
+        status = exchange.status or 0
+        if len(parts) < 2 or status == self._auth_status:
+            return
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        yield from self._usage.report(
+            unquote(parts[-2]), api_key, status, when, exchange.source, shown
+        )
+
+    def _learn_created(
+        self,
+        exchange: Exchange,
+        operation_id: str,
+        headers: dict[str, str],
+        body: Any,
+        *,
+        replayed: bool,
+    ) -> None:
+        """Remember the ids a create answered, and to which API key (``_marked_first``). A
+        replay's creation may predate the recording: one recorded as a replay of a recorded
+        request is not learnt, one only marked as a replay is when the answer shows it created
+        after the recording began (less ``CLOCK_MARGIN_S``)."""
+        created = CREATED.get(operation_id)
+        if created is None or not isinstance(body, dict) or self._replayed:
+            return
+        if replayed:
+            moment = _created_at(operation_id, exchange, body, self._defaults)
+            first = self._first_start
+            if moment is None or first is None or moment < first - CLOCK_MARGIN_S:
+                return
+        ident = body.get(created[1])
+        if isinstance(ident, str) and 200 <= (exchange.status or 0) < 300:
+            api_key = headers.get(API_KEY_HEADER.lower(), "")
+            self._created.put(ident, (api_key, exchange.source))
 
     # -- idempotency -----------------------------------------------------------------------
     def _idempotency(
-        self, exchange: Exchange, headers: dict[str, str]
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+        self, exchange: Exchange, headers: dict[str, str], when: When, operation_id: str
+    ) -> Iterator[Finding]:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
+        at = when.start
         if not key or status is None or status == self._auth_status:
             return  # no key, or refused by authentication before the key was looked at
-        scope = _digest(headers.get(API_KEY_HEADER.lower(), ""), key)
-        fingerprint = _digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
+        api_key = headers.get(API_KEY_HEADER.lower(), "")
+        scope = digest(api_key, key)
+        if self._waiting:  # the original of a replay that waits, recorded after it
+            self._waiting.withdraw(scope.hex(), when)
+        fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
         stored = self._keys.get(scope)
-        at = _seconds(exchange.started_at)
         then = stored.at if stored is not None else None
         if then is not None and at is not None and at - then > self._retention:
             stored = None  # past the retention: a first use again
+        missing = exchange.response_body_missing
         if stored is None:
+            yield from self._first_use(exchange, key, api_key, scope)
+            if 200 <= status < 300 and self._marked(exchange):
+                self._marked_first(exchange, key, api_key, scope, when, operation_id)
             if 200 <= status < 300:
                 self._keys.put(
                     scope,
                     _Stored(
                         fingerprint,
-                        _digest(exchange.method, exchange.path),
+                        digest(exchange.method, exchange.path),
                         status,
-                        _digest(exchange.response_body),
+                        None if missing else digest(exchange.response_body),
                         at,
                         exchange.source,
                         not self._marked(exchange),
@@ -312,28 +509,12 @@ class CrossExchangeChecks:
                 )
             return
         first = f"the request of {stored.source or 'an earlier exchange'}"
-        if status == self._in_use.status and _code(exchange) == self._in_use.code:
+        if status == self._in_use.status and (missing or _code(exchange) == self._in_use.code):
             return  # recorded concurrently with the first: the key was still in use
         if stored.fingerprint == fingerprint:
             self._replayed = True
-            same = status == stored.status and _digest(exchange.response_body) == stored.body
-            yield (
-                IDEMPOTENT_REPLAY,
-                ("IDEM-007",),
-                Outcome.PASSED if same else Outcome.FAILED,
-                f"replay of {first} under Idempotency-Key {key!r}: "
-                + (
-                    "same status and body"
-                    if same
-                    else f"got {status} and another body, the stored response was "
-                    f"{stored.status}"
-                    + (
-                        " with the same body"
-                        if _digest(exchange.response_body) == stored.body
-                        else ""
-                    )
-                ),
-            )
+            body = None if missing else digest(exchange.response_body)
+            yield _replay(key, first, status, body, stored, missing)
             marked = self._marked(exchange)
             if not marked and not stored.original_seen:
                 # the original execution, recorded after a replay that started before it
@@ -347,18 +528,134 @@ class CrossExchangeChecks:
                 + ("is true" if marked else "missing or not true"),
             )
             return
-        moved = _digest(exchange.method, exchange.path) != stored.target
+        moved = digest(exchange.method, exchange.path) != stored.target
         ids = ("IDEM-011",) if moved else ("IDEM-010",)
-        what = "another method or path" if moved else "another body"
+        what = f"Idempotency-Key {key!r} of {first} reused with " + (
+            "another method or path" if moved else "another body"
+        )
+        if missing and status == self._reused.status and self._reused.code is not None:
+            yield (
+                IDEMPOTENT_REPLAY,
+                ids,
+                Outcome.NOT_EXERCISED,
+                f"{what}: got {status}; {missing}",
+            )
+            return
         refused = status == self._reused.status and (
             self._reused.code is None or _code(exchange) == self._reused.code
         )
+        expected = f"{self._reused.status} {self._reused.code or ''}".rstrip()
         yield (
             IDEMPOTENT_REPLAY,
             ids,
             Outcome.PASSED if refused else Outcome.FAILED,
-            f"Idempotency-Key {key!r} of {first} reused with {what}: got {status}"
-            + ("" if refused else f", expected {self._reused.status} {self._reused.code or ''}"),
+            f"{what}: got {status}" + ("" if refused else f", expected {expected}"),
+        )
+
+    def _first_use(
+        self, exchange: Exchange, key: str, api_key: str, scope: bytes
+    ) -> Iterator[Finding]:
+        """IDEM-014 and IDEM-015 for a request under a key with no stored response for its API
+        key: a key whose earlier uses were refused (4xx), or that another API key used, is
+        free, so this request is new; refused as a reuse, it found a response that must not
+        have been stored (an error, or another API key's). The recording's order is enough:
+        whatever the timing, only a stored response can make a request a reuse."""
+        status = exchange.status or 0
+        missing = exchange.response_body_missing
+        refusal = 400 <= status < 500
+        code = None if missing or not refusal else _code(exchange)  # read refusals only
+        accepted = 200 <= status < 300
+        reused = status == self._reused.status and code == self._reused.code
+        refused = self._refused.get(scope)
+        if missing and status == self._reused.status:
+            # maybe refused as a reuse: the body that would say so was not captured
+            other = self._first_owner.get(digest(key))
+            reason = f"Idempotency-Key {key!r} used again: got {status}; {missing}"
+            if refused is not None:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-014",), Outcome.NOT_EXERCISED, reason)
+            if other is not None and other.api_key != api_key:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-015",), Outcome.NOT_EXERCISED, reason)
+            return
+        if refused is not None and (accepted or reused):
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-014",),
+                Outcome.FAILED if reused else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, refused with a 4xx in {refused or EARLIER}, "
+                "used again: "
+                + (f"refused as a reuse ({status} {code})" if reused else f"accepted ({status})"),
+            )
+        elif refusal and not reused and refused is None:
+            in_use = status == self._in_use.status and code in (None, self._in_use.code)
+            if code is not None and not in_use:
+                self._refused.put(scope, exchange.source)
+        if not accepted and not reused:
+            return
+        slot = digest(key)
+        other = self._first_owner.get(slot)
+        if other is not None and other.api_key == api_key:
+            return
+        body = None if missing or not accepted else digest(exchange.response_body)
+        if other is None:
+            if body is not None:
+                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
+            return
+        # another API key's response under this key: a replay of it, or a refusal as its reuse
+        foreign = reused or (body is not None and body == other.body and self._marked(exchange))
+        if accepted or reused:
+            yield (
+                IDEMPOTENT_REPLAY,
+                ("IDEM-015",),
+                Outcome.FAILED if foreign else Outcome.PASSED,
+                f"Idempotency-Key {key!r}, used by another API key in {other.source or EARLIER}: "
+                + (
+                    f"answered with that key's request in mind ({status})"
+                    if foreign
+                    else f"a new request for this API key ({status})"
+                ),
+            )
+
+    def _marked_first(
+        self,
+        exchange: Exchange,
+        key: str,
+        api_key: str,
+        scope: bytes,
+        when: When,
+        operation_id: str,
+    ) -> None:
+        """IDEM-008 for the first use of a key marked as a replay: a failure when the request
+        acts on a resource created in the recording by this API key, so that every request on
+        it is recorded and none stored a response under this key. It waits until no request
+        with the key recorded later can have been the original."""
+        parts = exchange.path.strip("/").split("/")
+        created = next(
+            (
+                (part, made)
+                for part in parts[1:]
+                if (made := self._created.get(part)) is not None and made[0] == api_key
+            ),
+            None,
+        )
+        if created is None:
+            return
+        ident, (_, source) = created
+        message = (
+            f"first use of Idempotency-Key {key!r}, on {ident} created in {source or EARLIER} "
+            f"(every request on it recorded since): answered {exchange.status} with "
+            f"{self._replay_header} true, as a replay"
+        )
+        self._waiting.add(
+            Waiting(
+                scope.hex(),
+                when,
+                exchange.source,
+                IDEMPOTENT_REPLAY,
+                ("IDEM-008",),
+                message,
+                operation_id,
+                exchange_evidence(exchange, self._secrets),
+            )
         )
 
     def _marked(self, exchange: Exchange) -> bool:
@@ -367,52 +664,92 @@ class CrossExchangeChecks:
     # -- authentication nonces -------------------------------------------------------------
     def _auth_nonce(
         self, exchange: Exchange, headers: dict[str, str]
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+    ) -> tuple[list[Finding], bool]:
+        """AUTH-016, and whether the nonce was sent before with this API key within the clock
+        window (then a refusal may be for the nonce alone)."""
         nonce = headers.get(NONCE_HEADER.lower())
         api_key = headers.get(API_KEY_HEADER.lower())
         if not nonce or not api_key or not self._nonce_single_use:
-            return
+            return [], False
         accepted = exchange.status != self._auth_status
         timestamp = _int(headers.get(TIMESTAMP_HEADER.lower()))
-        scope = _digest(api_key, nonce)
+        scope = digest(api_key, nonce)
         earlier = self._nonces.get(scope)
         if earlier is not None:
-            then, _source = earlier
+            then = earlier[0]
             if then is not None and timestamp is not None and abs(timestamp - then) > self._window:
                 earlier = None  # outside the clock window: the server may have forgotten it
-        if earlier is None:
-            if accepted:
-                self._nonces.put(scope, (timestamp, exchange.source))
-            return
-        yield (
+        if earlier is None or not earlier[2]:
+            if earlier is None or accepted:
+                self._nonces.put(scope, (timestamp, exchange.source, accepted))
+            return [], earlier is not None
+        finding = (
             AUTH_NONCE_REUSE,
             ("AUTH-016",),
             Outcome.FAILED if accepted else Outcome.PASSED,
             f"nonce already accepted with this API key in {earlier[1] or 'an earlier exchange'}: "
             + (f"accepted again ({exchange.status})" if accepted else "refused"),
         )
+        return [finding], True
 
     # -- x402 settlement -------------------------------------------------------------------
-    def _x402(self, exchange: Exchange) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
-        body = _json(exchange.request_body)
+    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> None:
+        """Remember the requirements issued for a payment: what its settlement must answer."""
+        status = exchange.status or 0
+        if not 200 <= status < 300 or not isinstance(body, dict):
+            return
+        payment_id = body.get("payment_id")
+        accepts = body.get("accepts")
+        if not isinstance(payment_id, str) or not isinstance(accepts, list):
+            return
+        entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
+        if entries:
+            api_key = headers.get(API_KEY_HEADER.lower(), "")
+            margin = self._clock_margin(exchange, accepts)
+            self._issued.put(payment_id, _Issued(api_key, entries, exchange.source, margin))
+            schemes = frozenset(e.scheme for e in entries)
+            self._usage.issued(payment_id, api_key, schemes, exchange.source)
+
+    def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
+        """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
+        start = seconds(exchange.started_at)
+        stamps = {a.get("valid_before") for a in accepts if isinstance(a, dict)}
+        stamp = stamps.pop() if len(stamps) == 1 else None
+        if start is None or exchange.duration_ms is None or not _time(stamp):
+            return CLOCK_MARGIN_S
+        issued_at = stamp - self._valid_before_offset
+        took = exchange.duration_ms / 1000
+        if not start - 1 - CLOCKS_AGREE_S <= issued_at <= start + took + CLOCKS_AGREE_S:
+            return CLOCK_MARGIN_S
+        return CLOCKS_AGREE_S + 1 + took
+
+    def _x402(self, exchange: Exchange, headers: dict[str, str], when: When) -> Iterator[Finding]:
+        body = json_body(exchange.request_body)
         if not isinstance(body, dict):
             return
         payload = body.get("payment_payload")
         payment_id = body.get("payment_id")
         authorization = payload.get("authorization") if isinstance(payload, dict) else None
         nonce = authorization.get("nonce") if isinstance(authorization, dict) else None
-        if not isinstance(payment_id, str) or not isinstance(nonce, str):
-            return
         status = exchange.status or 0
-        if status == self._auth_status:
+        if not isinstance(payment_id, str) or status == self._auth_status:
             return  # refused by authentication: the settlement was never looked at
+        if 200 <= status < 300:
+            self._usage.settled(payment_id, when)
+        if isinstance(authorization, dict):
+            yield from self._against_issued(exchange, headers, body, authorization, when.start)
+        if not isinstance(nonce, str):
+            return
         accepted = 200 <= status < 300
         this = _Settled(
             payment_id,
-            _digest(json.dumps(payload, sort_keys=True)),
+            digest(canonical(body)),
+            digest(canonical(payload)),
             status,
-            _digest(exchange.response_body),
+            None if exchange.response_body_missing else digest(exchange.response_body),
             exchange.source,
+            when,
+            headers.get(API_KEY_HEADER.lower(), ""),
         )
         earlier = self._x402_nonces.get(nonce)
         if earlier is not None and earlier.payment_id != payment_id:
@@ -425,90 +762,245 @@ class CrossExchangeChecks:
                 + (f"accepted ({status})" if accepted else f"refused ({status})"),
             )
         settled = self._settled.get(payment_id)
-        if settled is not None:
-            if settled.payload == this.payload:
-                same = (status, this.body) == (settled.status, settled.body)
-                yield (
-                    X402_NONCE_REUSE,
-                    ("X402-023",),
-                    Outcome.PASSED if same else Outcome.FAILED,
-                    f"payload settled in {settled.source or 'an earlier exchange'} sent again: "
-                    + ("same result" if same else f"got {status} and another result"),
-                )
-            else:
-                conflict = self.profile.data["x402"].get("settled_conflict", {}).get("status")
-                # A refusal with another status (a malformed or unverifiable payload) was
-                # decided before the settled state was looked at: no verdict on this rule.
-                if accepted or conflict is None or status == conflict:
-                    yield (
-                        X402_NONCE_REUSE,
-                        ("X402-024",),
-                        Outcome.FAILED if accepted else Outcome.PASSED,
-                        f"another payload for payment {payment_id}, settled in "
-                        f"{settled.source or 'an earlier exchange'}: got {status}",
-                    )
+        in_use = status == self._in_use.status and (
+            this.body is None or _code(exchange) == self._in_use.code
+        )
+        # Sent while the settlement was still being answered (overlapping in time, or its
+        # Idempotency-Key still in use): no order between the two, no verdict.
+        # Another merchant's settle of the payment is not it sent again (the isolation checks).
+        mine = settled is not None and settled.api_key == this.api_key
+        if settled is not None and mine and when.after(settled.when) and not in_use:
+            yield from self._settled_again(settled, this, accepted)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
             if earlier is None:
                 self._x402_nonces.put(nonce, this)
 
+    def _settled_again(
+        self, settled: _Settled, this: _Settled, accepted: bool
+    ) -> Iterator[Finding]:
+        where = settled.source or "an earlier exchange"
+        status = this.status
+        if settled.request == this.request:
+            if status == self._validation_status:
+                return  # refused for its form: decided before the settlement was looked at
+            what = f"the settle request of {where} sent again"
+            if status == settled.status and (this.body is None or settled.body is None):
+                reason = "the recording holds no body of one of the two responses"
+                yield (X402_NONCE_REUSE, ("X402-023",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
+                return
+            same = (status, this.body) == (settled.status, settled.body)
+            yield (
+                X402_NONCE_REUSE,
+                ("X402-023",),
+                Outcome.PASSED if same else Outcome.FAILED,
+                f"{what}: " + ("same result" if same else f"got {status} and another result"),
+            )
+        elif settled.payload != this.payload:
+            # A refusal with another status (a malformed or unverifiable payload) was decided
+            # before the settled state was looked at: no verdict on this rule.
+            conflict = self._settled_conflict
+            if accepted or conflict is None or status == conflict:
+                yield (
+                    X402_NONCE_REUSE,
+                    ("X402-024",),
+                    Outcome.FAILED if accepted else Outcome.PASSED,
+                    f"another payload for payment {this.payment_id}, settled in {where}: "
+                    f"got {status}",
+                )
+
+    def _against_issued(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        authorization: dict[str, Any],
+        now: float | None,
+    ) -> Iterator[Finding]:
+        """A settlement that contradicts the requirements issued for its payment (recorded
+        earlier, to the same API key) must be refused with the profile's settle failure."""
+        status = exchange.status or 0
+        accepted = 200 <= status < 300
+        if not accepted and status != self._settle_failure:
+            return  # refused for another reason (its form, an unknown or settled payment)
+        issued = self._issued.get(str(body["payment_id"]))
+        if issued is None or issued.api_key != headers.get(API_KEY_HEADER.lower(), ""):
+            return  # not seen issued, or another merchant's payment (the isolation checks)
+        broken = _contradictions(issued, body.get("payment_requirements"), authorization, now)
+        if not broken:
+            return
+        yield (
+            X402_SETTLEMENT,
+            tuple(dict.fromkeys(rid for rid, _ in broken)),
+            Outcome.FAILED if accepted else Outcome.PASSED,
+            f"settlement of payment {body['payment_id']} against the requirements issued in "
+            f"{issued.source or 'an earlier exchange'}: {'; '.join(t for _, t in broken)}: "
+            + (f"accepted ({status})" if accepted else f"refused ({status})"),
+        )
+
     # -- states ----------------------------------------------------------------------------
     def _state(
-        self, exchange: Exchange, operation_id: str, resource: str
-    ) -> Iterator[tuple[str, tuple[str, ...], Outcome, str]]:
+        self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: When
+    ) -> Iterator[Finding]:
         status = exchange.status or 0
         if not 200 <= status < 300:
             return
         machine = self._machines[resource]
-        seen = list(_resources(_json(exchange.response_body)))
+        seen = list(_resources(body))
         transition = machine.transitions.get(operation_id)
         target_id = _target_id(exchange, seen) if transition is not None else None
         if transition is not None and target_id is not None:
-            before = self._states.get(_digest(resource, target_id))
-            if before is not None and before.state in machine.reachable:
-                possible = machine.reachable[before.state]
-                ok = bool(possible & set(transition.sources))
+            before = self._before(digest(resource, target_id), when, machine)
+            if before:
+                sources = set(transition.sources)
+                wrong = [s for s in before if not machine.reachable[s.state] & sources]
+                shown = wrong[0] if wrong else before[-1]
                 yield (
                     STATE_TRANSITION,
-                    _refused_ids(operation_id, before.state, machine),
-                    Outcome.PASSED if ok else Outcome.FAILED,
-                    f"{operation_id} of {target_id}, {before.state} in {before.source}: "
+                    _refused_ids(operation_id, shown.state, machine),
+                    Outcome.FAILED if wrong else Outcome.PASSED,
+                    f"{operation_id} of {target_id}, {shown.state} in {shown.source}: "
                     + (
-                        "accepted from a state it starts from"
-                        if ok
-                        else f"accepted, but it starts only from {', '.join(transition.sources)}"
+                        f"accepted, but it starts only from {', '.join(transition.sources)}"
+                        if wrong
+                        else "accepted from a state it starts from"
                     ),
                 )
         for rid, state in seen:
-            key = _digest(resource, rid)
-            before = self._states.get(key)
-            self._states.put(key, _Seen(state, exchange.source))
-            if before is None or before.state == state or before.state not in machine.reachable:
+            key = digest(resource, rid)
+            history = self._states.get(key) or ()
+            before = _earlier(history, when, machine)
+            self._states.put(
+                key, (*history[1 - OBSERVATIONS_KEPT :], _Seen(state, exchange.source, when))
+            )
+            if not before or all(s.state == state for s in before):
                 continue
-            ok = state in machine.reachable[before.state]
+            wrong = [s for s in before if state not in machine.reachable[s.state]]
+            shown = wrong[0] if wrong else before[-1]
             yield (
                 STATE_TRANSITION,
                 ILLEGAL_CHANGE_IDS[resource],
-                Outcome.PASSED if ok else Outcome.FAILED,
-                f"{rid} was {before.state} in {before.source or 'an earlier exchange'}, now "
+                Outcome.FAILED if wrong else Outcome.PASSED,
+                f"{rid} was {shown.state} in {shown.source or 'an earlier exchange'}, now "
                 f"{state}: "
                 + (
-                    "a change its state machine allows"
-                    if ok
-                    else f"{before.state} never leads to {state}"
+                    f"{shown.state} never leads to {state}"
+                    if wrong
+                    else "a change its state machine allows"
                 ),
             )
 
+    def _before(self, key: bytes, when: When, machine: _StateMachine) -> list[_Seen]:
+        return _earlier(self._states.get(key) or (), when, machine)
 
-def _request_headers(exchange: Exchange) -> dict[str, str]:
-    """The request's headers by lower-case name, the first of duplicates winning (as
-    ``Exchange.header`` reads them)."""
-    return {name.lower(): value for name, value in reversed(exchange.request_headers)}
+
+def _earlier(history: tuple[_Seen, ...], when: When, machine: _StateMachine) -> list[_Seen]:
+    """The states a resource showed in exchanges that ended before this one began: each held at
+    some time before it, so each must lead to what it shows. States shown by exchanges that
+    overlap this one in time are not compared (no order between them)."""
+    return [s for s in history if when.after(s.when) and s.state in machine.reachable]
+
+
+def _replay(
+    key: str, first: str, status: int, body: bytes | None, stored: _Stored, missing: str | None
+) -> Finding:
+    """IDEM-007 for a request that repeats a stored one: the same status and body again."""
+    what = f"replay of {first} under Idempotency-Key {key!r}"
+    if status == stored.status and (body is None or stored.body is None):
+        reason = missing or "the recording holds no body of the first response"
+        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
+    same = status == stored.status and body == stored.body
+    if same:
+        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.PASSED, f"{what}: same status and body")
+    message = f"{what}: got {status} and another body, the stored response was {stored.status}"
+    if body is not None and body == stored.body:
+        message += " with the same body"
+    return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.FAILED, message)
+
+
+def _entry(item: Any) -> _Entry | None:
+    if not isinstance(item, dict):
+        return None
+    maximum = item.get("max_amount_required")
+    return _Entry(
+        digest(canonical(item)),
+        sys.intern(str(item.get("scheme", ""))),
+        digest(str(item.get("pay_to", "")).lower()),
+        int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
+        digest(str(item.get("nonce", "")).lower()),
+    )
+
+
+def _contradictions(
+    issued: _Issued, requirements: Any, authorization: dict[str, Any], now: float | None
+) -> list[tuple[str, str]]:
+    """What a settlement's requirements and authorization contradict of the issued ones, as
+    (requirement id, what), named as the x402 family's tamperings name them. ``now``: when the
+    request was sent (None: the times are not judged)."""
+    broken: list[tuple[str, str]] = []
+    entry = None
+    if isinstance(requirements, dict):
+        sent = digest(canonical(requirements))
+        entry = next((e for e in issued.entries if e.digest == sent), None)
+        if entry is None:
+            # What the authorization contradicts then follows from the requirements it answers
+            # (another pay_to, another maximum): one rule broken, named once, as the suite does.
+            return [("X402-014", "payment_requirements differ from the ones issued")]
+    if entry is None and len(issued.entries) == 1:
+        entry = issued.entries[0]
+    if entry is None:
+        return broken
+    to, nonce = authorization.get("to"), authorization.get("nonce")
+    if isinstance(to, str) and digest(to.lower()) != entry.pay_to:
+        broken.append(("X402-015", f"authorization.to {to} is not the issued pay_to"))
+    if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
+        broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
+    after, before = authorization.get("valid_after"), authorization.get("valid_before")
+    if now is not None and _time(after) and after > now + issued.margin:
+        broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
+    if now is not None and _time(before) and before < now - issued.margin:
+        broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
+    value = authorization.get("value")
+    amount = int(value) if isinstance(value, str) and value.isdigit() else None
+    if amount is not None and entry.max_raw is not None:
+        if entry.scheme == "exact" and amount != entry.max_raw:
+            broken.append(("X402-019", f"exact value {amount} is not {entry.max_raw}"))
+        elif entry.scheme == "upto" and amount > entry.max_raw:
+            broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
+    return broken
+
+
+def _created_at(
+    operation_id: str, exchange: Exchange, body: dict[str, Any], defaults: dict[str, float]
+) -> float | None:
+    """When the server says it created what a create answered (Unix seconds), None when the
+    answer does not show it: its ``created_at``, or the time it derived a field from."""
+    if isinstance(body.get("created_at"), str):
+        return seconds(body["created_at"])
+    request = json_body(exchange.request_body)
+    asked = request if isinstance(request, dict) else {}
+    if operation_id == "createPayment":
+        expires, lifetime = seconds(body.get("expires_at")), asked.get("expires_in_secs")
+        lifetime = lifetime if _time(lifetime) else defaults[operation_id]
+        return expires - lifetime if expires is not None else None
+    if operation_id == "createSubscription":
+        bill, interval = seconds(body.get("next_bill_at")), asked.get("interval_secs")
+        return bill - interval if bill is not None and _time(interval) else None
+    if operation_id == "createX402Requirements":
+        accepts = body.get("accepts")
+        entry = accepts[0] if isinstance(accepts, list) and accepts else None
+        before = entry.get("valid_before") if isinstance(entry, dict) else None
+        return before - defaults[operation_id] if _time(before) else None
+    return None
+
+
+def _time(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _code(exchange: Exchange) -> str | None:
-    body = _json(exchange.response_body)
+    body = json_body(exchange.response_body)
     code = body.get("code") if isinstance(body, dict) else None
     return code if isinstance(code, str) else None
 

@@ -89,6 +89,28 @@ def _all_of(checks: tuple[Check, ...]) -> Check:
     return check
 
 
+def _any_of(checks: tuple[Check, ...]) -> Check:
+    def check(instance: Any) -> bool:
+        for one in checks:  # noqa: SIM110 (as above)
+            if one(instance):
+                return True
+        return False
+
+    return check
+
+
+def _items(item: Check) -> Check:
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, list):
+            return True
+        for one in instance:  # noqa: SIM110 (as above)
+            if not item(one):
+                return False
+        return True
+
+    return check
+
+
 def _properties(props: dict[str, Check]) -> Check:
     items = tuple(props.items())
 
@@ -98,6 +120,136 @@ def _properties(props: dict[str, Check]) -> Check:
         for name, one in items:  # noqa: SIM110 (as above)
             if name in instance and not one(instance[name]):
                 return False
+        return True
+
+    return check
+
+
+def _format(formats: FormatChecker, name: str) -> Check:
+    """``formats.conforms(i, name)`` without its dispatch: the format's own function."""
+    found = formats.checkers.get(name)
+    if found is None:
+        return lambda instance: True  # a format the checker does not know: an annotation
+    func, raises = found
+
+    def check(instance: Any) -> bool:
+        try:
+            return bool(func(instance))
+        except raises:
+            return False
+
+    return check
+
+
+def _type_check(name: str) -> Check:
+    """``_is_type(i, name)`` as one closure for the name."""
+    if name == "string":
+        return lambda i: isinstance(i, str)
+    if name == "object":
+        return lambda i: isinstance(i, dict)
+    if name == "array":
+        return lambda i: isinstance(i, list)
+    if name == "boolean":
+        return lambda i: isinstance(i, bool)
+    if name == "null":
+        return lambda i: i is None
+    if name == "integer":
+        return lambda i: (
+            not isinstance(i, bool)
+            and (isinstance(i, int) or (isinstance(i, float) and i.is_integer()))
+        )
+    if name == "number":
+        return lambda i: not isinstance(i, bool) and isinstance(i, int | float)
+    raise Unsupported(f"type {name!r}")
+
+
+# The leaves and nodes of nearly every schema, each one closure instead of one per keyword.
+_STRING_LEAF = frozenset({"type", "minLength", "maxLength", "pattern", "format", "enum"})
+_NUMBER_LEAF = frozenset({"type", "minimum", "maximum", "format"})
+_ARRAY_NODE = frozenset({"type", "items", "uniqueItems"})
+_OBJECT_NODE = frozenset({"type", "required", "properties", "additionalProperties"})
+
+
+def _number_leaf(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    is_type = _type_check(schema["type"])
+    minimum, maximum = schema.get("minimum"), schema.get("maximum")
+    conforms = _format(formats, schema["format"]) if "format" in schema else None
+
+    def check(instance: Any) -> bool:
+        if not is_type(instance):
+            return False
+        if minimum is not None and instance < minimum:
+            return False
+        if maximum is not None and instance > maximum:
+            return False
+        return conforms is None or conforms(instance)
+
+    return check
+
+
+def _array_node(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    item = _compile(schema["items"], formats) if "items" in schema else None
+    unique = schema.get("uniqueItems") is True
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, list):
+            return False
+        if item is not None:
+            for one in instance:
+                if not item(one):
+                    return False
+        return not unique or bool(uniq(instance))
+
+    return check
+
+
+def _string_leaf(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    regex = ecma_regex(schema["pattern"]) if "pattern" in schema else None
+    conforms = _format(formats, schema["format"]) if "format" in schema else None
+    allowed: frozenset[Any] | None = None
+    if "enum" in schema:
+        allowed = frozenset(v for v in schema["enum"] if isinstance(v, str))
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, str):
+            return False
+        if len(instance) < low or (high is not None and len(instance) > high):
+            return False
+        if allowed is not None and instance not in allowed:
+            return False
+        if regex is not None and regex.search(instance) is None:
+            return False
+        return conforms is None or conforms(instance)
+
+    return check
+
+
+def _object_node(schema: Mapping[str, Any], formats: FormatChecker) -> Check:
+    """An object's keywords; without ``type: object`` anything but an object passes them."""
+    typed = schema.get("type") == "object"
+    required = tuple(schema.get("required", ()))
+    items = tuple((k, _compile(v, formats)) for k, v in schema.get("properties", {}).items())
+    known = frozenset(schema.get("properties", {}))
+    extra = (
+        _compile(schema["additionalProperties"], formats)
+        if "additionalProperties" in schema
+        else None
+    )
+
+    def check(instance: Any) -> bool:
+        if not isinstance(instance, dict):
+            return not typed
+        for name in required:
+            if name not in instance:
+                return False
+        for name, one in items:
+            if name in instance and not one(instance[name]):
+                return False
+        if extra is not None:
+            for name, value in instance.items():
+                if name not in known and not extra(value):
+                    return False
         return True
 
     return check
@@ -113,6 +265,16 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
     unknown = [k for k in schema if k in _ASSERTING and k not in _HANDLED]
     if unknown:
         raise Unsupported(f"keyword {unknown[0]!r}")
+    asserting = {k for k in schema if k in _ASSERTING}
+    kind = schema.get("type")
+    if kind == "string" and asserting <= _STRING_LEAF:
+        return _string_leaf(schema, formats)
+    if kind in ("integer", "number") and asserting <= _NUMBER_LEAF:
+        return _number_leaf(schema, formats)
+    if kind == "array" and asserting <= _ARRAY_NODE:
+        return _array_node(schema, formats)
+    if kind in ("object", None) and asserting <= _OBJECT_NODE and asserting:
+        return _object_node(schema, formats)
     checks: list[Check] = []
     if "type" in schema:
         raw = schema["type"]
@@ -120,10 +282,9 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
         for type_name in types:
             _is_type(None, type_name)  # raises for a type name not handled
         if len(types) == 1:
-            only = types[0]
-            checks.append(lambda i: _is_type(i, only))
+            checks.append(_type_check(types[0]))
         else:
-            checks.append(lambda i: any(_is_type(i, t) for t in types))
+            checks.append(_any_of(tuple(_type_check(t) for t in types)))
     if "enum" in schema:
         values = list(schema["enum"])
         if all(isinstance(v, str) for v in values):
@@ -135,8 +296,7 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
         const = schema["const"]
         checks.append(lambda i: equal(i, const))
     if "format" in schema:
-        format_name = schema["format"]
-        checks.append(lambda i: formats.conforms(i, format_name))
+        checks.append(_format(formats, schema["format"]))
     if "minLength" in schema or "maxLength" in schema:
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         checks.append(
@@ -167,8 +327,7 @@ def _compile(schema: Any, formats: FormatChecker) -> Check:
             )
         )
     if "items" in schema:
-        item = _compile(schema["items"], formats)
-        checks.append(lambda i: not isinstance(i, list) or all(item(x) for x in i))
+        checks.append(_items(_compile(schema["items"], formats)))
     if schema.get("uniqueItems") is True:
         checks.append(lambda i: not isinstance(i, list) or uniq(i))
     if "allOf" in schema:

@@ -5,7 +5,9 @@ whatever the file size; an entry larger than :data:`MAX_ENTRY_BYTES`, nested dee
 :data:`MAX_DEPTH` or holding more than :data:`MAX_ENTRY_VALUES` JSON values is refused before
 it is parsed, and a message with more than :data:`MAX_HEADERS` headers once it is. Anything
 that cannot be read raises :class:`RecordingError` naming the file and the entry or line
-(docs/validate.md).
+(docs/validate.md). A gzip file (``traffic.har.gz``, or any file starting with gzip's magic
+number) is decompressed as it is read, under the same limits, and refused when it grows like a
+decompression bomb.
 
 The HAR reader is a small windowed parser rather than a streaming JSON library: ``ijson`` (the
 obvious choice) builds a path prefix per nesting level, so 20,000 nested ``[`` in one entry took
@@ -19,17 +21,20 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import gzip
+import io
 import json
 import re
 import stat
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 from urllib.parse import urlencode
 
 from conformance.core import jsonsafe, untrusted_files
-from conformance.core.untrusted import mask_url_passwords, split_url
-from conformance.validator.exchange import Exchange, RecordingError
+from conformance.core.untrusted import mask_url_passwords
+from conformance.validator.exchange import Exchange, RecordingError, url_parts
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = jsonsafe.MAX_DEPTH
@@ -42,9 +47,14 @@ MAX_ENTRY_VALUES = 100_000
 MAX_HEADERS = 2_000
 _CAP_TEXT = "64 MiB"
 _CHUNK = 1024 * 1024
+MAX_GZIP_RATIO = 500
+"""Decompressed bytes per compressed byte above which a gzip recording is refused (past the
+first 64 MiB). Deflate tops out near 1,000; real recordings stay far below (docs/validate.md)."""
+_GZIP_MAGIC = b"\x1f\x8b"
 
 FORMATS = {".har": "har", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _BOM = "\ufeff"
+NOT_CAPTURED = "the recording holds no response body (HAR response.content.text absent)"
 
 
 def iter_exchanges(path: Path, *, format: str | None = None) -> Iterator[Exchange]:
@@ -56,11 +66,15 @@ def iter_exchanges(path: Path, *, format: str | None = None) -> Iterator[Exchang
     the exchanges read before the fault."""
     path = Path(path)
     if format is None:
-        format = FORMATS.get(path.suffix.lower())
+        suffix = path.suffix.lower()
+        if suffix == ".gz":  # traffic.har.gz: the format is the suffix before
+            suffix = Path(path.stem).suffix.lower()
+        format = FORMATS.get(suffix)
         if format is None:
             raise RecordingError(
                 f"{path}: cannot tell the format from the suffix {path.suffix!r}: "
-                "name it .har, .jsonl or .ndjson, or give the format (har or jsonl)"
+                "name it .har, .jsonl or .ndjson (.gz when compressed), or give the format "
+                "(har or jsonl)"
             )
     elif format not in ("har", "jsonl"):
         raise RecordingError(f"{path}: unknown recording format {format!r} (har or jsonl)")
@@ -72,12 +86,82 @@ def iter_exchanges(path: Path, *, format: str | None = None) -> Iterator[Exchang
 
 def _open(path: Path) -> tuple[IO[bytes], bool]:
     """The file opened, and whether it is a pipe (``validate <(zcat traffic.har.gz)``): a
-    regular file or a pipe, never a device; a named pipe with no writer reads as empty."""
+    regular file or a pipe, never a device; a named pipe with no writer reads as empty. Its
+    bytes are decompressed when it is gzip (by its magic number, whatever its suffix)."""
     try:
         raw, status = untrusted_files.open_file(path, pipes=True)
     except untrusted_files.UntrustedFileError as exc:
         raise RecordingError(str(exc)) from None
-    return raw, stat.S_ISFIFO(status.st_mode)
+    pipe = stat.S_ISFIFO(status.st_mode)
+    buffered = (
+        raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(io.RawIOBase, raw))
+    )
+    try:
+        magic = buffered.peek(2)[:2]  # peek, not seek: a pipe cannot go back
+    except OSError as exc:
+        buffered.close()
+        raise RecordingError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if magic == _GZIP_MAGIC:
+        return cast(IO[bytes], _Gunzip(buffered, path)), pipe  # read as a file of bytes
+    return buffered, pipe
+
+
+class _Counted:
+    """A file's read counting the bytes it gave: a pipe has no ``tell``."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.count = 0
+        self.mode = "rb"
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.count += len(data)
+        return data
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class _Gunzip(gzip.GzipFile):
+    """A gzip file read as the plain file it holds. The readers' limits apply to the
+    decompressed text (an entry of at most 64 MiB, 256 levels); on top of that a stream that
+    grows more than :data:`MAX_GZIP_RATIO` times its compressed size past the first 64 MiB is
+    refused as a decompression bomb, and corrupt or cut gzip data is a ``RecordingError``."""
+
+    def __init__(self, raw: IO[bytes], path: Path) -> None:
+        self._raw = _Counted(raw)
+        super().__init__(fileobj=cast(IO[bytes], self._raw), mode="rb")
+        self._path = path
+        self._out = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._counted(lambda: super(_Gunzip, self).read(size))
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._counted(lambda: super(_Gunzip, self).readline(size))
+
+    def close(self) -> None:
+        super().close()
+        self._raw.close()
+
+    def _counted(self, read: Callable[[], bytes]) -> bytes:
+        try:
+            data = read()
+        except (OSError, EOFError, zlib.error) as exc:
+            cut = isinstance(exc, EOFError)
+            raise RecordingError(
+                f"{self._path}: "
+                + ("the gzip data ends early: the file is cut short" if cut else "")
+                + ("" if cut else f"not valid gzip data ({exc})")
+            ) from None
+        self._out += len(data)
+        if self._out > MAX_ENTRY_BYTES and self._out > MAX_GZIP_RATIO * self._raw.count:
+            raise RecordingError(
+                f"{self._path}: decompresses to more than {MAX_GZIP_RATIO:,} times its "
+                "compressed size: refused as a decompression bomb"
+            )
+        return data
 
 
 def _too_many_values(text: str, start: int = 0, end: int | None = None) -> bool:
@@ -116,6 +200,7 @@ def _too_many_values_error(where: str) -> RecordingError:
 def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
     with raw:
         number = 0
+        located, named = f"{path}: line ", f"{path.name} line "
         while True:
             try:
                 line = raw.readline(MAX_ENTRY_BYTES + 1)
@@ -124,7 +209,7 @@ def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
             if not line:
                 return
             number += 1
-            where = f"{path}: line {number}"
+            where = f"{located}{number}"
             if len(line) > MAX_ENTRY_BYTES and not line.endswith(b"\n"):
                 raise RecordingError(f"{where} is larger than {_CAP_TEXT}")
             try:
@@ -138,9 +223,7 @@ def _read_jsonl(raw: IO[bytes], path: Path) -> Iterator[Exchange]:
                 text = text.removeprefix(_BOM)
             if not text.strip():
                 continue  # blank lines are allowed (a trailing one is common)
-            yield _parse_line(
-                text, f"{path.name} line {number}", where, last=not line.endswith(b"\n")
-            )
+            yield _parse_line(text, f"{named}{number}", where, last=not line.endswith(b"\n"))
 
 
 def parse_jsonl_line(line: str | bytes, source: str) -> Exchange:
@@ -211,6 +294,7 @@ def _jsonl_exchange(record: Any, source: str, where: str) -> Exchange:
         response_body=response_body,
         started_at=_optional_str(record.get("started_at"), "started_at", where),
         source=source,
+        duration_ms=_duration(record.get("duration_ms")),
     )
 
 
@@ -525,6 +609,7 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
     status: int | None = None
     response_headers: tuple[tuple[str, str], ...] = ()
     response_body = b""
+    missing: str | None = None
     _check_header_count(request, "request", request, where)
     if response is not None:
         _check_header_count(response, "response", request, where)
@@ -534,6 +619,8 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
             content = _object(response, "content", where, required=False, parent="response")
             if content is not None:
                 response_body = _har_text(content, "response.content", where)
+            if not _har_body_captured(content, status, response_headers):
+                missing = NOT_CAPTURED
     return Exchange(
         method=_method(request.get("method"), "request.method", where),
         url=_url(request.get("url"), "request.url", where),
@@ -545,7 +632,30 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
         started_at=_optional_str(entry.get("startedDateTime"), "startedDateTime", where),
         source=source,
         truncated=entry.get("_truncated") is True,
+        duration_ms=_duration(entry.get("time")),
+        response_body_missing=missing,
     )
+
+
+def _har_body_captured(
+    content: dict[str, Any] | None, status: int, headers: tuple[tuple[str, str], ...]
+) -> bool:
+    """Whether the entry holds the response body: its text, or a body known to be empty
+    (``content.size`` 0, ``Content-Length: 0``, a 204 or 304). Browsers often export responses
+    without ``content.text``; an empty body read in its place would break the body checks."""
+    if content is not None and content.get("text") is not None:
+        return True
+    if status in (204, 304) or (content is not None and content.get("size") == 0):
+        return True
+    return any(name.lower() == "content-length" and value.strip() == "0" for name, value in headers)
+
+
+def _duration(value: Any) -> float | None:
+    """An entry's ``time`` in milliseconds; None when absent or not a number (HAR writes -1
+    for a time it does not know)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
 
 
 def _har_headers(value: Any, field: str, where: str) -> tuple[tuple[str, str], ...]:
@@ -633,7 +743,7 @@ def _url(value: Any, field: str, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise RecordingError(f"{where}: {field} {_missing_or_not(value, 'a non-empty string')}")
     try:
-        split_url(value)  # a password masked as user:[redacted]@ is no reason to refuse it
+        url_parts(value)  # a password masked as user:[redacted]@ is no reason to refuse it
     except ValueError as exc:
         raise RecordingError(f"{where}: {field} is not a valid URL ({exc})") from None
     return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ from conformance.benchmarks.validate import reference_traffic
 from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.reference.server import ReferenceServer
+from conformance.suite.plugin import with_credential
 from tests.validator.samples import write_har, write_jsonl
 
 
@@ -155,3 +157,65 @@ def test_a_recording_that_is_not_a_file_is_named_for_what_it_is(
     assert result.exit_code == 2
     assert result.output.startswith("error: ") and message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_har_without_response_bodies_raises_no_false_alarm(
+    recordings: dict[str, Path], tmp_path: Path
+) -> None:
+    """Browsers often export responses without content.text (issue 18: OPS-008, ERR-002..005
+    and IDEM-007/010/011 failed): the body checks are not exercised, with the reason."""
+    document = json.loads(recordings["good"].read_text())
+    for entry in document["log"]["entries"]:
+        entry["response"]["content"].pop("text", None)
+        entry["response"]["content"]["size"] = 1
+    bare = tmp_path / "bare.har"
+    bare.write_text(json.dumps(document))
+    result = validate(str(bare), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert "response.content.text absent" in json.dumps(results)
+
+
+def test_a_gzip_recording_is_read_and_a_gzip_bomb_refused(
+    recordings: dict[str, Path], tmp_path: Path
+) -> None:
+    packed = tmp_path / "good.har.gz"
+    packed.write_bytes(gzip.compress(recordings["good"].read_bytes()))
+    result = validate(str(packed), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 0, result.output
+    bomb = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(bomb, "wb") as out:
+        for _ in range(100):
+            out.write(b"\n" * (1024 * 1024))
+    result = validate(str(bomb), "--report-dir", str(tmp_path / "b"), "--no-progress")
+    assert result.exit_code == 2
+    assert "error: " in result.output and "decompresses to more than" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_api_secret_option_checks_signatures_and_is_never_shown(tmp_path: Path) -> None:
+    secret = "sk_live_validate_option_0123456789"
+    profile = with_credential(load_profile("default"), "mk_live_validate", secret)
+    with ReferenceServer(profile=profile) as server:
+        traffic = reference_traffic(server.base_url, profile)
+    recording = write_jsonl(tmp_path / "live.jsonl", traffic)
+    without = validate(str(recording), "--report-dir", str(tmp_path / "a"), "--no-progress")
+    assert without.exit_code == 0, without.output
+    assert "--api-key and --api-secret" in (tmp_path / "a" / "results.json").read_text()
+    with_secret = validate(
+        str(recording),
+        "--api-key",
+        "mk_live_validate",
+        "--api-secret",
+        secret,
+        "--report-dir",
+        str(tmp_path / "b"),
+        "--no-progress",
+    )
+    assert with_secret.exit_code == 0, with_secret.output
+    results = json.loads((tmp_path / "b" / "results.json").read_text())
+    auth_005 = next(r for r in results["requirements"] if r["id"] == "AUTH-005")
+    assert auth_005["outcome"] == "passed"
+    assert secret not in with_secret.output
+    for written in (tmp_path / "b").iterdir():
+        assert secret not in written.read_text(errors="replace")

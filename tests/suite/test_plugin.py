@@ -96,6 +96,37 @@ def test_hypothesis_state_is_restored_after_a_suite_session(project: pytest.Pyte
     assert (settings.get_current_profile_name(), core.global_force_seed) == before
 
 
+def test_a_session_draws_no_constant_of_the_modules_the_process_imported(
+    project: pytest.Pytester,
+) -> None:
+    # Hypothesis draws some values from the literals of the process's own modules: a module
+    # imported before the run (a caller's, a benchmark's) changed what a seed generated.
+    noise = [123456.5 + i for i in range(1000)]
+    (project.path / "checks" / "noise_constants.py").write_text(f"NOISE = {noise!r}\n")
+    write_check(
+        project,
+        "test_drawn",
+        """
+        import pytest
+        from hypothesis import given, settings, strategies as st
+
+        from noise_constants import NOISE
+
+        @pytest.mark.requirement("AUTH-001")
+        @settings(max_examples=300)
+        @given(st.floats())
+        def test_draws_none_of_them(value):
+            assert value not in NOISE
+        """,
+    )
+    project.syspathinsert(project.path / "checks")
+    from hypothesis.internal.conjecture import providers
+
+    before = providers._get_local_constants
+    project.inline_run("--conformance-seed", "99").assertoutcome(passed=1)
+    assert providers._get_local_constants is before  # let back in after the session
+
+
 # -- the marker ------------------------------------------------------------------------------
 def test_a_check_without_requirement_marker_is_a_usage_error(project: pytest.Pytester) -> None:
     write_check(

@@ -29,6 +29,7 @@ def exchange(
     response_headers: Iterable[tuple[str, str]] = (("Content-Type", "application/json"),),
     response_body: bytes | str | Any = b"",
     started_at: str | None = "2026-01-01T00:00:00.000Z",
+    duration_ms: float | None = None,
     base_url: str = BASE_URL,
 ) -> Exchange:
     """An exchange with sensible defaults; a body that is not bytes or str is JSON-encoded."""
@@ -41,6 +42,7 @@ def exchange(
         response_headers=tuple(response_headers) if status is not None else (),
         response_body=_body(response_body) if status is not None else b"",
         started_at=started_at,
+        duration_ms=duration_ms,
     )
 
 
@@ -82,6 +84,8 @@ def jsonl_record(ex: Exchange) -> dict[str, Any]:
         }
     if ex.started_at is not None:
         record["started_at"] = ex.started_at
+    if ex.duration_ms is not None:
+        record["duration_ms"] = ex.duration_ms
     return record
 
 
@@ -146,7 +150,8 @@ def har_entry(ex: Exchange) -> dict[str, Any]:
         "response": response,
         "cache": {},
         "timings": {"send": 0, "wait": 0, "receive": 0},
-        "time": 0,
+        # -1: not known (HAR's value for a time it does not have)
+        "time": ex.duration_ms if ex.duration_ms is not None else -1,
     }
     if ex.started_at is not None:
         entry["startedDateTime"] = ex.started_at

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -371,15 +372,41 @@ def test_an_unknown_path_answered_with_success_fails_once(validator: ExchangeVal
 def test_an_unknown_path_answered_404_passes(validator: ExchangeValidator) -> None:
     error = {"code": "not_found", "message": "no such path"}
     ex = exchange("GET", "/v1/admin/users", request_headers=AUTH, status=404, response_body=error)
+    results = validator.validate(ex)
+    assert [r.check_id for r in results] == ["validate.operation", "validate.error_shape"]
+    assert all(r.outcome is Outcome.PASSED for r in results)
+
+
+def test_an_unknown_path_answered_with_an_html_404_fails(validator: ExchangeValidator) -> None:
+    html = (("Content-Type", "text/html"),)
+    ex = exchange(
+        "GET",
+        "/v1/admin/users",
+        request_headers=AUTH,
+        status=404,
+        response_headers=html,
+        response_body="<html><body>Not Found</body></html>",
+    )
+    operation, shape = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-020",))
+    assert "not application/json" in operation.message
+    assert shape.outcome is Outcome.FAILED
+    assert {"ERR-001", "ERR-005"} <= set(shape.requirement_ids)
+
+
+def test_an_unknown_paths_404_without_a_recorded_body_is_judged_by_its_status_alone(
+    validator: ExchangeValidator,
+) -> None:
+    ex = exchange("GET", "/v1/admin/users", request_headers=AUTH, status=404, response_body=b"")
     [result] = validator.validate(ex)
-    assert result.outcome is Outcome.PASSED
+    assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("STATUS-020",))
 
 
 def test_an_unknown_path_without_credentials_must_get_the_auth_error(
     validator: ExchangeValidator,
 ) -> None:
     ex = exchange("GET", "/v1/admin/users", status=404, response_body={"code": "x"})
-    [result] = validator.validate(ex)
+    result, *_ = validator.validate(ex)
     assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-019",))
 
 
@@ -388,6 +415,62 @@ def test_a_known_path_with_another_method_must_get_405(validator: ExchangeValida
     [result] = validator.validate(ex)
     assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-017",))
     assert "GET, POST" in result.message
+
+
+def test_a_405_without_an_allow_header_fails(validator: ExchangeValidator) -> None:
+    refused = {"code": "method_not_allowed", "message": "GET is not allowed on this path"}
+    ex = exchange(
+        "GET", "/v1/split-template", request_headers=AUTH, status=405, response_body=refused
+    )
+    operation, _ = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-017",))
+    assert "without an Allow header" in operation.message
+
+
+def test_a_405_whose_allow_header_lists_the_paths_methods_passes(
+    validator: ExchangeValidator,
+) -> None:
+    refused = {"code": "method_not_allowed", "message": "DELETE is not allowed on this path"}
+    ex = exchange(
+        "DELETE",
+        "/v1/payments",
+        request_headers=AUTH,
+        status=405,
+        response_headers=(*JSON, ("Allow", "GET, POST")),
+        response_body=refused,
+    )
+    operation, _ = validator.validate(ex)
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.PASSED, ("STATUS-017",))
+    repeated = replace(ex, response_headers=(*JSON, ("Allow", "GET"), ("Allow", "POST")))
+    assert validator.validate(repeated)[0].outcome is Outcome.PASSED
+    partial = replace(ex, response_headers=(*JSON, ("Allow", "GET")))
+    operation, _ = validator.validate(partial)
+    assert operation.outcome is Outcome.FAILED
+    assert "leaves out POST" in operation.message
+
+
+def test_an_operation_served_without_its_v1_prefix_fails(validator: ExchangeValidator) -> None:
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=200, response_body={})
+    [result] = validator.validate(ex)
+    assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("VER-001", "STATUS-020"))
+    assert "without its /v1 prefix was served (200)" in result.message
+
+
+def test_an_operation_without_its_v1_prefix_answered_404_passes(
+    validator: ExchangeValidator,
+) -> None:
+    missing = {"code": "not_found", "message": "no operation at /payments"}
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=404, response_body=missing)
+    result, _ = validator.validate(ex)
+    assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("VER-001", "STATUS-020"))
+
+
+def test_an_unversioned_path_without_the_apis_headers_is_no_api_call(
+    validator: ExchangeValidator,
+) -> None:
+    """A shop's own page at /payments, recorded by a browser: not the API's."""
+    [result] = validator.validate(exchange("GET", "/payments", status=200, response_body="<p>"))
+    assert (result.outcome, result.requirement_ids) == (Outcome.NOT_EXERCISED, ())
 
 
 def test_a_path_outside_v1_is_said_to_be_no_api_call_and_not_judged(
@@ -557,3 +640,36 @@ def test_a_body_the_recording_cut_is_not_judged_but_the_status_still_is(
     left_out = create_payment(request_body=b"", status=413, response_body=too_large)
     assert failed(validator.validate(left_out))  # judged on the body it shows, it fails
     assert not failed(validator.validate(replace(left_out, truncated=True)))
+
+
+# ------------------------------------------------------------------- bodies not captured
+def not_captured(ex: Exchange) -> Exchange:
+    """``ex`` as a browser exports it without the response body (no content.text)."""
+    reason = "the recording holds no response body (HAR response.content.text absent)"
+    return replace(ex, response_body=b"", response_body_missing=reason)
+
+
+def test_a_success_whose_body_was_not_captured_leaves_the_body_checks_not_exercised(
+    validator: ExchangeValidator,
+) -> None:
+    results = validator.validate(not_captured(create_payment()))
+    assert failed(results) == []
+    media = next(r for r in results if "OPS-008" in r.requirement_ids)
+    assert media.outcome is Outcome.NOT_EXERCISED
+    assert "content.text absent" in (media.reason_not_exercised or "")
+    schema = next(r for r in results if r.check_id == "validate.response_schema")
+    assert schema.outcome is Outcome.NOT_EXERCISED
+    # what the headers show is still judged
+    as_text = replace(create_payment(), response_headers=(("Content-Type", "text/html"),))
+    assert "OPS-008" in failed_ids(validator.validate(not_captured(as_text)))
+
+
+def test_an_error_whose_body_was_not_captured_leaves_the_error_shape_not_exercised(
+    validator: ExchangeValidator,
+) -> None:
+    error = create_payment(status=422, response_body={"code": "idempotency_key_reused"})
+    results = validator.validate(not_captured(error))
+    assert failed(results) == []
+    shape = next(r for r in results if r.check_id == "validate.error_shape")
+    assert shape.outcome is Outcome.NOT_EXERCISED
+    assert set(shape.requirement_ids) >= {"ERR-002", "ERR-003", "ERR-004", "ERR-005"}

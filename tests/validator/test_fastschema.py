@@ -124,6 +124,17 @@ def test_compile_schema_agrees_with_jsonschema(profile: Profile, traffic: list[E
         ({"if": {"const": 1}, "then": {"type": "integer"}, "else": {"type": "string"}}, "x", 2),
         ({"additionalProperties": {"type": "string"}, "properties": {"a": {}}}, {"a": 1}, {"b": 1}),
         ({"format": "date-time"}, "2026-01-01T00:00:00Z", "2026-01-01 00:00:00"),
+        # the fused nodes: one closure per string, number, array or object schema
+        ({"type": "string", "maxLength": 2, "pattern": "^a", "enum": ["ab", "b"]}, "ab", "b"),
+        ({"type": "string", "format": "date-time"}, "2026-01-01T00:00:00Z", "2026-01-01"),
+        ({"type": "integer", "minimum": 1, "maximum": 60}, 60.0, 61),
+        ({"type": "integer", "minimum": 0}, 0, False),
+        ({"type": "number", "maximum": 1}, 0.5, True),
+        ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, [1, 2], [1, 1.0]),
+        ({"type": "array", "items": {"type": "integer"}}, [], [1, "a"]),
+        ({"required": ["a"], "properties": {"a": {"type": "string"}}}, "not an object", {}),
+        ({"type": "object", "required": ["a"]}, {"a": None}, []),
+        ({"type": "object", "additionalProperties": False, "properties": {"a": {}}}, {}, {"b": 1}),
     ],
 )
 def test_keywords_have_jsonschema_semantics(schema: Any, good: Any, bad: Any) -> None:

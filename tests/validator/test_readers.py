@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import gzip
 import json
 import os
 import subprocess
@@ -498,3 +499,69 @@ def test_a_named_pipe_nobody_writes_to_never_hangs(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert "pipe.har: the file is empty (a named pipe nothing was written to)" in result.stderr
+
+
+# -- compressed recordings, bodies not captured, durations ------------------------------------
+@pytest.mark.parametrize(
+    "write, name", [(write_har, "traffic.har.gz"), (write_jsonl, "t.jsonl.gz")]
+)
+def test_a_gzip_recording_reads_as_the_file_it_holds(
+    tmp_path: Path, write: object, name: str
+) -> None:
+    plain = write(tmp_path / name.removesuffix(".gz"), SAMPLE)  # type: ignore[operator]
+    packed = tmp_path / name
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert _strip_source(list(iter_exchanges(packed))) == SAMPLE
+    # by its content, whatever the suffix
+    disguised = tmp_path / f"disguised{plain.suffix}"
+    disguised.write_bytes(packed.read_bytes())
+    assert len(list(iter_exchanges(disguised))) == len(SAMPLE)
+
+
+def test_a_gzip_bomb_is_refused_after_a_bounded_read(tmp_path: Path) -> None:
+    """A HAR of 200 MiB of blanks compresses to about 200 KiB: refused once the text grows
+    more than MAX_GZIP_RATIO times the bytes read, never decompressed whole."""
+    path = tmp_path / "bomb.har.gz"
+    with gzip.open(path, "wb") as out:
+        out.write(b'{"log": {"entries": [')
+        blanks = b" " * (1024 * 1024)
+        for _ in range(200):
+            out.write(blanks)
+        out.write(b"]}}")
+    assert path.stat().st_size < 1024 * 1024
+    with pytest.raises(RecordingError, match=r"bomb\.har\.gz: decompresses to more than 500 times"):
+        list(iter_exchanges(path))
+
+
+def test_cut_or_corrupt_gzip_gets_a_clear_error(tmp_path: Path) -> None:
+    data = gzip.compress(write_har(tmp_path / "t.har", SAMPLE).read_bytes())
+    (tmp_path / "cut.har.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(RecordingError, match=r"cut\.har\.gz: the gzip data ends early"):
+        list(iter_exchanges(tmp_path / "cut.har.gz"))
+    (tmp_path / "bad.har.gz").write_bytes(data[:10] + b"\xff" * 40 + data[50:])
+    with pytest.raises(RecordingError, match=r"bad\.har\.gz: not valid gzip data"):
+        list(iter_exchanges(tmp_path / "bad.har.gz"))
+
+
+def test_a_har_response_without_text_is_a_body_not_captured(tmp_path: Path) -> None:
+    """Browsers often leave content.text out: the body is missing, not empty; a body known
+    to be empty (size 0, a 204) is captured."""
+    entries = []
+    for status, content in (
+        (201, {"size": 35, "mimeType": "application/json"}),
+        (200, {"size": 0, "mimeType": "application/json"}),
+        (204, {}),
+        (200, {"size": 2, "mimeType": "application/json", "text": "{}"}),
+    ):
+        entry = har_entry(exchange("POST", "/v1/payments", status=status))
+        entry["response"]["content"] = content
+        entry["time"] = 54.25
+        entries.append(entry)
+    path = tmp_path / "browser.har"
+    path.write_text(json.dumps({"log": {"entries": entries}}), encoding="utf-8")
+    missing, empty, no_content, whole = iter_exchanges(path)
+    assert missing.response_body == b"" and missing.response_body_missing == readers.NOT_CAPTURED
+    assert "content.text absent" in readers.NOT_CAPTURED
+    assert empty.response_body_missing is None and no_content.response_body_missing is None
+    assert whole.response_body == b"{}" and whole.response_body_missing is None
+    assert whole.duration_ms == 54.25

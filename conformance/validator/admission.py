@@ -1,0 +1,311 @@
+"""Checks of a request against what the profile decides of it: refused or accepted (profile 3, 5).
+
+The effective contract's request schemas (patterns, ranges, the profile's pinned limits) are
+judged by ``checks``; this module judges what a request shows that no schema can say, from the
+profile's rules and fixtures, and only where the request alone decides it:
+
+- business rules (profile 5), answered with the profile's ``business_rule`` status: split
+  shares over ``max_total_bps``, a repeated merchant, the calling merchant itself (SPLIT-002 to
+  SPLIT-004); an amount with more decimals than its currency (PAY-004, PAYOUT-003, X402-011), a
+  chain the currency is not deployed on (PAY-002, SUB-001, PAYOUT-009, X402-011), an empty
+  ``quotes`` map (PAY-003), another merchant's withdraw address (PAYOUT-008), a
+  ``first_run_at`` in the past (PAYOUT-005), a webhook url of another scheme (WH-008) or an
+  event type the profile does not list (WH-009). Accepted (2xx): a failure; refused with the
+  profile's status: a pass; another refusal is not judged (the server may have refused for a
+  reason the recording cannot see).
+- statements whose ``from`` is not before ``to`` (STMT-014): the profile's validation error.
+- refusals of requests the contract and profile allow, judged only when the refusal's own code
+  says it was a validation refusal: an integer written ``60.0`` (STATUS-016), and any other
+  request the effective contract allows answered with the validation error (STATUS-001,
+  STATUS-002: the success status), except where the profile leaves the server a reason the
+  recording cannot check (a cursor, a query parameter the operation does not have).
+
+Currencies, chains, merchants and withdraw addresses come from the profile's fixtures; an id the
+fixtures do not list is not judged (the server may know more than the profile names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from conformance.core.profile import Currency, ErrorSpec, Profile
+from conformance.core.redaction import REDACTED
+from conformance.core.results import Outcome
+from conformance.suite.payments.rules import decimal_value
+from conformance.suite.statements import model as statement
+from conformance.validator.answers import LATENCY_SECS
+from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+SPLIT_OPERATIONS = {
+    "createPayment": "splits",
+    "createSubscription": "splits",
+    "createX402Requirements": "splits",
+    "replaceSplitTemplate": "shares",
+}
+# STATUS-016's operations: those whose request bodies have integer fields.
+FLOAT_FORM_OPERATIONS = frozenset(
+    {
+        "createPayment",
+        "createSubscription",
+        "createPayoutSchedule",
+        "replacePayoutSchedule",
+        "replaceSplitTemplate",
+        "createX402Requirements",
+    }
+)
+CURSOR = "cursor"
+CONTROL_ESCAPE = re.compile(r"%[01][0-9A-Fa-f]|%7[Ff]")  # a control character, percent-encoded
+# A JSON number with a fraction or an exponent (after ":", "[" or ","; inside a string it is
+# preceded by a quote or a letter): a cheap test before walking the document for one.
+FLOAT_NUMBER = re.compile(rb"[:\[,]\s*-?[0-9]+(?:\.|[eE])")
+
+Rule = Callable[[Call], Iterator[tuple[tuple[str, ...], str]]]
+
+
+def _places(text: str) -> int:
+    return len(text.partition(".")[2])
+
+
+def _integral_float(value: Any) -> bool:
+    """Whether a JSON document holds an integer written in float form (``60.0``)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_integral_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_integral_float(v) for v in value)
+    return False
+
+
+class AdmissionChecks:
+    """Judges whether a request the profile refuses (or allows) was refused (or accepted)."""
+
+    def __init__(self, profile: Profile) -> None:
+        self._business = profile.error("status", "business_rule")
+        self._validation = profile.error("status", "validation")
+        self._creates = frozenset(profile.data["status"]["create_operations"])
+        payments = profile.data["payments"]
+        empty = payments["empty_quotes"]
+        self._empty_quotes = ErrorSpec(int(empty["status"]), empty.get("code"))
+        self._currencies: dict[str, Currency] = profile.currencies
+        self._merchants = {c.api_key: c.merchant_id for c in profile.credentials}
+        self._address_owner = {
+            address: merchant
+            for merchant, addresses in profile.data["fixtures"]["withdraw_addresses"].items()
+            for address in addresses
+        }
+        splits = profile.data["splits"]
+        self._max_bps = int(splits["max_total_bps"])
+        self._allow_self = bool(splits["allow_self"])
+        self._allow_repeated = bool(splits["allow_repeated_merchant"])
+        hooks = profile.data["webhooks"]
+        self._url_schemes = frozenset(str(s) for s in hooks["url_schemes"])
+        self._loopback_http = bool(hooks["loopback_http"])
+        self._event_types = frozenset(str(e) for e in hooks["event_types"])
+        auth = profile.data["auth"]
+        self._past_margin = int(auth["clock_window_secs"]) + LATENCY_SECS
+        self._unix_timestamps = auth["timestamp_format"] == "unix-seconds"
+        # Rules whose refusal the profile gives a status of its own.
+        self._statuses = {"PAY-003": self._empty_quotes, "STMT-014": self._validation}
+        self._rules: dict[str, list[Rule]] = {
+            "createPayment": [self._splits, self._quotes],
+            "createSubscription": [self._splits, self._subscription],
+            "createX402Requirements": [self._splits, self._x402],
+            "replaceSplitTemplate": [self._splits],
+            "createPayoutSchedule": [self._schedule, self._first_run],
+            "replacePayoutSchedule": [self._schedule],
+            "putWebhookEndpoint": [self._webhook],
+            "getStatement": [self._window],
+        }
+
+    def judge(
+        self,
+        call: Call,
+        *,
+        contract_problems: bool,
+        query_names: frozenset[str],
+    ) -> list[Finding]:
+        """The findings of one exchange whose request the contract's schemas judged already
+        (``contract_problems``: it broke them). ``query_names``: the operation's parameters."""
+        if contract_problems or call.status >= 500 or call.exchange.status is None:
+            return []
+        found: list[Finding] = []
+        broken: list[tuple[tuple[str, ...], str]] = []
+        for rule in self._rules.get(call.operation_id, ()):
+            broken += rule(call)
+        for ids, what in broken:
+            judged = self._refusal(call, ids, what, self._statuses.get(ids[0], self._business))
+            found += [judged] if judged is not None else []
+        if not broken:
+            found += self._allowed(call, query_names)
+        return found
+
+    # -- verdicts ----------------------------------------------------------------------------
+    @staticmethod
+    def _refusal(call: Call, ids: tuple[str, ...], what: str, want: ErrorSpec) -> Finding | None:
+        """Accepted: a failure; refused as the profile says: a pass; refused otherwise: None
+        (the server may have had a reason the recording does not show)."""
+        if call.success:
+            return Finding("admission", ids, Outcome.FAILED, f"{what}; accepted ({call.status})")
+        if call.status == want.status and (want.code is None or call.code == want.code):
+            return Finding("admission", ids, Outcome.PASSED, f"{what}; refused with {call.status}")
+        return None
+
+    def _allowed(self, call: Call, query_names: frozenset[str]) -> Iterator[Finding]:
+        """A request nothing in the contract or profile refuses must not get the validation
+        error; only a refusal that says it is one is judged."""
+        if call.operation_id.startswith("test"):
+            return
+        refused = call.status == self._validation.status and call.code == self._validation.code
+        float_form = (
+            call.operation_id in FLOAT_FORM_OPERATIONS
+            and FLOAT_NUMBER.search(call.exchange.request_body) is not None
+            and _integral_float(call.request)
+        )
+        if float_form:
+            if call.success:
+                yield Finding("admission", ("STATUS-016",), Outcome.PASSED, "60.0 taken as 60")
+            elif refused:
+                message = f"an integer in float form (60.0) refused with {call.status} {call.code}"
+                yield Finding("admission", ("STATUS-016",), Outcome.FAILED, message)
+            return
+        if not refused or not self._decidable(call, query_names):
+            return
+        message = (
+            f"a request the contract and profile allow was refused with {call.status} {call.code}"
+        )
+        # The success status it should have had: a create's (STATUS-001) or any other's.
+        ids = ("STATUS-001",) if call.operation_id in self._creates else ("STATUS-002",)
+        yield Finding("admission", ids, Outcome.FAILED, message)
+
+    def _decidable(self, call: Call, query_names: frozenset[str]) -> bool:
+        exchange = call.exchange
+        query = call.query
+        if CURSOR in query or set(query) - query_names:
+            return False  # a cursor may be unknown; an extra parameter may be refused
+        if len(query) != exchange.query.count("&") + 1 and exchange.query:
+            return False  # a repeated parameter
+        if REDACTED.encode() in exchange.request_body:
+            return False  # a value the recorder masked (a signature) may be what was refused
+        if b"\\" in exchange.request_body or CONTROL_ESCAPE.search(exchange.query):
+            # An escaped or control character ("https://a.example\n"): where the contract's
+            # formats and patterns are read more strictly than the validator reads them.
+            return False
+        if exchange.request_body:
+            media = (exchange.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+            if media != "application/json" or call.request is NOT_JSON:
+                return False
+        return True
+
+    # -- statements -------------------------------------------------------------------------
+    def _window(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        query = call.query
+        start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
+        if start is not None and end is not None and start >= end:
+            yield (
+                (statement.FROM_BEFORE_TO,),
+                f"from {query['from']} is not before to {query['to']}",
+            )
+
+    # -- business rules ---------------------------------------------------------------------
+    def _splits(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        shares = call.field(SPLIT_OPERATIONS[call.operation_id])
+        if not isinstance(shares, list):
+            return
+        entries = [s for s in shares if isinstance(s, dict)]
+        merchants = [s.get("merchant_id") for s in entries]
+        total = sum(s["bps"] for s in entries if isinstance(s.get("bps"), int | float))
+        if total > self._max_bps:
+            yield ("SPLIT-004",), f"split shares of {total:g} bps in all (at most {self._max_bps})"
+        if not self._allow_repeated and len(set(map(str, merchants))) < len(merchants):
+            yield ("SPLIT-003",), "split shares repeat a merchant"
+        caller = self._merchants.get(call.exchange.header("X-Api-Key") or "")
+        if not self._allow_self and caller is not None and caller in merchants:
+            yield ("SPLIT-002",), f"a split share names the calling merchant {caller}"
+
+    def _amount(
+        self, currency: Currency, amount: object, ids: tuple[str, ...], where: str
+    ) -> Iterator[tuple[tuple[str, ...], str]]:
+        if not isinstance(amount, str) or decimal_value(amount) is None:
+            return
+        if _places(amount) > currency.decimals:
+            what = f"{where} {amount} has more than the {currency.decimals} decimals"
+            yield ids, f"{what} of {currency.code}"
+
+    def _chain(
+        self, currency: Currency, chain: object, ids: tuple[str, ...], where: str
+    ) -> Iterator[tuple[tuple[str, ...], str]]:
+        if isinstance(chain, str) and chain not in currency.chains:
+            yield ids, f"{where} {chain} is not a chain {currency.code} is deployed on"
+
+    def _quotes(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        quotes = call.field("quotes")
+        if not isinstance(quotes, dict):
+            return
+        if not quotes:
+            yield ("PAY-003",), "an empty quotes map"
+            return
+        for currency_id, quote in quotes.items():
+            currency = self._currencies.get(currency_id)
+            if currency is None or not isinstance(quote, dict):
+                continue
+            yield from self._amount(
+                currency, quote.get("amount"), ("PAY-004",), f"quote {currency_id}"
+            )
+            chains = quote.get("chain_ids")
+            for chain in chains if isinstance(chains, list) else ():
+                yield from self._chain(currency, chain, ("PAY-002",), f"quote {currency_id}")
+
+    def _subscription(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        currency = self._currency(call.field("currency_id"))
+        if currency is not None:
+            yield from self._chain(currency, call.field("chain_id"), ("SUB-001",), "chain_id")
+
+    def _x402(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        currency = self._currency(call.field("currency_id"))
+        if currency is not None:
+            yield from self._chain(currency, call.field("chain_id"), ("X402-011",), "chain_id")
+            yield from self._amount(currency, call.field("amount"), ("X402-011",), "amount")
+
+    def _schedule(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        currency = self._currency(call.field("currency_id"))
+        if currency is not None:
+            chain = call.field("target_chain_id")
+            yield from self._chain(currency, chain, ("PAYOUT-009",), "target_chain_id")
+            amount = call.field("min_send_amount")
+            yield from self._amount(currency, amount, ("PAYOUT-003",), "min_send_amount")
+        address = call.field("withdraw_address_id")
+        caller = self._merchants.get(call.exchange.header("X-Api-Key") or "")
+        owner = self._address_owner.get(address) if isinstance(address, str) else None
+        if caller is not None and owner is not None and owner != caller:
+            yield ("PAYOUT-008",), f"withdraw address {address} is {owner}'s, not {caller}'s"
+
+    def _first_run(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        first = statement.instant(call.field("first_run_at"))
+        sent = request_times(call.exchange, self._unix_timestamps)
+        if first is not None and sent and first < min(sent) - self._past_margin:
+            yield ("PAYOUT-005",), f"first_run_at {call.field('first_run_at')} is in the past"
+
+    def _webhook(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        url = call.field("url")
+        if isinstance(url, str):
+            parts = urlsplit(url)
+            scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+            loopback = self._loopback_http and scheme == "http" and host in LOOPBACK_HOSTS
+            if parts.netloc and scheme not in self._url_schemes and not loopback:
+                yield (
+                    ("WH-008",),
+                    f"webhook url {url[:80]} is neither https nor http on a loopback host",
+                )
+        events = call.field("event_types")
+        if isinstance(events, list):
+            unknown = [e for e in events if isinstance(e, str) and e not in self._event_types]
+            if unknown:
+                yield ("WH-009",), f"event type {unknown[0]!r} is not one of the profile's"
+
+    def _currency(self, currency_id: object) -> Currency | None:
+        return self._currencies.get(currency_id) if isinstance(currency_id, str) else None

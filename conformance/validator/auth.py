@@ -1,0 +1,199 @@
+"""Authentication judged on what the server accepted: signatures and the clock window.
+
+``AuthChecks(profile)`` verifies each recorded request's ``X-Signature`` with the API secret of
+its ``X-Api-Key`` when the profile holds it (the default profile's test credentials, or the
+secret ``validate --api-secret`` gives), and compares its ``X-Timestamp`` with the time the
+recording says the request was sent. Then, by the answer:
+
+- a signature that does not verify: refused with the profile's auth error is a pass, accepted
+  a failure (AUTH-013); refused with another status (a 400, 403, 404, 409, 422) a failure too,
+  authentication was not checked first (AUTH-013, AUTH-020);
+- a timestamp more than the clock window in the past (AUTH-010) or future (AUTH-011):
+  accepted is a failure, refused a pass;
+- a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
+  before: accepted is a pass, refused with the auth error a failure.
+
+A secret the profile does not hold, a signature masked by the recorder or a request without a
+recorded start time leaves the check "not exercised" with that reason. Malformed or missing
+headers are the per-exchange checks' (``checks.ExchangeValidator``); a reused nonce is
+``cross``'s (AUTH-016).
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+
+from conformance.core.profile import Profile
+from conformance.core.redaction import REDACTED
+from conformance.core.results import Outcome
+from conformance.core.signing import signature, string_to_sign
+from conformance.validator.checks import FAMILY
+from conformance.validator.exchange import Exchange
+from conformance.validator.tables import Finding
+
+AUTH_SIGNATURE = f"{FAMILY}.auth_signature"
+AUTH_TIMESTAMP = f"{FAMILY}.auth_timestamp"
+CLOCK_MARGIN_S = 2.0
+"""Seconds by which the recorder's clock may differ from the server's: a timestamp that close
+to the window's edge is not judged."""
+SCHEMES = ("hmac-sha256-hex",)  # the signature schemes this module verifies
+# Answers that say nothing about authentication: a rate limit, a body too large to read.
+NOT_JUDGED = frozenset({413, 429})
+_DIGITS = re.compile(r"^[0-9]{1,19}$")
+
+
+class AuthChecks:
+    """Signature and clock window of each recorded request (module docstring)."""
+
+    def __init__(self, profile: Profile) -> None:
+        auth = profile.data["auth"]
+        self._template = str(auth["string_to_sign"])
+        self._window = int(auth["clock_window_secs"])
+        self._error = profile.error("auth", "error").status
+        self._nonce = re.compile(str(auth["nonce_pattern"]))
+        self._scheme = str(auth["scheme"])
+        self._secrets = {c.api_key: c.api_secret for c in profile.credentials}
+        self._reasons_given: set[str] = set()
+
+    def observe(
+        self,
+        exchange: Exchange,
+        headers: dict[str, str],
+        operation_id: str | None,
+        sent_at: float | None,
+        nonce_seen: bool,
+    ) -> list[Finding]:
+        """The verdicts on ``exchange``'s authentication; ``sent_at``: when the recording says it
+        was sent (Unix seconds); ``nonce_seen``: its nonce was sent before with its API key."""
+        status = exchange.status
+        if status is None or operation_id is None:
+            return []  # no answer, or not an operation (unknown paths are routed first)
+        accepted = 200 <= status < 300
+        refused = status == self._error
+        if status >= 500 or status in NOT_JUDGED:
+            return []  # a server error, a rate limit, a body too large: not about authentication
+        api_key = headers.get("x-api-key")
+        sent = headers.get("x-signature")
+        timestamp = headers.get("x-timestamp")
+        nonce = headers.get("x-nonce")
+        if not api_key or not sent or not timestamp or not nonce:
+            return []  # missing headers: the per-exchange checks judge them
+        if not _DIGITS.match(timestamp) or not self._nonce.search(nonce):
+            return []  # malformed: the per-exchange checks judge them
+        findings: list[Finding] = []
+        fresh = self._window_findings(int(timestamp), sent_at, status, findings)
+        verified = self._verify(exchange, api_key, sent, timestamp, nonce, findings)
+        if verified is False:
+            ids = ("AUTH-013",) if accepted or refused else ("AUTH-013", "AUTH-020")
+            findings.append(
+                (
+                    AUTH_SIGNATURE,
+                    ids,
+                    Outcome.PASSED if refused else Outcome.FAILED,
+                    "the signature does not verify with the API key's secret: "
+                    + _answer(status, accepted, refused, self._error),
+                )
+            )
+        elif verified is True and accepted:
+            ids = ("AUTH-005", "AUTH-012") if fresh else ("AUTH-005",)
+            message = "signed as the profile states" + (
+                ", timestamp inside the clock window" if fresh else ""
+            )
+            findings.append((AUTH_SIGNATURE, ids, Outcome.PASSED, f"{message}: accepted"))
+        elif verified is True and refused and fresh and not nonce_seen:
+            findings.append(
+                (
+                    AUTH_SIGNATURE,
+                    ("AUTH-005", "AUTH-012"),
+                    Outcome.FAILED,
+                    "signed as the profile states, timestamp inside the clock window, nonce not "
+                    f"seen before: refused ({status})",
+                )
+            )
+        return findings
+
+    def _window_findings(
+        self,
+        timestamp: int,
+        sent_at: float | None,
+        status: int,
+        findings: list[Finding],
+    ) -> bool:
+        """Judge a timestamp outside the window; True when it is well inside it."""
+        if sent_at is None:
+            self._not_exercised(
+                AUTH_TIMESTAMP,
+                ("AUTH-010", "AUTH-011", "AUTH-012"),
+                "the recording gives no time the request was sent (HAR startedDateTime, "
+                "JSON Lines started_at): its timestamp cannot be compared",
+                findings,
+            )
+            return False
+        drift = timestamp - sent_at
+        if abs(drift) <= self._window - CLOCK_MARGIN_S:
+            return True
+        if abs(drift) <= self._window + CLOCK_MARGIN_S:
+            return False  # too close to the edge to tell
+        rid, where = ("AUTH-010", "past") if drift < 0 else ("AUTH-011", "future")
+        findings.append(
+            (
+                AUTH_TIMESTAMP,
+                (rid,),
+                Outcome.PASSED if status == self._error else Outcome.FAILED,
+                f"X-Timestamp {abs(drift):.0f} s in the {where} of when the request was sent "
+                f"(window {self._window} s): "
+                + _answer(status, 200 <= status < 300, status == self._error, self._error),
+            )
+        )
+        return False
+
+    def _verify(
+        self,
+        exchange: Exchange,
+        api_key: str,
+        sent: str,
+        timestamp: str,
+        nonce: str,
+        findings: list[Finding],
+    ) -> bool | None:
+        """Whether the signature verifies; None when that cannot be known (with the reason)."""
+        ids = ("AUTH-005", "AUTH-013")
+        if self._scheme not in SCHEMES:
+            reason = f"the profile's auth scheme {self._scheme!r} is not one the validator checks"
+            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
+            return None
+        if sent == REDACTED:
+            reason = "the recorder masked the X-Signature headers: signatures cannot be checked"
+            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
+            return None
+        secret = self._secrets.get(api_key)
+        if secret is None:
+            reason = (
+                "the profile holds no secret for the recording's API key: give it with "
+                "validate --api-key and --api-secret to check signatures"
+            )
+            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
+            return None
+        query = exchange.query
+        target = exchange.path + (f"?{query}" if query else "")
+        message = string_to_sign(
+            self._template, timestamp, nonce, exchange.method, target, exchange.request_body
+        )
+        return hmac.compare_digest(signature(secret, message), sent)
+
+    def _not_exercised(
+        self, check: str, ids: tuple[str, ...], reason: str, findings: list[Finding]
+    ) -> None:
+        # once per reason: the report keeps one reason per check, not one per exchange
+        if reason not in self._reasons_given:
+            self._reasons_given.add(reason)
+            findings.append((check, ids, Outcome.NOT_EXERCISED, reason))
+
+
+def _answer(status: int, accepted: bool, refused: bool, error: int) -> str:
+    if accepted:
+        return f"accepted ({status})"
+    if refused:
+        return f"refused ({status})"
+    return f"answered {status}, not the profile's auth error {error}"

@@ -1,0 +1,225 @@
+"""AdmissionChecks: a request judged against what the profile refuses, and what it allows.
+
+A request that breaks one of the profile's rules must not be accepted; one that the contract and
+profile allow must not get the validation error. A refusal the recording cannot explain (another
+status, business state the traffic does not show) is not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.core.profile import load_profile
+from conformance.core.results import CheckResult, Outcome
+from conformance.validator.checks import ExchangeValidator
+from conformance.validator.exchange import Exchange
+from tests.validator.samples import exchange
+
+AUTH = (
+    ("X-Api-Key", "mk_test_alpha"),
+    ("X-Timestamp", "1767225600"),
+    ("X-Nonce", "0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+    ("X-Signature", "a" * 64),
+)
+JSON = (("Content-Type", "application/json"),)
+POST = (*AUTH, ("Idempotency-Key", "k-0001"), *JSON)
+VALIDATION = {"code": "validation_error", "message": "no"}
+BUSINESS = {"code": "split_invalid", "message": "no"}
+
+
+@pytest.fixture(scope="module")
+def validator() -> ExchangeValidator:
+    return ExchangeValidator(load_profile("default"))
+
+
+def about(validator: ExchangeValidator, ex: Exchange, rid: str) -> list[CheckResult]:
+    return [r for r in validator.validate(ex) if rid in r.requirement_ids]
+
+
+def outcomes(validator: ExchangeValidator, ex: Exchange, rid: str) -> list[Outcome]:
+    return [r.outcome for r in about(validator, ex, rid)]
+
+
+def split_template(shares: list[dict[str, Any]], status: int, answer: Any) -> Exchange:
+    return exchange(
+        "PUT", "/v1/split-template", request_headers=POST, request_body={"shares": shares},
+        status=status, response_body=answer,
+    )  # fmt: skip
+
+
+SHARES_OVER = [{"merchant_id": "m_gamma", "bps": 6000}, {"merchant_id": "m_delta", "bps": 6000}]
+SHARES_REPEATED = [{"merchant_id": "m_gamma", "bps": 100}, {"merchant_id": "m_gamma", "bps": 200}]
+
+
+def test_split_shares_over_10000_bps_accepted_fail_split_004(
+    validator: ExchangeValidator,
+) -> None:
+    accepted = split_template(SHARES_OVER, 200, {"shares": SHARES_OVER})
+    [result] = about(validator, accepted, "SPLIT-004")
+    assert result.outcome is Outcome.FAILED and "12000 bps" in result.message
+    refused = split_template(SHARES_OVER, 422, BUSINESS)
+    assert outcomes(validator, refused, "SPLIT-004") == [Outcome.PASSED]
+
+
+def test_split_shares_repeating_a_merchant_accepted_fail_split_003(
+    validator: ExchangeValidator,
+) -> None:
+    accepted = split_template(SHARES_REPEATED, 200, {"shares": SHARES_REPEATED})
+    assert outcomes(validator, accepted, "SPLIT-003") == [Outcome.FAILED]
+    assert outcomes(validator, split_template(SHARES_REPEATED, 422, BUSINESS), "SPLIT-003") == [
+        Outcome.PASSED
+    ]
+
+
+def test_a_refusal_with_another_status_is_not_judged(validator: ExchangeValidator) -> None:
+    conflict = split_template(SHARES_OVER, 409, {"code": "invalid_state", "message": "busy"})
+    assert about(validator, conflict, "SPLIT-004") == []
+
+
+def statement(start: str, end: str, status: int, answer: Any) -> Exchange:
+    query = f"?currency_id=usdc&from={start}&to={end}"
+    return exchange(
+        "GET", f"/v1/statements{query}", request_headers=AUTH, status=status, response_body=answer
+    )
+
+
+def test_a_statement_with_from_equal_to_to_answered_200_fails_stmt_014(
+    validator: ExchangeValidator,
+) -> None:
+    moment = "2026-01-01T00:00:00Z"
+    assert outcomes(validator, statement(moment, moment, 200, {}), "STMT-014") == [Outcome.FAILED]
+    assert outcomes(validator, statement(moment, moment, 400, VALIDATION), "STMT-014") == [
+        Outcome.PASSED
+    ]
+
+
+def webhook(url: str, status: int = 200) -> Exchange:
+    request = {"url": url, "event_types": ["payment.created"]}
+    answer = {**request, "id": "we_1", "active": True, "created_at": "2026-01-01T00:00:00Z"}
+    return exchange(
+        "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST, request_body=request,
+        status=status, response_body=answer if status == 200 else BUSINESS,
+    )  # fmt: skip
+
+
+def test_a_plain_http_public_webhook_url_accepted_fails_wh_008(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, webhook("http://hooks.example.com/in"), "WH-008") == [Outcome.FAILED]
+    assert outcomes(validator, webhook("http://hooks.example.com/in", 422), "WH-008") == [
+        Outcome.PASSED
+    ]
+    assert about(validator, webhook("http://127.0.0.1:9000/in"), "WH-008") == []
+    assert about(validator, webhook("https://hooks.example.com/in"), "WH-008") == []
+
+
+def key_request(key: str, status: int, answer: Any) -> Exchange:
+    headers = (*AUTH, ("Idempotency-Key", key))
+    return exchange(
+        "POST", "/v1/payments/pay_1/cancel", request_headers=headers, status=status,
+        response_body=answer,
+    )  # fmt: skip
+
+
+def test_a_128_character_idempotency_key_refused_fails_idem_004(
+    validator: ExchangeValidator,
+) -> None:
+    invalid = {"code": "idempotency_key_invalid", "message": "too long"}
+    [result] = about(validator, key_request("k" * 128, 400, invalid), "IDEM-004")
+    assert result.outcome is Outcome.FAILED and "128 characters" in result.message
+    canceled = {
+        "id": "pay_1",
+        "status": "canceled",
+        "quotes": {},
+        "expires_at": "2026-01-01T01:00:00Z",
+        "merchant_order_no": "o-1",
+    }
+    assert outcomes(validator, key_request("k" * 128, 200, canceled), "IDEM-004") == [
+        Outcome.PASSED
+    ]
+
+
+SUBSCRIPTION = {"currency_id": "usdc", "chain_id": "base", "amount": "5", "interval_secs": 60.0}
+
+
+def subscription(status: int, answer: Any) -> Exchange:
+    return exchange(
+        "POST", "/v1/subscriptions", request_headers=POST, request_body=SUBSCRIPTION,
+        status=status, response_body=answer,
+    )  # fmt: skip
+
+
+def test_an_integer_in_float_form_refused_as_invalid_fails_status_016(
+    validator: ExchangeValidator,
+) -> None:
+    [result] = about(validator, subscription(400, VALIDATION), "STATUS-016")
+    assert result.outcome is Outcome.FAILED and "60.0" in result.message
+    created = {"id": "sub_1", "status": "pending_authorization", "interval_secs": 60}
+    assert outcomes(validator, subscription(201, created), "STATUS-016") == [Outcome.PASSED]
+
+
+def cancel(status: int, answer: Any, headers: tuple[tuple[str, str], ...] = POST) -> Exchange:
+    return exchange(
+        "POST", "/v1/subscriptions/sub_1/cancel", request_headers=headers, status=status,
+        response_body=answer,
+    )  # fmt: skip
+
+
+def test_a_valid_request_refused_with_the_validation_error_fails(
+    validator: ExchangeValidator,
+) -> None:
+    [result] = about(validator, cancel(400, VALIDATION), "STATUS-002")
+    assert result.outcome is Outcome.FAILED
+    assert "the contract and profile allow" in result.message
+
+
+def test_a_refusal_that_is_not_a_validation_error_is_not_judged_as_one(
+    validator: ExchangeValidator,
+) -> None:
+    gone = {"code": "not_found", "message": "no such subscription"}
+    assert about(validator, cancel(404, gone), "STATUS-002") == []
+
+
+def test_a_request_with_a_masked_value_cannot_be_judged_valid(
+    validator: ExchangeValidator,
+) -> None:
+    payload = {
+        "signature": "[redacted]",
+        "authorization": {
+            "from": "0x" + "1" * 40,
+            "to": "0x" + "2" * 40,
+            "value": "1",
+            "valid_after": 0,
+            "valid_before": 1,
+            "nonce": "0x" + "3" * 64,
+        },
+    }
+    requirements = {
+        "scheme": "exact",
+        "network": "base",
+        "asset": "0x" + "4" * 40,
+        "pay_to": "0x" + "2" * 40,
+        "max_amount_required": "1",
+        "resource": "https://api.example.com/r",
+        "nonce": "0x" + "3" * 64,
+        "valid_before": 1,
+    }
+    body = {"payment_id": "pay_1", "payment_payload": payload, "payment_requirements": requirements}
+    ex = exchange(
+        "POST", "/v1/x402/settle", request_headers=POST, request_body=body, status=400,
+        response_body=VALIDATION,
+    )  # fmt: skip
+    assert about(validator, ex, "STATUS-002") == []
+
+
+def test_a_request_with_an_escaped_character_is_not_judged_valid(
+    validator: ExchangeValidator,
+) -> None:
+    request = {"url": "http://127.0.0.1:9/hook\n", "event_types": ["payment.created"]}
+    ex = exchange(
+        "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST, request_body=request,
+        status=400, response_body=VALIDATION,
+    )  # fmt: skip
+    assert about(validator, ex, "STATUS-002") == []

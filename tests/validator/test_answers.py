@@ -1,0 +1,510 @@
+"""AnswerChecks: an accepted exchange's answer judged against its own request (profile 5, 6).
+
+Each rule is shown twice: an answer that contradicts its request fails the requirement the
+suite's family names for the rule, and the conformant answer passes it. Times the server
+derives from the moment of the request are compared with the recorded time, allowing the
+profile's clock window: a server whose clock is off by less than that never fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.core.profile import load_profile
+from conformance.core.results import CheckResult, Outcome
+from conformance.validator.checks import ExchangeValidator
+from conformance.validator.exchange import Exchange
+from tests.validator.samples import exchange
+
+STARTED = "2026-01-01T00:00:00.000Z"
+AUTH = (
+    ("X-Api-Key", "mk_test_alpha"),
+    ("X-Timestamp", "1767225600"),  # STARTED
+    ("X-Nonce", "0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+    ("X-Signature", "a" * 64),
+)
+POST = (*AUTH, ("Idempotency-Key", "k-0001"), ("Content-Type", "application/json"))
+QUOTE = {
+    "amount": "25",
+    "code": "USDC",
+    "symbol": "$",
+    "name": "USD Coin",
+    "deployments": [{"chain_id": "base", "asset_kind": "token", "address": "0xabc"}],
+}
+
+
+@pytest.fixture(scope="module")
+def validator() -> ExchangeValidator:
+    return ExchangeValidator(load_profile("default"))
+
+
+def outcomes(validator: ExchangeValidator, ex: Exchange, rid: str) -> list[Outcome]:
+    return [r.outcome for r in about(validator, ex, rid)]
+
+
+def about(validator: ExchangeValidator, ex: Exchange, rid: str) -> list[CheckResult]:
+    """The results naming ``rid``, but for the response's schema (judged in test_checks)."""
+    return [
+        r
+        for r in validator.validate(ex)
+        if rid in r.requirement_ids and not r.check_id.startswith("validate.response_schema")
+    ]
+
+
+def payment(expires_at: str, status: str = "pending", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "pay_1",
+        "status": status,
+        "quotes": {"usdc": QUOTE},
+        "expires_at": expires_at,
+        "merchant_order_no": "o-1",
+        **extra,
+    }
+
+
+def create_payment(expires_in: int | None, expires_at: str) -> Exchange:
+    request: dict[str, Any] = {"quotes": {"usdc": {"amount": "25.00"}}, "merchant_order_no": "o-1"}
+    if expires_in is not None:
+        request["expires_in_secs"] = expires_in
+    answer = payment(expires_at, checkout_url="https://pay.example.com/pay_1")
+    return exchange(
+        "POST", "/v1/payments", request_headers=POST, request_body=request, status=201,
+        response_body=answer, started_at=STARTED,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ times
+def test_an_expires_at_that_ignores_the_requested_lifetime_fails_pay_010(
+    validator: ExchangeValidator,
+) -> None:
+    ex = create_payment(60, "2026-01-01T01:00:00Z")  # the default hour, not the minute asked
+    [result] = about(validator, ex, "PAY-010")
+    assert result.outcome is Outcome.FAILED
+    assert "expires_at" in result.message and "+3540 s" in result.message
+
+
+def test_an_expires_at_of_the_requested_lifetime_passes_pay_010(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, create_payment(60, "2026-01-01T00:01:00Z"), "PAY-010") == [
+        Outcome.PASSED
+    ]
+
+
+def test_a_server_clock_off_by_less_than_the_clock_window_passes(
+    validator: ExchangeValidator,
+) -> None:
+    ex = create_payment(60, "2026-01-01T00:05:59Z")  # the server's clock 299 s ahead
+    assert outcomes(validator, ex, "PAY-010") == [Outcome.PASSED]
+
+
+def test_without_expires_in_secs_the_profiles_default_applies_pay_011(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, create_payment(None, "2026-01-01T01:00:00Z"), "PAY-011") == [
+        Outcome.PASSED
+    ]
+    assert outcomes(validator, create_payment(None, "2026-01-02T00:00:00Z"), "PAY-011") == [
+        Outcome.FAILED
+    ]
+
+
+SCHEDULE_REQUEST = {
+    "currency_id": "eth",
+    "target_chain_id": "ethereum",
+    "withdraw_address_id": "wa_alpha_eth",
+    "interval_secs": 3600,
+    "min_send_amount": "1.5",
+    "mode": "auto_request",
+}
+
+
+def schedule(**changes: Any) -> dict[str, Any]:
+    body = {
+        "id": "ps_1",
+        "currency_id": "eth",
+        "currency_chain_id": "eth:ethereum",
+        "target_chain_id": "ethereum",
+        "withdraw_address_id": "wa_alpha_eth",
+        "interval_secs": 3600,
+        "min_send_amount": "1.5",
+        "min_send_raw": "1500000000000000000",
+        "mode": "auto_request",
+        "status": "active",
+        "enabled": True,
+        "next_run_at": "2026-01-01T01:00:00Z",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "retired_at": None,
+    }
+    return {**body, **changes}
+
+
+def create_schedule(answer: dict[str, Any], **request: Any) -> Exchange:
+    return exchange(
+        "POST", "/v1/payout-schedules", request_headers=POST,
+        request_body={**SCHEDULE_REQUEST, **request}, status=201, response_body=answer,
+        started_at=STARTED,
+    )  # fmt: skip
+
+
+def test_a_next_run_at_that_ignores_first_run_at_fails_payout_004(
+    validator: ExchangeValidator,
+) -> None:
+    ex = create_schedule(schedule(), first_run_at="2026-01-03T00:00:00Z")
+    [result] = about(validator, ex, "PAYOUT-004")
+    assert result.outcome is Outcome.FAILED
+    assert "first_run_at" in result.message
+
+
+def test_a_next_run_at_equal_to_first_run_at_passes_payout_004(
+    validator: ExchangeValidator,
+) -> None:
+    answer = schedule(next_run_at="2026-01-03T00:00:00.000Z")
+    ex = create_schedule(answer, first_run_at="2026-01-03T00:00:00Z")
+    assert outcomes(validator, ex, "PAYOUT-004") == [Outcome.PASSED]
+
+
+def test_without_first_run_at_next_run_at_is_created_at_plus_the_interval_payout_006(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, create_schedule(schedule()), "PAYOUT-006") == [Outcome.PASSED]
+    late = schedule(next_run_at="2026-01-01T00:00:00Z")  # "now", not now + interval
+    assert outcomes(validator, create_schedule(late), "PAYOUT-006") == [Outcome.FAILED]
+
+
+# ----------------------------------------------------------------------------- amounts
+def test_a_raw_amount_not_scaled_by_the_currencys_decimals_fails_payout_002(
+    validator: ExchangeValidator,
+) -> None:
+    ex = create_schedule(schedule(min_send_raw="1500000"))  # scaled like USDC (6), not ETH (18)
+    [result] = about(validator, ex, "PAYOUT-002")
+    assert result.outcome is Outcome.FAILED
+    assert "expected 1500000000000000000" in result.message
+    assert outcomes(validator, create_schedule(schedule()), "PAYOUT-002") == [Outcome.PASSED]
+
+
+def requirements(max_amount: str, resource: str = "https://api.example.com/x402/pay_1") -> Exchange:
+    entry = {
+        "scheme": "exact",
+        "network": "base",
+        "asset": "0x" + "1" * 40,
+        "pay_to": "0x" + "2" * 40,
+        "max_amount_required": max_amount,
+        "resource": resource,
+        "nonce": "0x" + "3" * 64,
+        "valid_before": 1767225600 + 300,
+    }
+    return exchange(
+        "POST", "/v1/x402/requirements", request_headers=POST,
+        request_body={"currency_id": "usdc", "chain_id": "base", "amount": "12.5"}, status=201,
+        response_body={"payment_id": "pay_1", "accepts": [entry]}, started_at=STARTED,
+    )  # fmt: skip
+
+
+def test_x402_requirements_follow_the_request(validator: ExchangeValidator) -> None:
+    ex = requirements("12500000")
+    for rid in ("X402-001", "X402-002", "X402-005", "X402-008", "X402-009", "X402-010"):
+        assert outcomes(validator, ex, rid) == [Outcome.PASSED], rid
+
+
+def test_a_max_amount_required_with_the_wrong_decimals_fails_x402_005(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, requirements("12500000000000000000"), "X402-005") == [Outcome.FAILED]
+
+
+def test_a_relative_default_resource_fails_x402_009(validator: ExchangeValidator) -> None:
+    assert outcomes(validator, requirements("12500000", "/x402/pay_1"), "X402-009") == [
+        Outcome.FAILED
+    ]
+
+
+def usage(max_raw: str, actual_raw: str) -> Exchange:
+    answer = {
+        "payment_id": "pay_1",
+        "scheme": "upto",
+        "max_raw": max_raw,
+        "actual_raw": actual_raw,
+        "usage_id": "u-1",
+    }
+    request = {"actual_amount": "2", "usage_id": "u-1", "evidence": {}}
+    return exchange(
+        "POST", "/v1/x402/pay_1/usage", request_headers=POST, request_body=request,
+        response_body=answer,
+    )  # fmt: skip
+
+
+def test_a_usage_answer_with_actual_raw_above_its_own_max_raw_fails_x402_026(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, usage("1000000", "2000000"), "X402-026") == [Outcome.FAILED]
+    assert outcomes(validator, usage("3000000", "2000000"), "X402-026") == [Outcome.PASSED]
+
+
+# ------------------------------------------------------------------------------ lists
+def list_payments(query: str, statuses: list[str]) -> Exchange:
+    items = [
+        payment("2026-01-01T01:00:00Z", s) | {"id": f"pay_{i}"} for i, s in enumerate(statuses)
+    ]
+    return exchange(
+        "GET", f"/v1/payments{query}", request_headers=AUTH, response_body={"payments": items}
+    )
+
+
+def test_a_status_filter_answered_with_another_status_fails_pay_014(
+    validator: ExchangeValidator,
+) -> None:
+    ex = list_payments("?status=pending", ["pending", "canceled"])
+    [result] = about(validator, ex, "PAY-014")
+    assert result.outcome is Outcome.FAILED and "'canceled'" in result.message
+    ok = list_payments("?status=pending", ["pending", "pending"])
+    assert outcomes(validator, ok, "PAY-014") == [Outcome.PASSED]
+
+
+def test_more_items_than_the_limit_fails_pay_016(validator: ExchangeValidator) -> None:
+    assert outcomes(validator, list_payments("?limit=1", ["pending"] * 2), "PAY-016") == [
+        Outcome.FAILED
+    ]
+    assert outcomes(validator, list_payments("?limit=1", ["pending"]), "PAY-016") == [
+        Outcome.PASSED
+    ]
+
+
+# ------------------------------------------------------------------------- statements
+def line(entry: int, signed: str, balance: str, direction: str = "credit") -> dict[str, Any]:
+    return {
+        "ledger_entry_id": entry,
+        "ledger_transaction_id": f"tx_{entry}",
+        "tx_type": "payment",
+        "business_type": "payment_income",
+        "direction": direction,
+        "canonical_amount": signed.lstrip("-"),
+        "signed_canonical_amount": signed,
+        "balance_after_canonical": balance,
+        "platform_fee_canonical": "0.000000",
+        "is_split_recipient_income": False,
+        "created_at": "2026-01-01T00:30:00Z",
+    }
+
+
+def get_statement(lines: list[dict[str, Any]], closing: str, **changes: Any) -> Exchange:
+    body = {
+        "merchant_id": "m_alpha",
+        "currency_id": "usdc",
+        "code": "USDC",
+        "symbol": "$",
+        "accounting_decimals": 6,
+        "opening_canonical": "0.000000",
+        "closing_canonical": closing,
+        "window_entry_count": len(lines),
+        "limit": 100,
+        "lines": lines,
+        "reconciles": True,
+        **changes,
+    }
+    query = "?currency_id=usdc&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z"
+    return exchange("GET", f"/v1/statements{query}", request_headers=AUTH, response_body=body)
+
+
+def test_statement_amounts_without_accounting_decimals_places_fail_stmt_009(
+    validator: ExchangeValidator,
+) -> None:
+    trimmed = get_statement([line(1, "10.5", "10.5")], "10.5")
+    [result] = about(validator, trimmed, "STMT-009")
+    assert result.outcome is Outcome.FAILED and "not 6" in result.message
+    whole = get_statement([line(1, "10.500000", "10.500000")], "10.500000")
+    assert outcomes(validator, whole, "STMT-009") == [Outcome.PASSED]
+
+
+def test_a_whole_window_page_is_judged_whole(validator: ExchangeValidator) -> None:
+    lines = [line(1, "10.000000", "10.000000"), line(2, "-4.000000", "6.000000", "debit")]
+    ok = get_statement(lines, "6.000000")
+    for rid in ("STMT-001", "STMT-002", "STMT-004", "STMT-005", "STMT-007", "STMT-008"):
+        assert outcomes(validator, ok, rid) == [Outcome.PASSED], rid
+    positive = [line(1, "10.000000", "10.000000"), line(2, "4.000000", "14.000000", "debit")]
+    assert outcomes(validator, get_statement(positive, "14.000000"), "STMT-004") == [Outcome.FAILED]
+    assert outcomes(validator, get_statement(lines, "6.000000", reconciles=False), "STMT-008") == [
+        Outcome.FAILED
+    ]
+
+
+def test_a_count_of_the_page_only_with_a_next_cursor_fails(validator: ExchangeValidator) -> None:
+    page = get_statement([line(1, "1.000000", "1.000000")], "9.000000", next_cursor="c2")
+    [result] = about(validator, page, "STMT-010")
+    assert result.outcome is Outcome.FAILED
+    assert "STMT-013" in result.requirement_ids
+
+
+def test_a_first_pages_opening_is_the_balance_before_its_first_line(
+    validator: ExchangeValidator,
+) -> None:
+    """A window starting after earlier lines (an incremental sync): the opening is not zero."""
+    since = [line(5, "4.000000", "10.000000")]
+    ok = get_statement(since, "10.000000", opening_canonical="6.000000")
+    assert outcomes(validator, ok, "STMT-006") == [Outcome.PASSED]
+    [result] = about(validator, get_statement(since, "10.000000"), "STMT-006")
+    assert result.outcome is Outcome.FAILED
+    assert "opening 0.000000, but the balance before line 5" in result.message
+
+
+def test_a_page_read_without_limit_states_the_profiles_default_size(
+    validator: ExchangeValidator,
+) -> None:
+    lines = [line(1, "10.000000", "10.000000")]
+    assert outcomes(validator, get_statement(lines, "10.000000"), "STMT-011") == [Outcome.PASSED]
+    [result] = about(validator, get_statement(lines, "10.000000", limit=50), "STMT-011")
+    assert result.outcome is Outcome.FAILED
+    assert "limit 50, where the profile's default is 100" in result.message
+
+
+# ----------------------------------------------------------------------------- states
+def pause(status: str, enabled: bool) -> Exchange:
+    answer = schedule(status=status, enabled=enabled)
+    return exchange(
+        "POST", "/v1/payout-schedules/ps_1/pause", request_headers=POST, response_body=answer
+    )
+
+
+def test_a_paused_schedule_that_says_it_is_enabled_fails_payout_011(
+    validator: ExchangeValidator,
+) -> None:
+    [result] = about(validator, pause("paused", True), "PAYOUT-011")
+    assert result.outcome is Outcome.FAILED and "enabled True" in result.message
+    assert outcomes(validator, pause("paused", False), "PAYOUT-011") == [Outcome.PASSED]
+
+
+def test_an_accepted_transition_ends_in_its_target_state(validator: ExchangeValidator) -> None:
+    assert outcomes(validator, pause("paused", False), "PAYOUT-STATE-007") == [Outcome.PASSED]
+    assert outcomes(validator, pause("active", True), "PAYOUT-STATE-007") == [Outcome.FAILED]
+
+
+def test_an_answer_the_recorder_did_not_capture_is_not_judged(
+    validator: ExchangeValidator,
+) -> None:
+    ex = exchange(
+        "POST", "/v1/payout-schedules/ps_1/pause", request_headers=POST, response_body=b""
+    )
+    assert not [r for r in validator.validate(ex) if r.check_id.startswith("validate.answer")]
+
+
+# ----------------------------------------------------------------------- test helpers
+def helper(
+    action: str,
+    answer: Any,
+    status: int = 200,
+    body: Any = b"",
+    headers: tuple[tuple[str, str], ...] = POST,
+) -> Exchange:
+    path = f"/v1/test-helpers/payments/pay_1/{action}"
+    return exchange(
+        "POST", path, request_headers=headers, request_body=body, status=status,
+        response_body=answer,
+    )  # fmt: skip
+
+
+def test_the_expire_helper_must_leave_the_payment_expired_help_005(
+    validator: ExchangeValidator,
+) -> None:
+    expired = helper("expire", payment("2026-01-01T01:00:00Z", "expired"))
+    assert outcomes(validator, expired, "HELP-005") == [Outcome.PASSED]
+    pending = helper("expire", payment("2026-01-01T01:00:00Z", "pending"))
+    assert outcomes(validator, pending, "HELP-005") == [Outcome.FAILED]
+
+
+def test_a_deposit_of_the_full_quote_must_settle_help_002(validator: ExchangeValidator) -> None:
+    full = {"currency_id": "usdc", "chain_id": "base", "amount": "30"}
+    stays = helper("deposit", payment("2026-01-01T01:00:00Z", "underpaid"), body=full)
+    assert outcomes(validator, stays, "HELP-002") == [Outcome.FAILED]
+    settled = helper("deposit", payment("2026-01-01T01:00:00Z", "settled"), body=full)
+    assert outcomes(validator, settled, "HELP-002") == [Outcome.PASSED]
+    short = {"currency_id": "usdc", "chain_id": "base", "amount": "5"}
+    underpaid = helper("deposit", payment("2026-01-01T01:00:00Z", "underpaid"), body=short)
+    assert outcomes(validator, underpaid, "HELP-001") == [Outcome.PASSED]
+
+
+def test_a_helper_accepted_without_authentication_fails_help_007(
+    validator: ExchangeValidator,
+) -> None:
+    ex = helper("expire", payment("2026-01-01T01:00:00Z", "expired"), headers=())
+    assert Outcome.FAILED in outcomes(validator, ex, "HELP-007")
+    refused = helper("expire", {"code": "unauthorized", "message": "no"}, 401, headers=())
+    assert outcomes(validator, refused, "HELP-007") == [Outcome.PASSED]
+
+
+def test_a_helper_refused_for_lacking_an_idempotency_key_fails_help_008(
+    validator: ExchangeValidator,
+) -> None:
+    missing = {"code": "idempotency_key_missing", "message": "need a key"}
+    ex = helper("expire", missing, 400, headers=AUTH)
+    assert outcomes(validator, ex, "HELP-008") == [Outcome.FAILED]
+    accepted = helper("expire", payment("2026-01-01T01:00:00Z", "expired"), headers=AUTH)
+    assert outcomes(validator, accepted, "HELP-008") == [Outcome.PASSED]
+
+
+# ------------------------------------------------------------------------------ echoes
+def put_endpoint(sent: list[str], answered: list[str]) -> Exchange:
+    url = "https://hooks.example.com/pay"
+    return exchange(
+        "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST,
+        request_body={"url": url, "event_types": sent}, status=200,
+        response_body={"id": "we_1", "url": url, "event_types": answered, "active": True,
+                       "created_at": "2026-01-01T00:00:00Z"},
+    )  # fmt: skip
+
+
+def test_a_replaced_endpoint_that_keeps_its_old_event_types_fails_wh_005(
+    validator: ExchangeValidator,
+) -> None:
+    kept = put_endpoint(["payment.settled"], ["payment.settled", "payment.created"])
+    assert outcomes(validator, kept, "WH-005") == [Outcome.FAILED]
+    assert outcomes(validator, kept, "WH-001") == [Outcome.FAILED]
+
+
+def test_an_endpoint_answered_with_the_event_types_put_passes_wh_005(
+    validator: ExchangeValidator,
+) -> None:
+    same = put_endpoint(
+        ["payment.settled", "payment.created"], ["payment.created", "payment.settled"]
+    )
+    assert outcomes(validator, same, "WH-005") == [Outcome.PASSED]
+
+
+def put_split(sent: list[dict[str, Any]], answered: list[dict[str, Any]]) -> Exchange:
+    return exchange(
+        "PUT", "/v1/split-template", request_headers=POST, request_body={"shares": sent},
+        status=200, response_body={"shares": answered, "updated_at": "2026-01-01T00:00:00Z"},
+    )  # fmt: skip
+
+
+def test_an_emptied_split_template_answered_with_shares_fails_split_008(
+    validator: ExchangeValidator,
+) -> None:
+    kept = put_split([], [{"merchant_id": "m_gamma", "bps": 1000}])
+    assert outcomes(validator, kept, "SPLIT-008") == [Outcome.FAILED]
+    assert outcomes(validator, put_split([], []), "SPLIT-008") == [Outcome.PASSED]
+
+
+def test_split_shares_answered_as_put_pass_split_007(validator: ExchangeValidator) -> None:
+    shares = [{"merchant_id": "m_gamma", "bps": 1000}]
+    assert outcomes(validator, put_split(shares, shares), "SPLIT-007") == [Outcome.PASSED]
+    other = [{"merchant_id": "m_gamma", "bps": 500}]
+    assert outcomes(validator, put_split(shares, other), "SPLIT-007") == [Outcome.FAILED]
+
+
+def accept_underpaid(accepted_raw: str) -> Exchange:
+    return exchange(
+        "POST", "/v1/payments/pay_1/accept-underpaid", request_headers=POST, status=200,
+        response_body={"payment_id": "pay_1", "currency_id": "usdc",
+                       "currency_chain_id": "usdc:base", "accepted_raw": accepted_raw,
+                       "status": "settled"},
+    )  # fmt: skip
+
+
+def test_accept_underpaid_of_a_payment_that_received_nothing_fails_pay_state_008(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, accept_underpaid("0"), "PAY-STATE-008") == [Outcome.FAILED]
+    assert outcomes(validator, accept_underpaid("4000000"), "PAY-STATE-008") == [Outcome.PASSED]

@@ -1,0 +1,145 @@
+"""Authentication in recorded traffic: signatures and the clock window, judged by the answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from conformance.core.profile import Profile, load_profile
+from conformance.core.redaction import REDACTED
+from conformance.core.results import Outcome
+from conformance.core.signing import Signer
+from conformance.suite.plugin import with_credential
+from conformance.validator.auth import AuthChecks
+from conformance.validator.exchange import Exchange
+from conformance.validator.tables import Finding, request_headers
+from tests.validator.samples import exchange
+
+SENT_AT = 1_767_225_600  # the samples' start time, 2026-01-01T00:00:00Z
+UNAUTHORIZED = {"code": "unauthorized", "message": "bad signature"}
+
+
+@pytest.fixture(scope="module")
+def profile() -> Profile:
+    return load_profile("default")
+
+
+def request(
+    *,
+    status: int = 200,
+    secret: str = "sk_test_alpha_0123456789abcdef",
+    api_key: str = "mk_test_alpha",
+    timestamp: int = SENT_AT,
+    nonce: str = "n0nce-0123456789abcdef",
+    tamper: bytes | None = None,
+    started_at: str | None = "2026-01-01T00:00:00.000Z",
+) -> Exchange:
+    """A payment creation signed with ``secret``; ``tamper`` replaces the body after signing."""
+    body = b'{"merchant_order_no":"o-1"}'
+    headers = Signer(api_key, secret).headers(
+        "POST", "/v1/payments?expand=quotes", body, timestamp=timestamp, nonce=nonce
+    )
+    answer: Any = {"id": "pay_1", "status": "pending"} if status < 300 else UNAUTHORIZED
+    return exchange(
+        "POST",
+        "/v1/payments?expand=quotes",
+        request_headers=list(headers.items()),
+        request_body=tamper if tamper is not None else body,
+        status=status,
+        response_body=answer,
+        started_at=started_at,
+    )
+
+
+def judge(
+    checks: AuthChecks, ex: Exchange, *, nonce_seen: bool = False, sent_at: float | None = SENT_AT
+) -> list[Finding]:
+    return checks.observe(ex, request_headers(ex), "createPayment", sent_at, nonce_seen)
+
+
+def outcomes(findings: list[Finding], rid: str) -> list[Outcome]:
+    return [outcome for _, ids, outcome, _ in findings if rid in ids]
+
+
+def test_a_request_signed_as_the_profile_states_and_accepted_passes(profile: Profile) -> None:
+    findings = judge(AuthChecks(profile), request())
+    assert outcomes(findings, "AUTH-005") == [Outcome.PASSED]
+    assert outcomes(findings, "AUTH-012") == [Outcome.PASSED]
+
+
+def test_a_correctly_signed_fresh_request_refused_fails(profile: Profile) -> None:
+    findings = judge(AuthChecks(profile), request(status=401))
+    assert outcomes(findings, "AUTH-005") == [Outcome.FAILED]
+    # unless its nonce was sent before: then the refusal may be for the nonce (AUTH-016)
+    assert judge(AuthChecks(profile), request(status=401), nonce_seen=True) == []
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"secret": "sk_test_beta_0123456789abcdef"}, {"tamper": b'{"merchant_order_no":"o-2"}'}],
+    ids=["another secret", "body changed after signing"],
+)
+def test_a_signature_that_does_not_verify_must_be_refused(
+    profile: Profile, changes: dict[str, Any]
+) -> None:
+    accepted = judge(AuthChecks(profile), request(**changes))
+    assert outcomes(accepted, "AUTH-013") == [Outcome.FAILED]
+    assert outcomes(accepted, "AUTH-005") == []
+    refused = judge(AuthChecks(profile), request(status=401, **changes))
+    assert outcomes(refused, "AUTH-013") == [Outcome.PASSED]
+    validation = judge(AuthChecks(profile), request(status=400, **changes))
+    assert outcomes(validation, "AUTH-020") == [Outcome.FAILED]
+
+
+@pytest.mark.parametrize("offset, rid", [(-400, "AUTH-010"), (400, "AUTH-011")])
+def test_a_timestamp_outside_the_clock_window_must_be_refused(
+    profile: Profile, offset: int, rid: str
+) -> None:
+    accepted = judge(AuthChecks(profile), request(timestamp=SENT_AT + offset))
+    assert outcomes(accepted, rid) == [Outcome.FAILED]
+    refused = judge(AuthChecks(profile), request(status=401, timestamp=SENT_AT + offset))
+    assert outcomes(refused, rid) == [Outcome.PASSED]
+    assert outcomes(refused, "AUTH-005") == []  # refused for its timestamp, rightly
+
+
+def test_a_timestamp_at_the_edge_of_the_window_is_not_judged(profile: Profile) -> None:
+    """The recorder's clock is not the server's: 300 s give or take 2 is not decided."""
+    for offset in (-301, 299):
+        findings = judge(AuthChecks(profile), request(status=401, timestamp=SENT_AT + offset))
+        assert outcomes(findings, "AUTH-010") == outcomes(findings, "AUTH-005") == []
+
+
+def test_what_the_recording_cannot_show_is_not_exercised_with_the_reason(
+    profile: Profile,
+) -> None:
+    checks = AuthChecks(profile)
+    unknown = judge(checks, request(api_key="mk_live_other"))
+    [(_, ids, outcome, reason)] = unknown
+    assert outcome is Outcome.NOT_EXERCISED and "AUTH-013" in ids
+    assert "--api-key and --api-secret" in reason
+    assert judge(checks, request(api_key="mk_live_other")) == []  # the reason is given once
+    masked = request()
+    masked = replace(
+        masked,
+        request_headers=tuple(
+            (k, REDACTED if k == "X-Signature" else v) for k, v in masked.request_headers
+        ),
+    )
+    [(_, _, outcome, reason)] = judge(AuthChecks(profile), masked)
+    assert outcome is Outcome.NOT_EXERCISED and "masked" in reason
+    untimed = judge(AuthChecks(profile), request(started_at=None), sent_at=None)
+    assert outcomes(untimed, "AUTH-010") == [Outcome.NOT_EXERCISED]
+    assert outcomes(untimed, "AUTH-013") == []
+
+
+def test_a_secret_given_on_the_command_line_verifies_signatures(profile: Profile) -> None:
+    """validate --api-key/--api-secret replace the first credential, as run's do."""
+    live = with_credential(profile, "mk_live_1", "sk_live_s3cret_value_0123")
+    checks = AuthChecks(live)
+    good = request(api_key="mk_live_1", secret="sk_live_s3cret_value_0123")
+    assert outcomes(judge(checks, good), "AUTH-005") == [Outcome.PASSED]
+    bad = request(api_key="mk_live_1", secret="sk_live_other_value_01234")
+    [(_, _, outcome, message)] = judge(checks, bad)
+    assert outcome is Outcome.FAILED and "s3cret" not in message
