@@ -346,6 +346,8 @@ class RunResult:
             words += ["--waivers", self.options["waivers"]]
         if self.options.get("strict_waivers") == "true":
             words.append("--strict-waivers")
+        if "baseline" in self.options:
+            words += ["--baseline", self.options["baseline"]]
         return shlex.join(words + self._case_words())
 
     @property

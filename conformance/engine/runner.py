@@ -535,6 +535,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["waivers"] = options.waivers.path
     if options.strict_waivers:
         recorded["strict_waivers"] = "true"
+    if options.baseline is not None:
+        recorded["baseline"] = options.baseline.source
     if options.shard is not None:
         recorded["shard"] = str(options.shard)
     return recorded

@@ -298,6 +298,8 @@ def gated(
         options["waivers"] = waivers.path
         if strict_waivers:
             options["strict_waivers"] = "true"
+    if baseline is not None:
+        options["baseline"] = baseline.source
     gated_result = replace(result, requirements=requirements, waivers=waived, options=options)
     if baseline is not None:
         gated_result = replace(gated_result, baseline=compare(baseline, outcomes_of(gated_result)))

@@ -32,7 +32,15 @@ from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, digest, json_body
+from conformance.validator.tables import (
+    TABLE_LIMIT,
+    BoundedTable,
+    Finding,
+    digest,
+    json_body,
+    list_items,
+    party,
+)
 
 API_KEY_HEADER = "x-api-key"
 FOREIGN_ID = f"{FAMILY}.foreign_id"
@@ -105,7 +113,7 @@ class TenantChecks:
         self._invalid_state = profile.error("status", "invalid_state").status
         # Keys of one merchant share its ids: the profile's credentials say whose key is whose.
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
-        self._known = frozenset(_owner(m, "merchant") for m in self._merchant.values())
+        self._known = frozenset(party("merchant", m) for m in self._merchant.values())
         self._owners: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # an endpoint as (id, created_at): the merchant it was first answered to
         self._endpoints: BoundedTable[bytes, tuple[bytes, str]] = BoundedTable(limit)
@@ -124,7 +132,7 @@ class TenantChecks:
             return
         status = exchange.status or 0
         merchant = self._merchant.get(api_key)
-        key = _owner(merchant, "merchant") if merchant is not None else _owner(api_key, "key")
+        key = party("merchant", merchant) if merchant is not None else party("key", api_key)
         success = 200 <= status < 300
         if named is not None and (success or status in (self._not_found, self._invalid_state)):
             yield from self._named(exchange, named, key, status != self._not_found)
@@ -213,7 +221,7 @@ class TenantChecks:
     ) -> Iterator[Finding]:
         """TEN-005: an endpoint answered with the id and ``created_at`` of an endpoint another
         merchant was answered first is that merchant's endpoint."""
-        items = [body] if operation_id == "putWebhookEndpoint" else list(_items(body))
+        items = [body] if operation_id == "putWebhookEndpoint" else list(list_items(body))
         for item in items:
             ident, created_at = item.get("id"), item.get("created_at")
             if not isinstance(ident, str) or not isinstance(created_at, str):
@@ -256,12 +264,6 @@ class TenantChecks:
 
 
 @lru_cache(maxsize=1024)
-@lru_cache(maxsize=1024)
-def _owner(name: str, what: str) -> bytes:
-    """The digest standing for a merchant or an API key (a recording holds few of them)."""
-    return digest(what, name)
-
-
 def _named_id(exchange: Exchange, named: _Named) -> str | None:
     if named.segment is None:
         body = json_body(exchange.request_body)
@@ -272,17 +274,8 @@ def _named_id(exchange: Exchange, named: _Named) -> str | None:
     return unquote(parts[named.segment]) if len(parts) > named.segment else None
 
 
-def _items(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The items of a list answer (of every list member of the object)."""
-    for value in body.values():
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    yield item
-
-
 def _item_ids(body: dict[str, Any]) -> Iterator[str]:
     """The ids of the items of a list answer."""
-    for item in _items(body):
+    for item in list_items(body):
         if isinstance(item.get("id"), str):
             yield item["id"]

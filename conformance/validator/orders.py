@@ -21,14 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, digest, json_body
+from conformance.validator.tables import (
+    TABLE_LIMIT,
+    BoundedTable,
+    Finding,
+    digest,
+    json_body,
+    list_items,
+    party,
+)
 
 API_KEY_HEADER = "x-api-key"
 ORDER_NUMBER = f"{FAMILY}.order_number"
@@ -85,7 +92,7 @@ class OrderChecks:
             return
         merchant_id = self._merchant.get(api_key)
         known = merchant_id is not None
-        merchant = _party("merchant", merchant_id) if merchant_id else _party("key", api_key)
+        merchant = party("merchant", merchant_id) if merchant_id else party("key", api_key)
         if operation_id == LIST:
             if isinstance(body, dict) and 200 <= (exchange.status or 0) < 300:
                 yield from self._listed(exchange, merchant, body)
@@ -162,7 +169,7 @@ class OrderChecks:
         self, exchange: Exchange, merchant: bytes, body: dict[str, Any]
     ) -> Iterator[Finding]:
         shown_replayed = False
-        for item in _items(body):
+        for item in list_items(body):
             payment_id, number = item.get("id"), item.get("merchant_order_no")
             if not isinstance(payment_id, str) or not isinstance(number, str):
                 continue
@@ -190,17 +197,3 @@ class OrderChecks:
                 Outcome.PASSED,
                 "listPayments shows each replayed creation's payment once",
             )
-
-
-@lru_cache(maxsize=1024)
-def _party(what: str, name: str) -> bytes:
-    """The digest standing for a merchant or an API key (a recording holds few of them)."""
-    return digest(what, name)
-
-
-def _items(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for value in body.values():
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    yield item

@@ -51,6 +51,9 @@ def test_only_a_failure_new_since_the_baseline_fails_the_run(tmp_path: Path) -> 
     results = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))
     assert (results["verdict"], results["exit_code"]) == ("NOT CONFORMANT", 0)
     assert results["baseline"]["unchanged_failures"] == [{"id": "AUTH-013", "was": "failed"}]
+    # the command repeating the run keeps the gate
+    assert results["options"]["baseline"] == str(baseline)
+    assert f"--baseline {baseline}" in results["rerun"]
     written = (tmp_path / "again" / "summary.md").read_text(encoding="utf-8")
     assert summary_file.read_text(encoding="utf-8") == written
     assert "### Against the baseline: ✅ no new failures against the baseline" in written
