@@ -14,7 +14,7 @@ import click
 from conformance.cli import exit_codes
 from conformance.cli._common import fail
 from conformance.cli.run import default_report_dir
-from conformance.cli.waivers import STRICT_HELP, WAIVERS_HELP, echo_waivers, load_option
+from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.catalogue import load_catalogue
 from conformance.core.results import RunResult
 from conformance.core.untrusted import for_terminal
@@ -44,21 +44,7 @@ from conformance.reporting.signing import SigningError, load_private_key
     metavar="KEY.pem",
     help="Sign the merged reports' manifest with this Ed25519 private key (PEM), as run does.",
 )
-@click.option(
-    "--waivers",
-    "waivers_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="FILE.toml",
-    help=WAIVERS_HELP + " Applied to the merged run (a shard sees only its part).",
-)
-@click.option("--strict-waivers", is_flag=True, help=STRICT_HELP)
-@click.option(
-    "--baseline",
-    type=click.Path(path_type=Path),
-    metavar="RESULTS",
-    help="An earlier run's results.json (or its report directory): only requirements failed "
-    "in the merged run but not in it fail it (docs/reports.md).",
-)
+@gate_options("Applied to the merged run (a shard sees only its part).")
 def merge(
     directories: tuple[Path, ...],
     report_dir: Path | None,

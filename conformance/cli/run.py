@@ -28,7 +28,7 @@ from conformance.cli._common import (
 )
 from conformance.cli._signals import sigterm_as_interrupt
 from conformance.cli.shard_option import shard_note, shard_option
-from conformance.cli.waivers import STRICT_HELP, WAIVERS_HELP, echo_waivers, load_option
+from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.results import Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
@@ -266,22 +266,7 @@ def default_report_dir() -> Path:
     "it is masked in output and reports). HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are "
     "never read.",
 )
-@click.option(
-    "--waivers",
-    "waivers_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="FILE.toml",
-    help=WAIVERS_HELP,
-)
-@click.option("--strict-waivers", is_flag=True, help=STRICT_HELP)
-@click.option(
-    "--baseline",
-    type=click.Path(path_type=Path),
-    metavar="RESULTS",
-    help="An earlier run's results.json (or its report directory): only requirements failed "
-    "now but not in it fail the run; the verdict and every report say what changed "
-    "(docs/reports.md).",
-)
+@gate_options()
 @shard_option
 @click.option("--no-progress", is_flag=True, help="No live progress display (plain lines only).")
 def run(

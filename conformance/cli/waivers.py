@@ -3,7 +3,9 @@ and the console lines of what each waiver did."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -18,6 +20,42 @@ WAIVERS_HELP = (
     "each waiver, and the manifest holds the file's SHA-256."
 )
 STRICT_HELP = "Fail the run (exit 1) when a waiver covered nothing this run (a stale waiver)."
+BASELINE_HELP = (
+    "An earlier run's results.json (or its report directory): only requirements failed now but "
+    "not in it fail the run; the verdict and every report say what changed (docs/reports.md)."
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def gate_options(note: str = "") -> Callable[[F], F]:
+    """``--waivers FILE``, ``--strict-waivers`` and ``--baseline RESULTS`` (``run`` and
+    ``merge``), their help followed by ``note``."""
+    extra = f" {note}" if note else ""
+
+    def decorate(command: F) -> F:
+        for option in reversed(
+            (
+                click.option(
+                    "--waivers",
+                    "waivers_file",
+                    type=click.Path(path_type=Path, dir_okay=False),
+                    metavar="FILE.toml",
+                    help=WAIVERS_HELP + extra,
+                ),
+                click.option("--strict-waivers", is_flag=True, help=STRICT_HELP),
+                click.option(
+                    "--baseline",
+                    type=click.Path(path_type=Path),
+                    metavar="RESULTS",
+                    help=BASELINE_HELP + extra,
+                ),
+            )
+        ):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def load_option(path: Path | None, strict: bool, fail_fast: bool) -> WaiverFile | None:

@@ -138,18 +138,7 @@ class DepositChecks:
             f"deposits of {total} {currency} in all into {payment_id}, quoted {quoted}: "
             f"answered {status!r}"
         )
-        self._waiting.add(
-            Waiting(
-                _subject(payment_id),
-                when,
-                exchange.source,
-                RECEIVED,
-                ("HELP-001",),
-                message,
-                DEPOSIT,
-                shown(),
-            )
-        )
+        self._wait(exchange, payment_id, when, ("HELP-001",), message, DEPOSIT, shown)
 
     def _accepted(
         self,
@@ -172,15 +161,29 @@ class DepositChecks:
             f"accept-underpaid of {payment_id} answered accepted_raw {accepted}, but the "
             f"recorded deposits paid {raw} raw ({payment.received} {payment.currency})"
         )
+        self._wait(exchange, payment_id, when, ("PAY-STATE-007",), message, ACCEPT, shown)
+
+    def _wait(
+        self,
+        exchange: Exchange,
+        payment_id: str,
+        when: Moment,
+        ids: tuple[str, ...],
+        message: str,
+        operation_id: str,
+        shown: Callable[[], Evidence],
+    ) -> None:
+        """A failure about the payment's received amount, held until no exchange recorded later
+        (a deposit that overlaps this one) can have come first."""
         self._waiting.add(
             Waiting(
                 _subject(payment_id),
                 when,
                 exchange.source,
                 RECEIVED,
-                ("PAY-STATE-007",),
+                ids,
                 message,
-                ACCEPT,
+                operation_id,
                 shown(),
             )
         )
