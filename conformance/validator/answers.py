@@ -328,12 +328,9 @@ class AnswerChecks:
     def _min_send_raw(self, call: Call) -> Iterator[Finding]:
         amount, currency = call.field("min_send_amount"), self._currency(call.field("currency_id"))
         got = call.answer.get("min_send_raw")
-        if currency is None or decimal_value(amount) is None or not isinstance(got, str):
+        want = _expected_raw(amount, currency)
+        if want is None or currency is None or not isinstance(got, str):
             return
-        assert isinstance(amount, str)
-        if _places(amount) > currency.decimals:
-            return  # to be refused (admission judges it)
-        want = str(raw_amount(amount, currency.decimals))
         problem = (
             None
             if got == want
@@ -387,13 +384,8 @@ class AnswerChecks:
             problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
             yield verdict(CHECK, ("X402-010",), problem)
             raw = entry.get("max_amount_required")
-            if (
-                currency is not None
-                and decimal_value(amount) is not None
-                and isinstance(amount, str)
-                and _places(amount) <= currency.decimals
-            ):
-                want_raw = str(raw_amount(amount, currency.decimals))
+            want_raw = _expected_raw(amount, currency)
+            if want_raw is not None and currency is not None:
                 problem = (
                     None
                     if raw == want_raw
@@ -694,6 +686,17 @@ def merged(found: list[Finding]) -> list[Finding]:
                 passed(check, tuple(ids) if len(unique) == len(ids) else tuple(sorted(unique)))
             )
     return kept
+
+
+def _expected_raw(amount: object, currency: Currency | None) -> str | None:
+    """``amount`` (a decimal string) in the currency's raw units; None when there is no
+    currency, no decimal amount, or more places than the currency has (a request to be
+    refused: the admission checks judge it)."""
+    if currency is None or not isinstance(amount, str) or decimal_value(amount) is None:
+        return None
+    if _places(amount) > currency.decimals:
+        return None
+    return str(raw_amount(amount, currency.decimals))
 
 
 def _first(problems: list[str]) -> str | None:
