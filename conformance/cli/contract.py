@@ -10,7 +10,8 @@ import click
 import yaml
 
 from conformance.cli._common import USAGE_ERROR, fail, profile_option
-from conformance.core.contract import ContractError, effective_contract
+from conformance.core.contract import effective_contract
+from conformance.core.openapi import ContractError
 from conformance.core.profile import (
     EXTENDS_HINT,
     ProfileError,

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import yaml
 
+from conformance.core import openapi
+from conformance.core.openapi import ContractError, resolve
 from conformance.core.profile import Profile
 from conformance.core.resources import openapi_document_path
 
-HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 SUCCESS_RANGE = "2XX"
 ERROR_RANGE = "4XX"
@@ -78,10 +79,6 @@ CREATE_OPERATIONS: Mapping[str, str] = {
 }
 
 
-class ContractError(ValueError):
-    """The OpenAPI document cannot be used (missing, not YAML, not an OpenAPI mapping)."""
-
-
 @dataclass(frozen=True)
 class Operation:
     method: str  # upper case
@@ -131,32 +128,6 @@ def load_document() -> dict[str, Any]:
 
 def document_sha256() -> str:
     return hashlib.sha256(_document_bytes()).hexdigest()
-
-
-def resolve(doc: Mapping[str, Any], node: Any) -> Any:
-    """Follow local ``$ref`` chains (``#/components/...``) until a node without one."""
-    seen: set[str] = set()
-    while isinstance(node, Mapping) and "$ref" in node:
-        ref = node["$ref"]
-        if not isinstance(ref, str) or not ref.startswith("#/") or ref in seen:
-            raise ContractError(f"unresolvable $ref {ref!r}")
-        seen.add(ref)
-        target: Any = doc
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, Mapping) or part not in target:
-                raise ContractError(f"$ref {ref!r} does not resolve")
-            target = target[part]
-        node = target
-    return node
-
-
-def iter_operation_objects(doc: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """(method upper case, path, operation object) for every operation, in document order."""
-    for path, item in doc.get("paths", {}).items():
-        for method, op in item.items():
-            if method in HTTP_METHODS:
-                yield method.upper(), path, op
 
 
 def _schema_name(node: Any) -> str | None:
@@ -209,7 +180,7 @@ def _operation(doc: Mapping[str, Any], method: str, path: str, op: dict[str, Any
 def operations(doc: Mapping[str, Any] | None = None) -> list[Operation]:
     """Every operation of ``doc`` (default: the OpenAPI document), in document order."""
     source = _parsed_document() if doc is None else doc
-    return [_operation(source, m, p, op) for m, p, op in iter_operation_objects(source)]
+    return [_operation(source, e.method, e.path, e.operation) for e in openapi.operations(source)]
 
 
 def operation(operation_id: str, doc: Mapping[str, Any] | None = None) -> Operation:
@@ -298,13 +269,11 @@ def _set_range(schema: dict[str, Any], profile: Profile, section: str, key: str)
 
 
 def _query_schema(doc: dict[str, Any], operation_id: str, name: str) -> dict[str, Any]:
-    for _, _, op in iter_operation_objects(doc):
-        if op["operationId"] == operation_id:
-            for param in op.get("parameters", []):
-                param = resolve(doc, param)
-                if param["in"] == "query" and param["name"] == name:
-                    schema: dict[str, Any] = param["schema"]
-                    return schema
+    for param in openapi.find(doc, operation_id).operation.get("parameters", []):
+        param = resolve(doc, param)
+        if param["in"] == "query" and param["name"] == name:
+            schema: dict[str, Any] = param["schema"]
+            return schema
     raise ContractError(f"{operation_id} has no query parameter {name!r}")
 
 
@@ -510,10 +479,10 @@ def _pin_issued_requirements(doc: dict[str, Any], profile: Profile) -> None:
     settle request, where a malformed entry is a settlement failure, so only the response of
     createX402Requirements is narrowed."""
     x402 = profile.data["x402"]
-    for _, _, op_obj in iter_operation_objects(doc):
-        if op_obj["operationId"] != "createX402Requirements":
+    for found in openapi.operations(doc):
+        if found.operation_id != "createX402Requirements":
             continue
-        for status, response in op_obj["responses"].items():
+        for status, response in found.operation["responses"].items():
             if not status.startswith("2"):
                 continue
             media = response["content"]["application/json"]
@@ -543,8 +512,9 @@ def effective_contract(profile: Profile) -> dict[str, Any]:
     """The OpenAPI document with ``profile``'s choices pinned; still a valid OpenAPI 3.1."""
     doc = load_document()
     _pin_schemas(doc, profile)
-    for method, path, op_obj in iter_operation_objects(doc):
-        _pin_operation(doc, profile, _operation(doc, method, path, op_obj), op_obj)
+    for found in openapi.operations(doc):
+        op_obj = found.operation
+        _pin_operation(doc, profile, _operation(doc, found.method, found.path, op_obj), op_obj)
     _pin_issued_requirements(doc, profile)
     status = profile.data["status"]
     info = doc["info"]

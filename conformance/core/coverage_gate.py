@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.core.catalogue import Catalogue, Requirement
+from conformance.core.openapi import operations, resolve
 
-HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 _STATUS = re.compile(r"\b[1-5][0-9]{2}\b")
 
 
@@ -51,22 +51,16 @@ class Documented:
 
 def documented(contract: Mapping[str, Any]) -> list[Documented]:
     found = []
-    for item in (contract.get("paths") or {}).values():
-        for method in HTTP_METHODS:
-            operation = item.get(method) if isinstance(item, Mapping) else None
-            if not isinstance(operation, Mapping) or "operationId" not in operation:
-                continue
-            required: list[tuple[str, str]] = []
-            body = _resolve(contract, operation.get("requestBody"))
-            required += [("request", f) for f in _required_fields(contract, body)]
-            statuses = []
-            for status, response in (operation.get("responses") or {}).items():
-                statuses.append(str(status))
-                resolved = _resolve(contract, response)
-                required += [(str(status), f) for f in _required_fields(contract, resolved)]
-            found.append(
-                Documented(str(operation["operationId"]), tuple(statuses), tuple(required))
-            )
+    for entry in operations(contract):
+        required: list[tuple[str, str]] = []
+        body = resolve(contract, entry.operation.get("requestBody"))
+        required += [("request", f) for f in _required_fields(contract, body)]
+        statuses = []
+        for status, response in (entry.operation.get("responses") or {}).items():
+            statuses.append(str(status))
+            resolved = resolve(contract, response)
+            required += [(str(status), f) for f in _required_fields(contract, resolved)]
+        found.append(Documented(entry.operation_id, tuple(statuses), tuple(required)))
     return found
 
 
@@ -114,15 +108,6 @@ def _names(requirement: Requirement, field: str) -> bool:
     )
 
 
-def _resolve(contract: Mapping[str, Any], value: Any, depth: int = 0) -> Any:
-    while isinstance(value, Mapping) and "$ref" in value and depth < 32:
-        target: Any = contract
-        for part in str(value["$ref"]).removeprefix("#/").split("/"):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        value, depth = target, depth + 1
-    return value
-
-
 def _required_fields(contract: Mapping[str, Any], holder: Any) -> Iterator[str]:
     """Top-level required fields of every JSON schema a request body or response holds."""
     if not isinstance(holder, Mapping):
@@ -137,7 +122,7 @@ def _required_fields(contract: Mapping[str, Any], holder: Any) -> Iterator[str]:
 
 
 def _required(contract: Mapping[str, Any], schema: Any, depth: int) -> list[str]:
-    schema = _resolve(contract, schema)
+    schema = resolve(contract, schema)
     if not isinstance(schema, Mapping) or depth > 8:
         return []
     names = [str(n) for n in schema.get("required", [])]

@@ -26,6 +26,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
+from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
 from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
 from conformance.reference.timestamps import parse_rfc3339
@@ -448,13 +449,13 @@ class _Compiler:
             format_checker=self.checker,
         )
 
+    # Not ``openapi.resolve``: a validator compiles the schema at its JSON pointer, so the
+    # pointer of a referenced parameter is kept.
     def resolve(self, node: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         """A parameter object and its pointer when it is a local ``$ref``."""
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
-            target: Any = self.document
-            for part in ref[2:].split("/"):
-                target = target[part.replace("~1", "/").replace("~0", "~")]
+            target: dict[str, Any] = follow(self.document, ref)
             return target, ref[2:]
         return node, None
 
@@ -463,10 +464,11 @@ class _Compiler:
         kind = resolved.get("type")
         return kind if isinstance(kind, str) else None
 
-    def operation(self, path: str, method: str, op: dict[str, Any]) -> OperationValidator:
+    def operation(self, entry: PathOperation) -> OperationValidator:
+        path, method, op = entry.path, entry.method.lower(), entry.operation
         located = [
             (node, _pointer("paths", path, "parameters", str(i)))
-            for i, node in enumerate(self.document["paths"][path].get("parameters", []))
+            for i, node in enumerate(entry.path_item.get("parameters", []))
         ] + [
             (node, _pointer("paths", path, method, "parameters", str(i)))
             for i, node in enumerate(op.get("parameters", []))
@@ -504,10 +506,8 @@ def compile_document(uri: str, document: dict[str, Any]) -> dict[str, OperationV
     registry: Registry[Any] = Registry().with_resource(uri=uri, resource=resource)
     compiler = _Compiler(uri, document, registry)
     result: dict[str, OperationValidator] = {}
-    for path, item in document.get("paths", {}).items():
-        for method, op in item.items():
-            if isinstance(op, dict) and "operationId" in op:
-                result[op["operationId"]] = compiler.operation(path, method, op)
+    for entry in operations(document):
+        result[entry.operation_id] = compiler.operation(entry)
     return result
 
 

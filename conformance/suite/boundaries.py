@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from conformance.core.openapi import ContractError, find, follow
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.suite.factories import ABSENT, RequestSpec
 
@@ -112,16 +113,18 @@ class Case:
         return f"{self.constraint.id} {side} {self.label}"
 
 
+# Not ``openapi.inline``: constraints are read from one flat schema per field, so ``allOf`` is
+# merged and ``X or null`` narrowed to X, one level at a time as the walk goes down.
 def _resolve(contract: Mapping[str, Any], schema: Any, depth: int = 0) -> dict[str, Any]:
     """``schema`` with ``$ref`` followed and ``allOf`` merged (enough for request schemas)."""
     if not isinstance(schema, Mapping):
         return {}
     if depth > 32:
-        raise ValueError("the contract's schemas refer to each other without end")
+        raise ContractError("the contract's schemas refer to each other without end")
     resolved = dict(schema)
     ref = resolved.pop("$ref", None)
     if isinstance(ref, str):
-        target = _follow_ref(contract, ref)
+        target = follow(contract, ref)
         resolved = {**_resolve(contract, target, depth + 1), **resolved}
     parts = resolved.pop("allOf", None)
     if isinstance(parts, list):
@@ -148,18 +151,6 @@ def _resolve(contract: Mapping[str, Any], schema: Any, depth: int = 0) -> dict[s
                 del resolved[keyword]
                 resolved = {**concrete[0], **resolved}
     return resolved
-
-
-def _follow_ref(contract: Mapping[str, Any], ref: str) -> Any:
-    if not ref.startswith("#/"):
-        raise ValueError(f"only local references are supported, not {ref!r}")
-    node: Any = contract
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, Mapping) or part not in node:
-            raise ValueError(f"the contract has no {ref!r}")
-        node = node[part]
-    return node
 
 
 def _types(schema: Mapping[str, Any]) -> set[str]:
@@ -226,31 +217,10 @@ def _walk(
         )
 
 
-def find_operation(contract: Mapping[str, Any], operation_id: str) -> tuple[str, str, Any]:
-    """``(METHOD, path template, operation object)`` of ``operation_id`` in the contract."""
-    for path, item in (contract.get("paths") or {}).items():
-        for method, op in (item or {}).items():
-            if isinstance(op, Mapping) and op.get("operationId") == operation_id:
-                return method.upper(), path, op
-    raise KeyError(f"the contract has no operation {operation_id!r}")
-
-
-def operation_ids(contract: Mapping[str, Any]) -> list[str]:
-    """Every operation id of the contract, in document order."""
-    found = []
-    for item in (contract.get("paths") or {}).values():
-        for op in (item or {}).values():
-            if isinstance(op, Mapping) and isinstance(op.get("operationId"), str):
-                found.append(op["operationId"])
-    return found
-
-
 def parameters(contract: Mapping[str, Any], operation_id: str) -> list[dict[str, Any]]:
     """The operation's parameters (path-level ones included, operation-level ones winning)."""
-    _, path, op = find_operation(contract, operation_id)
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    path_item = (contract.get("paths") or {}).get(path) or {}
-    for raw in [*(path_item.get("parameters") or []), *(op.get("parameters") or [])]:
+    for raw in find(contract, operation_id).parameter_nodes():
         param = _resolve(contract, raw)
         if "name" in param and "in" in param:
             merged[(param["in"], str(param["name"]).lower())] = param
@@ -258,8 +228,7 @@ def parameters(contract: Mapping[str, Any], operation_id: str) -> list[dict[str,
 
 
 def request_body_schema(contract: Mapping[str, Any], operation_id: str) -> dict[str, Any] | None:
-    _, _, op = find_operation(contract, operation_id)
-    body = _resolve(contract, op.get("requestBody"))
+    body = _resolve(contract, find(contract, operation_id).operation.get("requestBody"))
     content = body.get("content") or {}
     media = content.get("application/json")
     if not isinstance(media, Mapping) or "schema" not in media:

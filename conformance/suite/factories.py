@@ -26,6 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from conformance.core.eip712 import TypedDataError, payment_payload
+from conformance.core.openapi import find
 from conformance.core.profile import Profile
 from conformance.suite import shard_data
 from conformance.suite.client import SuiteClient
@@ -90,11 +91,8 @@ class RequestSpec:
 
 def locate_operation(contract: Mapping[str, Any], operation_id: str) -> tuple[str, str]:
     """``(METHOD, path template)`` of an operation of the contract."""
-    for path, item in (contract.get("paths") or {}).items():
-        for method, op in (item or {}).items():
-            if isinstance(op, Mapping) and op.get("operationId") == operation_id:
-                return method.upper(), str(path)
-    raise KeyError(f"the contract has no operation {operation_id!r}")
+    found = find(contract, operation_id)
+    return found.method, found.path
 
 
 def send(client: SuiteClient, spec: RequestSpec, **overrides: Any) -> httpx.Response:

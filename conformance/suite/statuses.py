@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from conformance.core.contract import effective_contract, iter_operation_objects
+from conformance.core.contract import effective_contract
+from conformance.core.openapi import operations
 from conformance.core.profile import Profile
 from conformance.core.untrusted import split_url
 from conformance.suite import wiretap
@@ -41,12 +42,10 @@ class StatusTally:
         self, contract: Mapping[str, Any], extra: Iterable[tuple[str, str, str]] = ()
     ) -> None:
         """``extra``: more (method, path template, operation id), such as the test helpers."""
-        operations = [
-            (m, p, str(op["operationId"])) for m, p, op in iter_operation_objects(contract)
-        ]
+        documented = [(e.method, e.path, e.operation_id) for e in operations(contract)]
         self._routes = [
             (method.upper(), _pattern(template), operation_id)
-            for method, template, operation_id in (*operations, *extra)
+            for method, template, operation_id in (*documented, *extra)
         ]
         self._counts: StatusCounts = {}
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from conformance.core.contract import operation as contract_operation
-from conformance.core.contract import resolve
+from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.suite.boundaries import parameters

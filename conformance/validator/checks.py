@@ -33,7 +33,9 @@ from urllib.parse import parse_qsl, unquote
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core.contract import ContractError, effective_contract
+from conformance.core import openapi
+from conformance.core.contract import effective_contract
+from conformance.core.openapi import inline, resolve
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
@@ -124,26 +126,6 @@ def exchange_evidence(exchange: Exchange, secrets: tuple[str, ...] = ()) -> Evid
 
 
 # ------------------------------------------------------------------------ the contract
-def _inline(doc: Mapping[str, Any], node: Any, memo: dict[str, Any], stack: tuple[str, ...]) -> Any:
-    """``node`` with every local ``$ref`` replaced by its target: a self-contained schema, so a
-    validator never resolves a reference while it validates. Shared targets are built once."""
-    if isinstance(node, list):
-        return [_inline(doc, item, memo, stack) for item in node]
-    if not isinstance(node, Mapping):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        if ref in stack:
-            raise ContractError(f"recursive $ref {ref!r}: cannot inline")
-        if ref not in memo:
-            memo[ref] = _inline(
-                doc, contract_module.resolve(doc, {"$ref": ref}), memo, (*stack, ref)
-            )
-        siblings = {k: _inline(doc, v, memo, stack) for k, v in node.items() if k != "$ref"}
-        return {"allOf": [memo[ref]], **siblings} if siblings else memo[ref]
-    return {key: _inline(doc, value, memo, stack) for key, value in node.items()}
-
-
 @dataclass(frozen=True)
 class _Parameter:
     name: str
@@ -179,9 +161,9 @@ class _Operation:
         return frozenset(self.query_params)
 
 
-def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[str, _Parameter]:
-    param = contract_module.resolve(doc, raw)
-    schema = _inline(doc, param.get("schema", {}), memo, ())
+def _parameter(doc: Mapping[str, Any], raw: Any) -> tuple[str, _Parameter]:
+    param = resolve(doc, raw)
+    schema = inline(doc, param.get("schema", {}))
     integer = isinstance(schema, Mapping) and schema.get("type") == "integer"
     return param["in"], _Parameter(param["name"], bool(param.get("required")), integer, schema)
 
@@ -189,16 +171,13 @@ def _parameter(doc: Mapping[str, Any], raw: Any, memo: dict[str, Any]) -> tuple[
 def _read_operation(
     doc: Mapping[str, Any], method: str, template: str, op: Mapping[str, Any], profile: Profile
 ) -> _Operation:
-    memo: dict[str, Any] = {}
     responses: dict[int, Any] = {}
     for status, response in (op.get("responses") or {}).items():
         if not str(status).isdigit():
             continue
-        media = (contract_module.resolve(doc, response).get("content") or {}).get(
-            "application/json"
-        )
+        media = (resolve(doc, response).get("content") or {}).get("application/json")
         schema = media.get("schema") if isinstance(media, Mapping) else None
-        responses[int(status)] = None if schema is None else _inline(doc, schema, memo, ())
+        responses[int(status)] = None if schema is None else inline(doc, schema)
     operation = _Operation(
         operation_id=op["operationId"],
         method=method,
@@ -208,7 +187,7 @@ def _read_operation(
         response_schemas=responses,
     )
     for raw in op.get("parameters", []):
-        where, param = _parameter(doc, raw, memo)
+        where, param = _parameter(doc, raw)
         if where == "path":
             operation.path_params[param.name] = param
         elif where == "query":
@@ -217,9 +196,9 @@ def _read_operation(
             operation.accepts_key = True
             operation.requires_key = profile.idempotency_required(method, op["operationId"])
     if "requestBody" in op:
-        body = contract_module.resolve(doc, op["requestBody"])
+        body = resolve(doc, op["requestBody"])
         media = (body.get("content") or {}).get("application/json") or {}
-        operation.body_schema = _inline(doc, media.get("schema", {}), memo, ())
+        operation.body_schema = inline(doc, media.get("schema", {}))
         operation.body_required = bool(body.get("required"))
     return operation
 
@@ -394,8 +373,8 @@ class ExchangeValidator:
         self.pass_evidence = pass_evidence
         doc = effective_contract(profile)
         self.operations = [
-            _read_operation(doc, method, path, op, profile)
-            for method, path, op in contract_module.iter_operation_objects(doc)
+            _read_operation(doc, entry.method, entry.path, entry.operation, profile)
+            for entry in openapi.operations(doc)
         ]
         if profile.test_helpers:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]

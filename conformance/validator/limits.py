@@ -16,14 +16,9 @@ import re
 from collections.abc import Iterable
 
 from conformance.core.contract import effective_contract
+from conformance.core.openapi import operations
 from conformance.core.profile import Profile
-from conformance.suite.boundaries import (
-    ARRAY_ITEM,
-    MAP_VALUE,
-    RequirementMap,
-    iter_constraints,
-    operation_ids,
-)
+from conformance.suite.boundaries import ARRAY_ITEM, MAP_VALUE, RequirementMap, iter_constraints
 from conformance.suite.responses.schemas import Problem
 
 # The coverage tag a schema problem carries (``checks._KEYWORD_TAGS``) and the boundaries
@@ -60,7 +55,7 @@ class LimitIds:
         contract = effective_contract(profile)
         requirements = RequirementMap.load()
         self._ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
-        for operation_id in operation_ids(contract):
+        for operation_id in (entry.operation_id for entry in operations(contract)):
             created = operation_id in profile.data["status"]["create_operations"]
             for constraint in iter_constraints(contract, operation_id):
                 named = [p for p in constraint.field.pointer if p not in (ARRAY_ITEM, MAP_VALUE)]

@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from conformance.core.openapi import find
 from conformance.core.patterns import ecma_search
 
 CONTRACT_URI = "urn:payment-conformance:effective-contract"
@@ -121,21 +122,18 @@ class ResponseSchemas:
 
     def pointer(self, operation_id: str, status: int) -> str | None:
         """JSON pointer of the operation's response schema for ``status`` (None: not documented)."""
-        for path, item in (self.contract.get("paths") or {}).items():
-            for method, operation in (item or {}).items():
-                if not isinstance(operation, Mapping):
-                    continue
-                if operation.get("operationId") != operation_id:
-                    continue
-                response = (operation.get("responses") or {}).get(str(status))
-                media = ((response or {}).get("content") or {}).get("application/json")
-                if not isinstance(media, Mapping) or "schema" not in media:
-                    return None
-                return _pointer(
-                    "paths", path, method, "responses", str(status), "content",
-                    "application/json", "schema",
-                )  # fmt: skip
-        return None
+        try:
+            found = find(self.contract, operation_id)
+        except KeyError:
+            return None
+        response = (found.operation.get("responses") or {}).get(str(status))
+        media = ((response or {}).get("content") or {}).get("application/json")
+        if not isinstance(media, Mapping) or "schema" not in media:
+            return None
+        return _pointer(
+            "paths", found.path, found.method.lower(), "responses", str(status), "content",
+            "application/json", "schema",
+        )  # fmt: skip
 
     def problems(self, operation_id: str, status: int, body: Any) -> list[Problem]:
         """How ``body`` breaks the documented schema (empty: it matches)."""

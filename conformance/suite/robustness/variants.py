@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from conformance.core.contract import resolve
+from conformance.core.openapi import operation_at, resolve
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.suite.factories import RequestSpec
 
@@ -171,8 +171,8 @@ def integer_fields(
 
 
 def request_schema(contract: Mapping[str, Any], spec: RequestSpec) -> Any:
-    item = (contract.get("paths") or {}).get(spec.path_template) or {}
-    body = resolve(contract, (item.get(spec.method.lower()) or {}).get("requestBody") or {})
+    found = operation_at(contract, spec.method, spec.path_template)
+    body = resolve(contract, (found.operation.get("requestBody") if found else None) or {})
     return ((body.get("content") or {}).get("application/json") or {}).get("schema")
 
 
@@ -231,9 +231,8 @@ def _too_large(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile)
 
 
 def _integer_query(spec: RequestSpec, contract: Mapping[str, Any]) -> str | None:
-    item = (contract.get("paths") or {}).get(spec.path_template) or {}
-    operation = item.get(spec.method.lower()) or {}
-    for node in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]:
+    found = operation_at(contract, spec.method, spec.path_template)
+    for node in found.parameter_nodes() if found else []:
         param = resolve(contract, node)
         schema = resolve(contract, param.get("schema") or {})
         if param.get("in") == "query" and schema.get("type") == "integer":

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import yaml
 
+from conformance.core.openapi import inline, operations
 from conformance.core.profile import Profile
 from conformance.core.resources import package_data
 
 JsonSchema = dict[str, Any]
-HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 # A webhook url the server can reach without leaving the machine, and that nothing listens on.
 LOOPBACK_WEBHOOK_PATTERN = "^http://127\\.0\\.0\\.1:9/[a-z0-9]{1,16}$"
 # Ids that survive every router unchanged (no "/", ".", "%" or spaces to decode).
@@ -180,25 +180,6 @@ def conjoin(schema: JsonSchema, extra: JsonSchema) -> JsonSchema:
     return {**schema, **extra}
 
 
-def _resolve(document: JsonSchema, node: Any, seen: tuple[str, ...] = ()) -> Any:
-    """A copy of ``node`` with every local ``$ref`` inlined (request schemas are acyclic)."""
-    if isinstance(node, list):
-        return [_resolve(document, item, seen) for item in node]
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        if ref in seen:
-            raise GenerationRuleError(f"recursive request schema at {ref}")
-        target: Any = document
-        for part in ref[2:].split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        rest = {k: v for k, v in node.items() if k != "$ref"}
-        resolved = _resolve(document, target, (*seen, ref))
-        return {**resolved, **_resolve(document, rest, seen)} if rest else resolved
-    return {key: _resolve(document, value, seen) for key, value in node.items()}
-
-
 def _pair_constraint(profile: Profile, chain_field: str) -> JsonSchema:
     currency_field = schema_rules()["generation"]["deployment_pairs"]["currency"]
     return {
@@ -249,24 +230,15 @@ class _Narrower:
         return result
 
 
-def iter_operations(document: JsonSchema) -> Iterator[tuple[str, str, JsonSchema]]:
-    """``(path, method, operation)`` for every operation of an OpenAPI document."""
-    for path, item in document.get("paths", {}).items():
-        for method, operation in item.items():
-            if method in HTTP_METHODS and isinstance(operation, dict):
-                yield path, method, operation
-
-
 def generation_contract(contract: JsonSchema, profile: Profile) -> JsonSchema:
     """The effective contract with request schemas narrowed by the profile (see module doc)."""
     document = copy.deepcopy(contract)
-    for path, _method, operation in iter_operations(document):
-        operation_id = str(operation.get("operationId", ""))
+    for entry in operations(document):
+        operation, operation_id = entry.operation, entry.operation_id
         narrower = _Narrower(profile, operation_id)
-        path_level = contract["paths"][path].get("parameters", [])
         parameters = []
-        for raw in [*path_level, *operation.get("parameters", [])]:
-            parameter = _resolve(contract, raw)
+        for raw in entry.parameter_nodes():
+            parameter = inline(contract, raw)
             location = parameter.get("in")
             if location in ("query", "path") and isinstance(parameter.get("schema"), dict):
                 narrowed = narrower.field(parameter["name"], parameter["schema"], location)
@@ -282,7 +254,7 @@ def generation_contract(contract: JsonSchema, profile: Profile) -> JsonSchema:
         operation["parameters"] = parameters
         body = operation.get("requestBody")
         if isinstance(body, dict):
-            body = _resolve(contract, body)
+            body = inline(contract, body)
             for media in body.get("content", {}).values():
                 if isinstance(media.get("schema"), dict):
                     media["schema"] = narrower.walk(media["schema"])
@@ -305,8 +277,8 @@ def _drop_links_into_lists(document: JsonSchema) -> None:
     sequences on another run. Without them every link starts from a resource the sequence
     created itself. The linked operations are still tested by the unit phases.
     """
-    for _path, _method, operation in iter_operations(document):
-        for response in operation.get("responses", {}).values():
+    for entry in operations(document):
+        for response in entry.operation.get("responses", {}).values():
             links = response.get("links") if isinstance(response, dict) else None
             if not isinstance(links, dict):
                 continue

@@ -22,12 +22,13 @@ import requests
 import schemathesis
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
+from conformance.core.openapi import operations
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
 from conformance.suite import gateway
 from conformance.suite.client import ClientStats
 from conformance.suite.schema import checks as schema_checks  # registers our checks
-from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
+from conformance.suite.schema.generation import generation_contract, schema_rules
 from conformance.suite.schema.resending import ResendingSession
 from conformance.suite.schema.signed_requests import SignedRequests
 from conformance.suite.transport import Limits, bounded_session
@@ -120,7 +121,7 @@ def expected_statuses(
 
 
 def operation_ids(contract: dict[str, Any]) -> list[str]:
-    return [str(op["operationId"]) for _, _, op in iter_operations(contract)]
+    return [entry.operation_id for entry in operations(contract)]
 
 
 # ---------------------------------------------------------------------------- config
