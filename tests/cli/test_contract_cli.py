@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from openapi_spec_validator import validate
 
 from conformance.cli import main
-from conformance.core.contract import HTTP_METHODS, effective_contract
+from conformance.core.contract import effective_contract
+from conformance.core.openapi import HTTP_METHODS
 from conformance.core.profile import load_profile, resolve_profile_path
 
 

@@ -10,7 +10,8 @@ import jsonschema
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from conformance.core.contract import iter_operation_objects, load_document, resolve
+from conformance.core.contract import load_document
+from conformance.core.openapi import find, resolve
 
 # The 20 operations of COMMON.md: (method, path, operationId).
 EXPECTED_OPERATIONS = [
@@ -44,10 +45,7 @@ def document() -> dict[str, Any]:
 
 
 def operation_object(doc: dict[str, Any], operation_id: str) -> dict[str, Any]:
-    for _, _, op in iter_operation_objects(doc):
-        if op["operationId"] == operation_id:
-            return op
-    raise KeyError(operation_id)
+    return find(doc, operation_id).operation
 
 
 def walk(node: Any, path: str = "#") -> Iterator[tuple[str, Any]]:

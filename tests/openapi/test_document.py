@@ -9,7 +9,7 @@ import schemathesis
 from openapi_spec_validator import validate
 from schemathesis.core.result import Ok
 
-from conformance.core.contract import iter_operation_objects, resolve
+from conformance.core.openapi import operations, resolve
 from conformance.core.resources import openapi_document_path
 from tests.openapi.support import (
     AUTH_HEADERS,
@@ -44,7 +44,7 @@ def test_schemathesis_loads_the_document_with_the_twenty_operations() -> None:
 
 
 def test_the_operations_are_exactly_the_twenty_of_the_specification() -> None:
-    found = [(m, p, op["operationId"]) for m, p, op in iter_operation_objects(DOC)]
+    found = [(e.method, e.path, e.operation_id) for e in operations(DOC)]
     assert sorted(found) == sorted(EXPECTED_OPERATIONS)
     assert len({op_id for _, _, op_id in found}) == 20
 
@@ -146,7 +146,7 @@ def test_the_error_shape_is_one_component_with_code_and_message_required() -> No
 
 
 def _operations_with_body() -> list[str]:
-    return [op["operationId"] for _, _, op in iter_operation_objects(DOC) if "requestBody" in op]
+    return [e.operation_id for e in operations(DOC) if "requestBody" in e.operation]
 
 
 def test_bodies_are_exactly_where_the_specification_has_them() -> None:

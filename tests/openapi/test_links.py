@@ -12,12 +12,8 @@ from typing import Any
 import pytest
 import schemathesis
 
-from conformance.core.contract import (
-    ContractError,
-    effective_contract,
-    iter_operation_objects,
-    resolve,
-)
+from conformance.core.contract import effective_contract
+from conformance.core.openapi import ContractError, operations, resolve
 from conformance.core.profile import load_profile
 from tests.openapi.support import document, operation_object, walk
 
@@ -42,11 +38,11 @@ EXPECTED_LINKS = [
 def _links(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
     """(source operationId, link name, link, source response) for every link of ``doc``."""
     found = []
-    for _, _, op in iter_operation_objects(doc):
-        for response in op["responses"].values():
+    for entry in operations(doc):
+        for response in entry.operation["responses"].values():
             response = resolve(doc, response)
             for name, link in response.get("links", {}).items():
-                found.append((op["operationId"], name, resolve(doc, link), response))
+                found.append((entry.operation_id, name, resolve(doc, link), response))
     return found
 
 
@@ -79,7 +75,7 @@ def test_the_flows_are_wired(doc: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("doc", [DOC, EFFECTIVE], ids=["document", "effective"])
 def test_every_link_targets_an_existing_operation_and_parameter(doc: dict[str, Any]) -> None:
-    operation_ids = {op["operationId"] for _, _, op in iter_operation_objects(doc)}
+    operation_ids = {entry.operation_id for entry in operations(doc)}
     for source, name, link, response in _links(doc):
         assert "operationRef" not in link
         assert link["operationId"] in operation_ids, f"{source}.{name}"
@@ -103,7 +99,7 @@ def test_a_link_to_a_missing_operation_would_be_caught() -> None:
     broken = document()
     links = operation_object(broken, "createPayment")["responses"]["2XX"]["links"]
     links["CancelPayment"]["operationId"] = "cancelPaymnet"
-    operation_ids = {op["operationId"] for _, _, op in iter_operation_objects(broken)}
+    operation_ids = {entry.operation_id for entry in operations(broken)}
     assert any(link["operationId"] not in operation_ids for _, _, link, _ in _links(broken))
     with pytest.raises(Exception, match="cancelPaymnet"):
         schemathesis.openapi.from_dict(broken).as_state_machine()

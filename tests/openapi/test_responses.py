@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.core.contract import effective_contract, operations, resolve
+from conformance.core.contract import effective_contract, operations
+from conformance.core.openapi import resolve
 from conformance.core.profile import load_profile
 from tests.openapi.support import document, operation_object, validator
 

@@ -14,14 +14,13 @@ import pytest
 from schemathesis.generation import GenerationMode
 
 from conformance.core.contract import effective_contract
+from conformance.core.openapi import find, inline, operations
 from conformance.core.profile import load_profile
 from conformance.suite.schema.generation import (
     ABSENT,
     GenerationRuleError,
-    _resolve,
     conjoin,
     generation_contract,
-    iter_operations,
     narrow_field,
 )
 from conformance.suite.schema.loading import load_schemas
@@ -34,19 +33,20 @@ FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def operation(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
-    return next(op for _, _, op in iter_operations(document) if op["operationId"] == operation_id)
+    return find(document, operation_id).operation
 
 
 def body_schema(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
-    body = _resolve(document, operation(document, operation_id)["requestBody"])
+    body = inline(document, operation(document, operation_id)["requestBody"])
     schema: dict[str, Any] = body["content"]["application/json"]["schema"]
     return schema
 
 
 def test_responses_are_those_of_the_effective_contract_without_links_into_lists() -> None:
-    for (_, _, narrowed), (_, _, original) in zip(
-        iter_operations(GENERATION), iter_operations(CONTRACT), strict=True
+    for narrowed_entry, original_entry in zip(
+        operations(GENERATION), operations(CONTRACT), strict=True
     ):
+        narrowed, original = narrowed_entry.operation, original_entry.operation
         for status, response in original["responses"].items():
             links = {
                 name: link
