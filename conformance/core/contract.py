@@ -148,7 +148,8 @@ def _success_response(op: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | Non
     return None
 
 
-def _operation(doc: Mapping[str, Any], method: str, path: str, op: dict[str, Any]) -> Operation:
+def _operation(doc: Mapping[str, Any], entry: openapi.PathOperation) -> Operation:
+    op = entry.operation
     params = [resolve(doc, p) for p in op.get("parameters", [])]
     idem = [p for p in params if p["in"] == "header" and p["name"] == IDEMPOTENCY_HEADER]
     body = resolve(doc, op["requestBody"]) if "requestBody" in op else None
@@ -159,9 +160,9 @@ def _operation(doc: Mapping[str, Any], method: str, path: str, op: dict[str, Any
         content = resolve(doc, success[1]).get("content", {}).get("application/json", {})
         success_schema = _schema_name(content.get("schema"))
     return Operation(
-        method=method,
-        path=path,
-        operation_id=op["operationId"],
+        method=entry.method,
+        path=entry.path,
+        operation_id=entry.operation_id,
         summary=op.get("summary", ""),
         tags=tuple(op.get("tags", ())),
         path_parameters=tuple(p["name"] for p in params if p["in"] == "path"),
@@ -180,7 +181,7 @@ def _operation(doc: Mapping[str, Any], method: str, path: str, op: dict[str, Any
 def operations(doc: Mapping[str, Any] | None = None) -> list[Operation]:
     """Every operation of ``doc`` (default: the OpenAPI document), in document order."""
     source = _parsed_document() if doc is None else doc
-    return [_operation(source, e.method, e.path, e.operation) for e in openapi.operations(source)]
+    return [_operation(source, entry) for entry in openapi.operations(source)]
 
 
 def operation(operation_id: str, doc: Mapping[str, Any] | None = None) -> Operation:
@@ -512,9 +513,8 @@ def effective_contract(profile: Profile) -> dict[str, Any]:
     """The OpenAPI document with ``profile``'s choices pinned; still a valid OpenAPI 3.1."""
     doc = load_document()
     _pin_schemas(doc, profile)
-    for found in openapi.operations(doc):
-        op_obj = found.operation
-        _pin_operation(doc, profile, _operation(doc, found.method, found.path, op_obj), op_obj)
+    for entry in openapi.operations(doc):
+        _pin_operation(doc, profile, _operation(doc, entry), entry.operation)
     _pin_issued_requirements(doc, profile)
     status = profile.data["status"]
     info = doc["info"]

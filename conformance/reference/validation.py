@@ -498,7 +498,7 @@ class _Compiler:
                     "paths", path, method, "requestBody", "content", "application/json", "schema"
                 )
             )
-        return OperationValidator(op["operationId"], path_params, query_params, body, required)
+        return OperationValidator(entry.operation_id, path_params, query_params, body, required)
 
 
 def compile_document(uri: str, document: dict[str, Any]) -> dict[str, OperationValidator]:

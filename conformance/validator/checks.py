@@ -169,8 +169,9 @@ def _parameter(doc: Mapping[str, Any], raw: Any) -> tuple[str, _Parameter]:
 
 
 def _read_operation(
-    doc: Mapping[str, Any], method: str, template: str, op: Mapping[str, Any], profile: Profile
+    doc: Mapping[str, Any], entry: openapi.PathOperation, profile: Profile
 ) -> _Operation:
+    op, operation_id, method = entry.operation, entry.operation_id, entry.method
     responses: dict[int, Any] = {}
     for status, response in (op.get("responses") or {}).items():
         if not str(status).isdigit():
@@ -179,11 +180,11 @@ def _read_operation(
         schema = media.get("schema") if isinstance(media, Mapping) else None
         responses[int(status)] = None if schema is None else inline(doc, schema)
     operation = _Operation(
-        operation_id=op["operationId"],
+        operation_id=operation_id,
         method=method,
-        template=template,
+        template=entry.path,
         helper=False,
-        success_status=profile.success_status(op["operationId"]),
+        success_status=profile.success_status(operation_id),
         response_schemas=responses,
     )
     for raw in op.get("parameters", []):
@@ -194,7 +195,7 @@ def _read_operation(
             operation.query_params[param.name] = param
         elif where == "header" and param.name == IDEMPOTENCY_HEADER:
             operation.accepts_key = True
-            operation.requires_key = profile.idempotency_required(method, op["operationId"])
+            operation.requires_key = profile.idempotency_required(method, operation_id)
     if "requestBody" in op:
         body = resolve(doc, op["requestBody"])
         media = (body.get("content") or {}).get("application/json") or {}
@@ -373,8 +374,7 @@ class ExchangeValidator:
         self.pass_evidence = pass_evidence
         doc = effective_contract(profile)
         self.operations = [
-            _read_operation(doc, entry.method, entry.path, entry.operation, profile)
-            for entry in openapi.operations(doc)
+            _read_operation(doc, entry, profile) for entry in openapi.operations(doc)
         ]
         if profile.test_helpers:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
