@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-_RFC3339 = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
-)
+from conformance.core.formats import is_date_time
 
 
 def utcnow() -> datetime:
@@ -23,19 +20,24 @@ def iso(moment: datetime) -> str:
 
 
 def parse_rfc3339(text: str) -> datetime | None:
-    """An aware datetime for a valid RFC 3339 date-time string, else None."""
-    if not _RFC3339.fullmatch(text):
+    """An aware datetime for a valid RFC 3339 date-time string (``core.formats``), else None.
+
+    A leap second (``23:59:60Z``) is the instant the next day starts, as on POSIX clocks.
+    Instants outside datetime's range (year 0000, year 1 with a positive offset, year 9999 with
+    a negative one) are the nearest representable instant.
+    """
+    if not is_date_time(text):
         return None
     normalised = text.upper().replace("Z", "+00:00")
+    leap = normalised[17:19] == "60"
+    if leap:
+        normalised = normalised[:17] + "59" + normalised[19:]
+    if normalised.startswith("0000"):
+        return datetime.min.replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(normalised)
     try:
-        parsed = datetime.fromisoformat(normalised)
-    except ValueError:
-        return None
-    try:
-        return parsed.astimezone(UTC)
+        return parsed.astimezone(UTC) + timedelta(seconds=1 if leap else 0)
     except OverflowError:
-        # A valid date-time whose UTC instant lies just outside datetime's range (year 1 with
-        # a positive offset, year 9999 with a negative one): the nearest representable instant.
         return (
             datetime.min.replace(tzinfo=UTC)
             if parsed.year == 1

@@ -2,8 +2,8 @@
 
 Validators are compiled once per document: for every operation its path parameters, query
 parameters and JSON body. ``pattern`` has ECMA semantics (``patterns.ecma_regex``); ``format``
-checks ``uri`` (absolute), ``date-time`` (RFC 3339), ``int32`` and ``int64``. Errors become the
-profile's 400 ``validation_error`` with ``details`` ``[{field, message}]``.
+has the contract's meaning (``core.formats``). Errors become the profile's 400
+``validation_error`` with ``details`` ``[{field, message}]``.
 """
 
 from __future__ import annotations
@@ -21,21 +21,19 @@ from urllib.parse import parse_qsl
 
 import jsonschema
 import yaml
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
+from conformance.core.formats import format_checker
 from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
 from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
-from conformance.reference.timestamps import parse_rfc3339
 
 TEST_HELPERS_DOCUMENT = Path(__file__).resolve().parent / "test_helpers.yaml"
 MAX_DETAILS = 20
 MAX_MESSAGE = 200
-_URI_CHARS = r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$"
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 class RequestInvalid(Exception):
@@ -52,46 +50,7 @@ def _detail(where: str, message: str) -> dict[str, str]:
     return {"field": where, "message": message}
 
 
-# ------------------------------------------------------------------------- formats, pattern
-def is_absolute_uri(value: str) -> bool:
-    scheme, sep, rest = value.partition(":")
-    if not sep or not rest or not ecma_search(r"^[A-Za-z][A-Za-z0-9+.\-]*$", scheme):
-        return False
-    if not ecma_search(_URI_CHARS, rest):
-        return False
-    percent = [i for i, c in enumerate(rest) if c == "%"]
-    return all(ecma_search(r"^%[0-9A-Fa-f]{2}$", rest[i : i + 3]) for i in percent)
-
-
-def _format_checker() -> FormatChecker:
-    checker = FormatChecker(formats=())
-
-    def _uri(value: object) -> bool:
-        return not isinstance(value, str) or is_absolute_uri(value)
-
-    def _date_time(value: object) -> bool:
-        return not isinstance(value, str) or parse_rfc3339(value) is not None
-
-    checker.checks("uri")(_uri)
-    checker.checks("date-time")(_date_time)
-
-    def _int_format(name: str) -> None:
-        low, high = _INT_RANGES[name]
-
-        def check(value: object) -> bool:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return True
-            if isinstance(value, float) and not value.is_integer():
-                return True
-            return low <= value <= high
-
-        checker.checks(name)(check)
-
-    _int_format("int32")
-    _int_format("int64")
-    return checker
-
-
+# ------------------------------------------------------------------------- pattern
 # The faults of the validation category live in the keyword functions below. Validators are
 # compiled once and shared by every server in the process, so the switched-on faults of the
 # request being validated travel in a context variable (set by the pipeline).
@@ -246,7 +205,7 @@ def _errors(validator: Any, instance: Any, prefix: str) -> list[dict[str, str]]:
 
 @cache
 def _value_validator(schema_json: str) -> Any:
-    return ContractValidator(json.loads(schema_json), format_checker=_format_checker())
+    return ContractValidator(json.loads(schema_json), format_checker=format_checker())
 
 
 def check_value(schema: dict[str, Any], instance: Any, where: str) -> None:
@@ -440,7 +399,7 @@ class _Compiler:
         self.uri = uri
         self.document = document
         self.registry = registry
-        self.checker = _format_checker()
+        self.checker = format_checker()
 
     def validator(self, pointer: str) -> Any:
         return ContractValidator(

@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from conformance.core.formats import STRING_FORMATS, conforms
 from conformance.core.openapi import ContractError, find, follow
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.suite.factories import ABSENT, RequestSpec
@@ -193,7 +194,7 @@ def _walk(
     for kind in ("minLength", "maxLength", "pattern", "minItems", "maxItems"):
         if kind in schema:
             yield make(kind, schema[kind])
-    if schema.get("format") in FORMATS and "string" in types:
+    if schema.get("format") in STRING_FORMATS and "string" in types:
         yield make("format", schema["format"])
     for kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         bound = schema.get(kind)
@@ -258,46 +259,12 @@ def iter_constraints(
 
 
 # ----------------------------------------------------------------------------- satisfying values
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[!#-;=?-\[\]_a-z~%]*")
-_DATE_TIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
-    r"([Zz]|[+-]([0-9]{2}):([0-9]{2}))"
-)
-FORMATS: Final = ("uri", "date-time")
-
-
-def _rfc3339(value: str) -> bool:
-    """RFC 3339 section 5.6 ``date-time``, with the field ranges (leap seconds allowed)."""
-    found = _DATE_TIME.fullmatch(value)
-    if found is None:
-        return False
-    year, month, day, hour, minute, second = (int(found.group(i)) for i in range(1, 7))
-    if not 1 <= month <= 12 or hour > 23 or minute > 59 or second > 60:
-        return False
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
-    offset = found.group(9)
-    if offset is not None and (int(offset) > 23 or int(found.group(10)) > 59):
-        return False
-    return 1 <= day <= days
-
-
-def format_matches(name: str, value: str) -> bool:
-    """Whether ``value`` has the JSON Schema ``format`` (``uri``: an absolute RFC 3986 URI;
-    ``date-time``: RFC 3339); other formats are not judged here (taken as satisfied)."""
-    if name == "uri":
-        return _URI.fullmatch(value) is not None
-    if name == "date-time":
-        return _rfc3339(value)
-    return True
-
-
 def satisfies(
     schema: Mapping[str, Any], value: Any, *, ignore: frozenset[str] = frozenset()
 ) -> bool:
     """Whether ``value`` meets the scalar keywords of ``schema`` other than those in ``ignore``.
 
-    Only the keywords this module varies are checked (plus ``type`` and the ``uri`` format):
+    Only the keywords this module varies are checked (plus ``type`` and ``format``):
     it decides which generated values are kept, never whether a server is right.
     """
     types = _types(schema)
@@ -306,7 +273,7 @@ def satisfies(
         "minLength": lambda: not isinstance(value, str) or len(value) >= schema["minLength"],
         "maxLength": lambda: not isinstance(value, str) or len(value) <= schema["maxLength"],
         "pattern": lambda: not isinstance(value, str) or pattern_matches(schema["pattern"], value),
-        "format": lambda: not isinstance(value, str) or format_matches(schema["format"], value),
+        "format": lambda: conforms(schema["format"], value),
         "minimum": lambda: not _is_number(value) or value >= schema["minimum"],
         "maximum": lambda: not _is_number(value) or value <= schema["maximum"],
         "exclusiveMinimum": lambda: not _is_number(value) or value > schema["exclusiveMinimum"],
@@ -465,12 +432,12 @@ _FORMAT_NEAR_MISSES: Final[dict[str, tuple[tuple[str, Callable[[str], str]], ...
 
 def format_near_misses(name: str, example: str) -> list[tuple[str, str]]:
     """``(label, value)`` near misses of a valid ``example`` that really lack the format."""
-    if not format_matches(name, example):
+    if not conforms(name, example):
         return []
     kept: dict[str, str] = {}
     for label, mutate in _FORMAT_NEAR_MISSES.get(name, ()):
         value = mutate(example)
-        if value not in kept.values() and not format_matches(name, value):
+        if value not in kept.values() and not conforms(name, value):
             kept[label] = value
     return list(kept.items())
 

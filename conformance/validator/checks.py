@@ -35,6 +35,7 @@ from jsonschema import ValidationError
 from conformance.core import contract as contract_module
 from conformance.core import openapi
 from conformance.core.contract import effective_contract
+from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
@@ -44,12 +45,7 @@ from conformance.suite.client import evidence_from_parts
 from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.ratelimit import is_rate_limited
-from conformance.suite.responses.schemas import (
-    Problem,
-    _format_checker,
-    _problem,
-    _Validator,
-)
+from conformance.suite.responses.schemas import Problem, SchemaValidator, problem_of
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
 from conformance.validator.admission import AdmissionChecks
 from conformance.validator.answers import AnswerChecks
@@ -334,7 +330,7 @@ def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
     for error in errors:
         if error.instance == REDACTED:
             continue  # masked by the recorder (a signature, a secret): present, not checkable
-        problem = _problem(error)
+        problem = problem_of(error)
         tag = _KEYWORD_TAGS.get(str(error.validator))
         if tag is not None:
             problem = Problem(problem.where, problem.message, problem.fields, problem.tags | {tag})
@@ -380,7 +376,7 @@ class ExchangeValidator:
             self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
         self._matcher = _PathMatcher(self.operations)
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
-        self._checker = _format_checker()
+        self._checker = format_checker()
         auth = profile.data["auth"]
         self._auth_error = profile.error("auth", "error")
         self._nonce_pattern = str(auth["nonce_pattern"])
@@ -532,7 +528,7 @@ class ExchangeValidator:
         compiled = op.validators.get(key)
         if compiled is None:
             compiled = _Compiled(
-                _Validator(schema, format_checker=self._checker),
+                SchemaValidator(schema, format_checker=self._checker),
                 compile_schema(schema, self._checker),
             )
             op.validators[key] = compiled

@@ -11,7 +11,7 @@ import pytest
 from conformance.core.patterns import ecma_search
 from conformance.reference.validation import (
     RequestInvalid,
-    is_absolute_uri,
+    check_value,
     json_depth_exceeds,
     normalise_integers,
     operation_validators,
@@ -56,7 +56,13 @@ def test_dollar_inside_a_class_and_escaped_dollar_keep_their_meaning() -> None:
     ],
 )
 def test_uri_format_requires_an_absolute_uri(value: str, ok: bool) -> None:
-    assert is_absolute_uri(value) is ok
+    try:
+        check_value({"type": "string", "format": "uri"}, value, "url")
+    except RequestInvalid as invalid:
+        assert not ok
+        assert invalid.details == [{"field": "url", "message": "is not a valid uri"}]
+    else:
+        assert ok
 
 
 def _body(operation: str, body: object) -> object:

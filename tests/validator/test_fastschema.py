@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from conformance.core import jsonsafe
+from conformance.core.formats import format_checker
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.responses.schemas import _format_checker, _Validator
+from conformance.suite.responses.schemas import SchemaValidator
 from conformance.validator.checks import ExchangeValidator
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import compile_schema
@@ -83,7 +84,7 @@ def traffic(profile: Profile) -> list[Exchange]:
 
 def test_compile_schema_agrees_with_jsonschema(profile: Profile, traffic: list[Exchange]) -> None:
     validator = ExchangeValidator(profile)
-    formats = _format_checker()
+    formats = format_checker()
     compared = disagreed = 0
     problems = []
     for ex in traffic:
@@ -100,7 +101,7 @@ def test_compile_schema_agrees_with_jsonschema(profile: Profile, traffic: list[E
                 continue
             fast = compile_schema(schema, formats)
             assert fast is not None, f"{op.operation_id}: a schema fastschema cannot compile"
-            slow = _Validator(schema, format_checker=formats)
+            slow = SchemaValidator(schema, format_checker=formats)
             for instance in _mutations(jsonsafe.loads(raw)):
                 compared += 1
                 expected = next(slow.iter_errors(instance), None) is None
@@ -138,11 +139,11 @@ def test_compile_schema_agrees_with_jsonschema(profile: Profile, traffic: list[E
     ],
 )
 def test_keywords_have_jsonschema_semantics(schema: Any, good: Any, bad: Any) -> None:
-    check = compile_schema(schema, _format_checker())
+    check = compile_schema(schema, format_checker())
     assert check is not None
     assert (check(good), check(bad)) == (True, False)
 
 
 def test_a_keyword_it_does_not_handle_leaves_the_schema_to_jsonschema() -> None:
-    assert compile_schema({"properties": {"a": {"minItems": 1}}}, _format_checker()) is None
-    assert compile_schema({"description": "only annotations", "x-note": 1}, _format_checker())
+    assert compile_schema({"properties": {"a": {"minItems": 1}}}, format_checker()) is None
+    assert compile_schema({"description": "only annotations", "x-note": 1}, format_checker())

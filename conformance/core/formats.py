@@ -1,0 +1,99 @@
+"""The one meaning of each ``format`` of the contract: ``date-time``, ``uri``, ``int32``, ``int64``.
+
+- ``date-time``: RFC 3339 section 5.6, ASCII digits, ``T``/``Z`` in either case, with the field
+  ranges of section 5.7 (month days, leap years, offsets up to ``23:59``) and a leap second
+  (``:60``) only in the last minute of a UTC day. Years ``0000`` to ``9999``, as the grammar says.
+- ``uri``: an absolute URI, ``scheme ":" rest``, the rest non-empty, made of RFC 3986 characters,
+  each ``%`` starting an escape of two hex digits.
+- ``int32``, ``int64``: the number is in the signed range. ``60.0`` is the integer ``60`` (JSON
+  Schema, and the default profile's ``integer_accepts_float_form``), so an integer-valued float
+  is judged by its value; whether a non-integral number is an integer is ``type``'s business.
+
+A format judges only the values of its own type: any other value conforms (JSON Schema). The
+reference server validates requests with ``format_checker()``, the suite checks responses and keeps
+its boundary cases with it, the validator checks recorded exchanges with it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Final
+
+from jsonschema import FormatChecker
+
+STRING_FORMATS: Final = ("uri", "date-time")
+INTEGER_RANGES: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+FORMATS: Final = (*STRING_FORMATS, *INTEGER_RANGES)
+
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_URI_REST = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+")
+_LAST_MINUTE_OF_DAY: Final = 23 * 60 + 59
+
+
+def _days_in(year: int, month: int) -> int:
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+
+
+def is_date_time(text: str) -> bool:
+    """Whether ``text`` is an RFC 3339 ``date-time`` (``2026-11-22T10:04:11Z``)."""
+    found = _DATE_TIME.fullmatch(text)
+    if found is None:
+        return False
+    year, month, day, hour, minute, second = (int(found.group(i)) for i in range(1, 7))
+    if not 1 <= month <= 12 or not 1 <= day <= _days_in(year, month):
+        return False
+    if hour > 23 or minute > 59 or second > 60:
+        return False
+    sign, offset_hour, offset_minute = found.group(7, 8, 9)
+    offset = 0
+    if sign is not None:
+        if int(offset_hour) > 23 or int(offset_minute) > 59:
+            return False
+        offset = (int(offset_hour) * 60 + int(offset_minute)) * (-1 if sign == "-" else 1)
+    if second == 60:  # leap seconds are inserted at the end of a UTC day
+        return (hour * 60 + minute - offset) % (24 * 60) == _LAST_MINUTE_OF_DAY
+    return True
+
+
+def is_absolute_uri(text: str) -> bool:
+    """Whether ``text`` is an absolute URI (``https://example.com/return``)."""
+    scheme, sep, rest = text.partition(":")
+    if not sep or _SCHEME.fullmatch(scheme) is None:
+        return False
+    return _URI_REST.fullmatch(rest) is not None
+
+
+def in_integer_range(name: str, value: int | float) -> bool:
+    """Whether the integer ``value`` (``60`` or ``60.0``) fits the ``int32``/``int64`` range."""
+    low, high = INTEGER_RANGES[name]
+    return low <= value <= high
+
+
+def conforms(format: str, value: object) -> bool:
+    """Whether ``value`` has the contract's ``format`` (a format the contract does not use, or a
+    value of another type than the format's, conforms: the format does not judge it)."""
+    if format == "date-time":
+        return not isinstance(value, str) or is_date_time(value)
+    if format == "uri":
+        return not isinstance(value, str) or is_absolute_uri(value)
+    if format in INTEGER_RANGES:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True
+        if isinstance(value, float) and not value.is_integer():
+            return True
+        return in_integer_range(format, value)
+    return True
+
+
+def format_checker() -> FormatChecker:
+    """A jsonschema ``FormatChecker`` that knows the contract's formats and only those."""
+    checker = FormatChecker(formats=())
+    for name in FORMATS:
+        checker.checks(name)(partial(conforms, name))
+    return checker
