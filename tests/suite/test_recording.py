@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
+from conformance.core.evidence import check_from_dict, check_to_dict
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.suite.recording import (
     MESSAGE_LIMIT,
     CheckRecorder,
-    check_from_dict,
-    check_to_dict,
     clean_message,
 )
 
