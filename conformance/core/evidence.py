@@ -6,7 +6,8 @@ a report:
 
 - secrets out (``core.redaction``): secret headers by name (signature, authorization, cookie,
   the run's ``-H`` gateway headers), secret JSON fields of bodies, ``whsec_`` webhook secrets
-  and the caller's ``secrets`` (the API secret) wherever they appear, URL passwords;
+  and the caller's ``secrets`` (the API secret) wherever they appear, URL passwords in the URL
+  and header values. The API key (``X-Api-Key``) stays: it names the credential, signs nothing;
 - header names in lower case (as HTTP/2 writes them, and httpx gives them), a name repeated
   joined into one value with ", ";
 - bodies cut at ``BODY_LIMIT`` bytes, headers capped (``cap_headers``);
