@@ -38,6 +38,7 @@ from conformance import __version__
 from conformance.core.catalogue import Requirement
 from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.environment import environ
+from conformance.core.evidence import check_from_dict
 from conformance.core.headers import Header
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.core.receiver_counts import ReceiverCounts
@@ -78,7 +79,6 @@ from conformance.suite.recording import (
     REQUESTS_PROPERTY,
     STATUSES_PROPERTY,
     WEBHOOK_RECEIVER_PROPERTY,
-    check_from_dict,
 )
 from conformance.suite.tool_errors import SERVER_GONE
 

@@ -29,11 +29,9 @@ from typing import Any
 from conformance import __version__
 from conformance.core.catalogue import Catalogue
 from conformance.core.diff import RunOutcomes, compare, outcomes_of
+from conformance.core.evidence import check_from_dict
 from conformance.core.receiver_counts import PathDrops, ReceiverCounts
 from conformance.core.results import (
-    CheckResult,
-    Evidence,
-    Outcome,
     RateLimitCounts,
     RunResult,
     Target,
@@ -169,35 +167,6 @@ def check_complete(shards: Sequence[ShardRun]) -> None:
         )
 
 
-def _evidence(data: dict[str, Any] | None) -> Evidence | None:
-    if data is None:
-        return None
-    return Evidence(
-        data["method"],
-        data["url"],
-        dict(data["request_headers"]),
-        data["request_body"],
-        data["status"],
-        dict(data["response_headers"]),
-        data["response_body"],
-        data["curl"],
-    )
-
-
-def _check(data: dict[str, Any]) -> CheckResult:
-    return CheckResult(
-        check_id=data["check_id"],
-        family=data["family"],
-        requirement_ids=tuple(data["requirement_ids"]),
-        outcome=Outcome(data["outcome"]),
-        message=data["message"],
-        operation_id=data["operation_id"],
-        duration_s=data["duration_s"],
-        evidence=_evidence(data["evidence"]),
-        reason_not_exercised=data["reason_not_exercised"],
-    )
-
-
 def _receiver(documents: Sequence[dict[str, Any]]) -> ReceiverCounts | None:
     counts = [
         ReceiverCounts.from_dict(d["webhook_receiver"])
@@ -234,7 +203,7 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
     options["shards"] = str(len(shards))
     selected = catalogue.select(_selectors(options, "only"), _selectors(options, "skip"))
     outside = frozenset(r.id for r in catalogue.requirements) - {r.id for r in selected}
-    checks = [_check(c) for d in documents for c in d["checks"]]
+    checks = [check_from_dict(c) for d in documents for c in d["checks"]]
     rate_limits = RateLimitCounts()
     statuses: dict[str, dict[int, int]] = {}
     for document in documents:

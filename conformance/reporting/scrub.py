@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conformance.core import jsonsafe
+from conformance.core.evidence import curl_command
 from conformance.core.redaction import (
     REDACTED,
     SECRET_FIELDS,
@@ -203,17 +204,8 @@ class Scrubber:
         """The evidence's curl command, or one built from the exchange when it has none."""
         if evidence.curl.strip():
             return self.curl(evidence.curl)
-        return self.curl(build_curl(evidence))
-
-
-def _sh_quote(value: str) -> str:
-    return "'" + value.replace("'", "'\"'\"'") + "'"
-
-
-def build_curl(evidence: Evidence) -> str:
-    parts = ["curl", "-i", "-X", evidence.method, _sh_quote(evidence.url)]
-    for name, value in evidence.request_headers.items():
-        parts += ["-H", _sh_quote(f"{name}: {value}")]
-    if evidence.request_body is not None:
-        parts += ["--data-binary", _sh_quote(evidence.request_body)]
-    return " ".join(parts)
+        return self.curl(
+            curl_command(
+                evidence.method, evidence.url, evidence.request_headers, evidence.request_body
+            )
+        )

@@ -11,10 +11,9 @@ are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happene
 from __future__ import annotations
 
 import json as jsonlib
-import shlex
 import ssl
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
@@ -22,19 +21,12 @@ from typing import Any, Final
 
 import httpx
 
+from conformance.core.evidence import evidence_from_parts
 from conformance.core.profile import Credential, Profile
-from conformance.core.redaction import (
-    REDACTED,
-    WEBHOOK_SECRET,
-    redact_headers,
-    redact_text,
-    run_secrets,
-)
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
 from conformance.suite import gateway, shard_data, tls
-from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
@@ -57,7 +49,6 @@ READ_TIMEOUT_S = 15.0
 # After this many timeouts in a row the server is taken as gone: later requests fail at once
 # instead of each waiting READ_TIMEOUT_S, so a hung server cannot stretch a run for hours.
 TIMEOUTS_BEFORE_GIVING_UP = 3
-EVIDENCE_BODY_LIMIT = 64 * 1024
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
@@ -411,34 +402,11 @@ def _describe_transport(exc: httpx.TransportError) -> str:
     return f"transport error: {type(exc).__name__}: {exc}"
 
 
-def _text(raw: bytes, secrets: tuple[str, ...], cut_at: int | None = None) -> str | None:
-    if not raw:
-        return None
-    cut = raw[:EVIDENCE_BODY_LIMIT]
-    text = redact_text(cut.decode("utf-8", errors="replace"), secrets)
-    if len(raw) > EVIDENCE_BODY_LIMIT:
-        text += f"\n[... {len(raw) - EVIDENCE_BODY_LIMIT} more bytes not shown]"
-    if cut_at is not None:
-        text = cut_marker(cut_at) + "\n" + text
-    return text
-
-
-def _redacted_headers(
-    headers: Iterable[tuple[str, str]], secrets: tuple[str, ...]
-) -> dict[str, str]:
-    redacted = redact_headers(dict(headers))
-    for name, value in redacted.items():
-        for secret in (*secrets, *run_secrets()):
-            if secret:
-                value = value.replace(secret, REDACTED)
-        redacted[name] = WEBHOOK_SECRET.sub(REDACTED, value)
-    return cap_headers(redacted)
-
-
 def build_evidence(
     request: httpx.Request, response: httpx.Response | None, secrets: tuple[str, ...] = ()
 ) -> Evidence:
     """Redacted evidence of one exchange, with a curl command that repeats the request."""
+    cut_at = body_cut_at(response) if response is not None else None
     return evidence_from_parts(
         method=request.method,
         url=str(request.url),
@@ -448,43 +416,5 @@ def build_evidence(
         response_headers=response.headers.items() if response is not None else (),
         response_body=response.content if response is not None else b"",
         secrets=secrets,
-        cut_at=body_cut_at(response) if response is not None else None,
-    )
-
-
-def evidence_from_parts(
-    *,
-    method: str,
-    url: str,
-    request_headers: Iterable[tuple[str, str]],
-    request_body: bytes,
-    status: int | None,
-    response_headers: Iterable[tuple[str, str]],
-    response_body: bytes,
-    secrets: tuple[str, ...] = (),
-    cut_at: int | None = None,
-) -> Evidence:
-    """Redacted evidence of one exchange given as its parts (``status`` None: no response):
-    no signature, API secret (``secrets``), webhook secret or URL password, bodies cut at
-    64 KiB, headers capped, and a curl command that repeats the request."""
-    shown_headers = _redacted_headers(request_headers, secrets)
-    shown_body = _text(request_body, secrets)
-    url = mask_url_passwords(url)  # a --base-url password is never recorded
-    curl = ["curl", "-X", method, url]
-    for name, value in shown_headers.items():
-        if name.lower() in {"host", "content-length", "accept-encoding", "connection"}:
-            continue
-        curl += ["-H", f"{name}: {value}"]
-    if shown_body is not None:
-        curl += ["--data-binary", shown_body]
-    answered = status is not None
-    return Evidence(
-        method=method,
-        url=url,
-        request_headers=shown_headers,
-        request_body=shown_body,
-        status=status,
-        response_headers=_redacted_headers(response_headers, secrets) if answered else {},
-        response_body=_text(response_body, secrets, cut_at) if answered else None,
-        curl=shlex.join(curl),
+        response_note=cut_marker(cut_at) if cut_at is not None else None,
     )

@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 
 from conformance import __version__
+from conformance.core.evidence import check_to_dict
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
@@ -78,7 +79,6 @@ from conformance.suite.recording import (
     REQUESTS_PROPERTY,
     STATUSES_PROPERTY,
     CheckRecorder,
-    check_to_dict,
     clean_message,
 )
 from conformance.suite.tool_errors import SERVER_GONE, not_the_servers

@@ -1,14 +1,12 @@
 """How suite tests record CheckResults so that they survive the trip through pytest-xdist.
 
 A test's results ride on ``item.user_properties`` (which xdist sends from the worker to the
-controller) as ``(CHECK_PROPERTY, dict)`` pairs of plain JSON-like values; the engine turns them
-back into ``CheckResult`` objects with ``check_from_dict``.
+controller) as ``(CHECK_PROPERTY, dict)`` pairs of plain JSON-like values
+(``core.evidence.check_to_dict``); the engine turns them back into ``CheckResult`` objects with
+``core.evidence.check_from_dict``.
 """
 
 from __future__ import annotations
-
-from dataclasses import asdict
-from typing import Any
 
 from conformance.core.redaction import REDACTED
 from conformance.core.results import STEPS_HEADING, CheckResult, Evidence, Outcome
@@ -22,35 +20,6 @@ RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_
 STATUSES_PROPERTY = "conformance_statuses"
 WEBHOOK_RECEIVER_PROPERTY = "conformance_webhook_receiver"  # ReceiverCounts.as_dict()
 MESSAGE_LIMIT = 4000
-
-
-def check_to_dict(check: CheckResult) -> dict[str, Any]:
-    return {
-        "check_id": check.check_id,
-        "family": check.family,
-        "requirement_ids": list(check.requirement_ids),
-        "outcome": check.outcome.value,
-        "message": check.message,
-        "operation_id": check.operation_id,
-        "duration_s": check.duration_s,
-        "evidence": asdict(check.evidence) if check.evidence is not None else None,
-        "reason_not_exercised": check.reason_not_exercised,
-    }
-
-
-def check_from_dict(data: dict[str, Any]) -> CheckResult:
-    evidence = data.get("evidence")
-    return CheckResult(
-        check_id=str(data["check_id"]),
-        family=str(data["family"]),
-        requirement_ids=tuple(str(r) for r in data["requirement_ids"]),
-        outcome=Outcome(data["outcome"]),
-        message=str(data.get("message") or ""),
-        operation_id=data.get("operation_id"),
-        duration_s=float(data.get("duration_s") or 0.0),
-        evidence=Evidence(**evidence) if evidence else None,
-        reason_not_exercised=data.get("reason_not_exercised"),
-    )
 
 
 def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:

@@ -35,13 +35,13 @@ from jsonschema import ValidationError
 from conformance.core import contract as contract_module
 from conformance.core import openapi
 from conformance.core.contract import effective_contract
+from conformance.core.evidence import evidence_from_parts
 from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.suite.client import evidence_from_parts
 from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.ratelimit import is_rate_limited
@@ -57,7 +57,6 @@ from conformance.validator.limits import LimitIds
 from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
-EVIDENCE_BODY_LIMIT = 64 * 1024
 AUTH_HEADERS = ("X-Api-Key", "X-Timestamp", "X-Nonce", "X-Signature")
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
 # Spec 5 (each header is required) and profile 1 (a request without one, or with one malformed,
@@ -107,8 +106,7 @@ _MISSING: Any = object()  # a body the recording does not hold (Exchange.respons
 
 # ----------------------------------------------------------------------------- evidence
 def exchange_evidence(exchange: Exchange, secrets: tuple[str, ...] = ()) -> Evidence:
-    """The exchange as report evidence, redacted like the suite's (``client.build_evidence``):
-    no signature, API secret (``secrets``) or webhook secret, bodies cut at 64 KiB."""
+    """The exchange as report evidence, built as the suite builds its own (``core.evidence``)."""
     return evidence_from_parts(
         method=exchange.method,
         url=exchange.url,

@@ -15,6 +15,7 @@ import pytest
 from conformance import __version__
 from conformance.core.catalogue import load_catalogue
 from conformance.core.contract import document_sha256
+from conformance.core.evidence import check_to_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome, Target, Verdict, budget_reason, fold
 from conformance.engine.preflight import PreflightReport, PreflightStep
@@ -41,7 +42,6 @@ from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     REQUESTS_PROPERTY,
-    check_to_dict,
 )
 from tests.engine.hostile import Behaviour, closed_port, hostile_server
 

@@ -18,12 +18,13 @@ from typing import Any
 
 from rich.console import Console
 
+from conformance.core.evidence import check_to_dict
 from conformance.core.results import CheckResult, Outcome, RunResult
 from conformance.engine.progress import NullDisplay, render_summary, verdict_line
 from conformance.engine.runner import ResultCollector
 from conformance.reporting import html, json_report, junit, summary, write_reports
 from conformance.reporting.load import load_view
-from conformance.suite.recording import CHECK_PROPERTY, check_to_dict
+from conformance.suite.recording import CHECK_PROPERTY
 from tests.reporting import runs
 
 IGNORED = "1 result outside the selection ignored"

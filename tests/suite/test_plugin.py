@@ -13,10 +13,11 @@ from typing import Any
 import httpcore
 import pytest
 
+from conformance.core.evidence import check_from_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome
 from conformance.reference.server import ReferenceServer
-from conformance.suite.recording import CHECK_PROPERTY, REQUESTS_PROPERTY, check_from_dict
+from conformance.suite.recording import CHECK_PROPERTY, REQUESTS_PROPERTY
 
 pytest_plugins = ("pytester",)
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance.core.evidence import check_from_dict
 from conformance.core.profile import resolve_profile_path
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
-from conformance.suite.recording import CHECK_PROPERTY, RATE_LIMITS_PROPERTY, check_from_dict
+from conformance.suite.recording import CHECK_PROPERTY, RATE_LIMITS_PROPERTY
 from tests.rate_limiting_proxy import RateLimitingProxy
 
 pytest_plugins = ("pytester",)

@@ -1,44 +1,15 @@
-"""CheckResults survive the trip through user_properties, and recorded messages stay clean."""
+"""Recorded messages stay clean, and the recorder keeps each sub-check with its test's family.
+
+The trip of a CheckResult through user_properties: ``tests/core/test_evidence.py``."""
 
 from __future__ import annotations
 
-import json
-
-from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.results import Outcome
 from conformance.suite.recording import (
     MESSAGE_LIMIT,
     CheckRecorder,
-    check_from_dict,
-    check_to_dict,
     clean_message,
 )
-
-EVIDENCE = Evidence(
-    method="POST",
-    url="http://127.0.0.1:1/v1/payments",
-    request_headers={"X-Signature": "[redacted]"},
-    request_body='{"a":1}',
-    status=500,
-    response_headers={"content-type": "text/plain"},
-    response_body="boom",
-    curl="curl -X POST http://127.0.0.1:1/v1/payments",
-)
-
-
-def test_a_check_round_trips_through_plain_json_values() -> None:
-    check = CheckResult(
-        check_id="test_auth.py::test_x[createPayment]",
-        family="auth",
-        requirement_ids=("AUTH-001", "AUTH-002"),
-        outcome=Outcome.FAILED,
-        message="expected 401",
-        operation_id="createPayment",
-        duration_s=0.25,
-        evidence=EVIDENCE,
-    )
-    as_dict = check_to_dict(check)
-    assert json.loads(json.dumps(as_dict)) == as_dict  # nothing xdist could not carry
-    assert check_from_dict(as_dict) == check
 
 
 def test_messages_lose_secrets_and_excess_length() -> None:

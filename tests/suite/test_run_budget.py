@@ -14,10 +14,11 @@ import httpcore
 import httpx
 import pytest
 
+from conformance.core.evidence import check_from_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome, budget_reason
 from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
-from conformance.suite.recording import CHECK_PROPERTY, check_from_dict
+from conformance.suite.recording import CHECK_PROPERTY
 
 pytest_plugins = ("pytester",)
 

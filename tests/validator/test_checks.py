@@ -151,7 +151,7 @@ def test_evidence_is_the_exchange_redacted(validator: ExchangeValidator) -> None
     shown = json.dumps(evidence.__dict__)
     assert "a" * 64 not in shown and "t0ken" not in shown
     assert secret not in shown and "whsec_abc" not in shown
-    assert evidence.request_headers["X-Signature"] == REDACTED
+    assert evidence.request_headers["x-signature"] == REDACTED
     assert evidence.curl.startswith("curl -X POST http://127.0.0.1:8000/v1/payments")
 
 

@@ -1,15 +1,15 @@
 """What a schemathesis exchange shows: redacted evidence, and the fields a case or failure names.
 
 ``evidence_from`` turns a response (and the request it answers) into the suite's ``Evidence``
-with every secret redacted (API secrets, ``X-Signature``, webhook secrets). ``case_fields`` and
-``failure_fields`` name the request or response fields a negative case negated or a failed
-check points at, so that a result can name the requirements about those fields.
+as ``core.evidence`` builds every evidence (secrets redacted, bodies and headers bounded).
+``case_fields`` and ``failure_fields`` name the request or response fields a negative case
+negated or a failed check points at, so that a result can name the requirements about those
+fields.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 import requests
@@ -17,47 +17,21 @@ import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import negated_parameters
 
-from conformance.core.redaction import REDACTED, redact_headers, redact_text, run_secrets
+from conformance.core.evidence import evidence_from_parts
 from conformance.core.results import Evidence
-from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.transport import cut_marker, request_body_cut_at
-
-EVIDENCE_BODY_LIMIT = 16 * 1024
-
-
-def _text(
-    raw: bytes | str | None, secrets: tuple[str, ...], cut_at: int | None = None
-) -> str | None:
-    if raw is None or raw == b"" or raw == "":
-        return None
-    text = raw if isinstance(raw, str) else raw[:EVIDENCE_BODY_LIMIT].decode("utf-8", "replace")
-    redacted = redact_text(text, secrets)
-    size = len(raw)
-    if size > EVIDENCE_BODY_LIMIT:
-        redacted += f"\n[... {size - EVIDENCE_BODY_LIMIT} more bytes not shown]"
-    if cut_at is not None:
-        redacted = cut_marker(cut_at) + "\n" + redacted
-    return redacted
-
-
-def _headers(headers: dict[str, str], secrets: tuple[str, ...]) -> dict[str, str]:
-    redacted = redact_headers(headers)
-    for name, value in redacted.items():
-        for secret in (*secrets, *run_secrets()):
-            if secret:
-                value = value.replace(secret, REDACTED)
-        redacted[name] = value
-    return cap_headers(redacted)
 
 
 def evidence_from(response: schemathesis.Response, secrets: tuple[str, ...]) -> Evidence:
     """Redacted evidence of one exchange, with a curl command that repeats the request."""
+    cut_at = request_body_cut_at(response.request)
     return request_evidence(
         response.request,
         secrets,
         status=response.status_code,
-        response_headers=_headers({k: ", ".join(v) for k, v in response.headers.items()}, secrets),
-        response_body=_text(response.content, secrets, request_body_cut_at(response.request)),
+        response_headers=[(k, ", ".join(v)) for k, v in response.headers.items()],
+        response_body=response.content,
+        response_note=cut_marker(cut_at) if cut_at is not None else None,
     )
 
 
@@ -66,28 +40,22 @@ def request_evidence(
     secrets: tuple[str, ...],
     *,
     status: int | None = None,
-    response_headers: dict[str, str] | None = None,
-    response_body: str | None = None,
+    response_headers: list[tuple[str, str]] | None = None,
+    response_body: bytes | None = None,
+    response_note: str | None = None,
 ) -> Evidence:
     """Redacted evidence of a request (and of its response, when there was one)."""
-    request_headers = _headers({k: str(v) for k, v in request.headers.items()}, secrets)
     body = request.body
-    request_body = _text(body if isinstance(body, (bytes, str)) else None, secrets)
-    curl = ["curl", "-X", str(request.method), str(request.url)]
-    for name, value in request_headers.items():
-        if name.lower() not in {"host", "content-length", "accept-encoding", "connection"}:
-            curl += ["-H", f"{name}: {value}"]
-    if request_body is not None:
-        curl += ["--data-binary", request_body]
-    return Evidence(
+    return evidence_from_parts(
         method=str(request.method),
         url=str(request.url),
-        request_headers=request_headers,
-        request_body=request_body,
+        request_headers=[(k, str(v)) for k, v in request.headers.items()],
+        request_body=body if isinstance(body, (bytes, str)) else None,
         status=status,
-        response_headers=response_headers or {},
+        response_headers=response_headers or (),
         response_body=response_body,
-        curl=shlex.join(curl),
+        secrets=secrets,
+        response_note=response_note,
     )
 
 

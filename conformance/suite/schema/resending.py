@@ -18,9 +18,10 @@ from typing import Any
 
 import requests
 
+from conformance.core.evidence import evidence_from_parts
 from conformance.core.results import Evidence
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite.client import ClientStats, evidence_from_parts
+from conformance.suite.client import ClientStats
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,

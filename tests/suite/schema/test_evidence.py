@@ -24,8 +24,8 @@ def test_evidence_repeats_the_request_without_any_secret() -> None:
     )
     evidence = evidence_from(response, (SECRET,))
     assert evidence.status == 200
-    assert evidence.request_headers["X-Signature"] == "[redacted]"
-    assert evidence.request_headers["X-Api-Key"] == PROFILE.primary.api_key
+    assert evidence.request_headers["x-signature"] == "[redacted]"
+    assert evidence.request_headers["x-api-key"] == PROFILE.primary.api_key
     everything = evidence.curl + (evidence.request_body or "") + (evidence.response_body or "")
     assert SECRET not in everything
     assert "whsec_" not in everything

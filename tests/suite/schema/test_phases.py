@@ -90,7 +90,7 @@ def test_a_fault_fails_the_requirement_it_breaks(fault: str, breaks: str) -> Non
     evidence = found[breaks][0].evidence
     assert evidence is not None
     assert evidence.curl.startswith("curl -X ")
-    assert evidence.request_headers["X-Signature"] == "[redacted]"
+    assert evidence.request_headers["x-signature"] == "[redacted]"
     assert "sk_test_" not in evidence.curl + (evidence.request_body or "")
 
 

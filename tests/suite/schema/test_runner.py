@@ -76,7 +76,7 @@ def test_a_server_whose_replies_are_not_http_fails_no_server_error_then_stops_th
     assert failed.requirement_ids == ("ERR-006",)
     assert "no response" in failed.message
     assert failed.evidence is not None and failed.evidence.status is None
-    assert failed.evidence.request_headers["X-Signature"] == "[redacted]"
+    assert failed.evidence.request_headers["x-signature"] == "[redacted]"
 
 
 def test_a_server_that_keeps_rate_limiting_leaves_checks_not_exercised_never_failed() -> None:
