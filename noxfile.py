@@ -18,8 +18,8 @@ def tests(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def lint(session: nox.Session) -> None:
     session.install("ruff>=0.6")
-    session.run("ruff", "check", "conformance", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "conformance", "tests", "noxfile.py")
+    session.run("ruff", "check", "conformance", "benchmarks", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "conformance", "benchmarks", "tests", "noxfile.py")
 
 
 @nox.session(python="3.11")
@@ -31,22 +31,22 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def bench(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks.server", *session.posargs)
-    session.run("python", "-m", "conformance.benchmarks.suite")
+    session.run("python", "-m", "benchmarks.server", *session.posargs)
+    session.run("python", "-m", "benchmarks.suite")
 
 
 @nox.session(python="3.11")
 def compare(session: nox.Session) -> None:
     """Our run --quick and run against plain schemathesis over the fault catalogue (~1 hour)."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks.compare", *session.posargs)
+    session.run("python", "-m", "benchmarks.compare", *session.posargs)
 
 
 @nox.session(python="3.11")
 def flakes(session: nox.Session) -> None:
     """The flake gate: 20 default runs with new seeds against the unfaulted reference server."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks.flakes", "--runs", "20", *session.posargs)
+    session.run("python", "-m", "benchmarks.flakes", "--runs", "20", *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -54,7 +54,7 @@ def deployments(session: nox.Session) -> None:
     """The suite against each deployment the reference server stands in for (TLS, mutual TLS,
     rate limits, a gateway header, a base path, latency): verdict, wall, CPU, 429s."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks.deployments", *session.posargs)
+    session.run("python", "-m", "benchmarks.deployments", *session.posargs)
 
 
 @nox.session(python="3.11")
@@ -62,4 +62,4 @@ def validate_faults(session: nox.Session) -> None:
     """The passive validator on a scripted merchant client's HAR recordings of the reference
     server, unfaulted (3 seeds) and once per fault: caught / visible / total per category."""
     session.install("-e", ".[dev]")
-    session.run("python", "-m", "conformance.benchmarks.validate_faults", *session.posargs)
+    session.run("python", "-m", "benchmarks.validate_faults", *session.posargs)

@@ -100,6 +100,16 @@ def test_the_wheel_carries_the_openapi_document_and_the_profiles(wheel: Path) ->
 
 
 @pytest.mark.slow
+def test_the_wheel_holds_the_conformance_package_and_no_benchmarks(wheel: Path) -> None:
+    """The benchmarks are a developer's tools in the repository (``python -m benchmarks.flakes``
+    from its root), not part of what a user installs."""
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {name.split("/")[0] for name in names}
+    assert {top for top in top_level if not top.endswith(".dist-info")} == {"conformance"}
+    assert not [name for name in names if "benchmarks/" in name]
+
+
+@pytest.mark.slow
 def test_the_installed_console_script_prints_the_effective_contract(
     venv: Path, tmp_path: Path
 ) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import schemathesis
 
-from conformance.benchmarks import compare
-from conformance.benchmarks.compare_signing import fresh_key, refresh_idempotency_key
-from conformance.benchmarks.compare_tools import (
+from benchmarks import compare
+from benchmarks.compare_signing import fresh_key, refresh_idempotency_key
+from benchmarks.compare_tools import (
     OPENAPI,
     Children,
     EventTail,
@@ -202,7 +202,7 @@ def signing_hooks() -> Iterator[None]:
     other tests in this process call schemathesis too."""
     from schemathesis.hooks import GLOBAL_HOOK_DISPATCHER
 
-    from conformance.benchmarks.compare_signing import before_call
+    from benchmarks.compare_signing import before_call
 
     GLOBAL_HOOK_DISPATCHER.register_hook_with_name(before_call, "before_call")
     try:
@@ -231,7 +231,7 @@ def test_the_hooks_sign_every_call_and_repeated_keys_make_new_payments() -> None
 def test_the_hooks_add_none_of_the_suites_checks_to_plain_schemathesis() -> None:
     """``--checks all`` in the compared run must mean schemathesis' own checks only."""
     probe = (
-        "import schemathesis.checks as c, conformance.benchmarks.compare_hooks;"
+        "import schemathesis.checks as c, benchmarks.compare_hooks;"
         "print('\\n'.join(c.CHECKS.get_all_names()))"
     )
     done = subprocess.run(

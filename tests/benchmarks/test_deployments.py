@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.deployments import (
+from benchmarks.deployments import (
     MODE_NAMES,
     MODES,
     REFUSED,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.flakes import FlakeRun, exercised_text, main
+from benchmarks.flakes import FlakeRun, exercised_text, main
 
 
 class Runs:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.benchmarks.server import main
+from benchmarks.server import main
 
 
 def test_benchmark_prints_both_scenarios(capsys: pytest.CaptureFixture[str]) -> None:

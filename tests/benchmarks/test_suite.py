@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.benchmarks.suite import (
+from benchmarks.suite import (
     Measurement,
     ServerClock,
     TimingMiddleware,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.validate import main
+from benchmarks.validate import main
 
 
 def test_benchmark_validates_a_generated_file(

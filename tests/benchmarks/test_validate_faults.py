@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.merchant_client import HarLog, record_session
-from conformance.benchmarks.validate_faults import (
+from benchmarks.merchant_client import HarLog, record_session
+from benchmarks.validate_faults import (
     RunRecord,
     classify,
     fingerprint,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from conformance.benchmarks.validate import reference_traffic
+from benchmarks.validate import reference_traffic
 from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.reference.server import ReferenceServer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.benchmarks.validate import reference_traffic
+from benchmarks.validate import reference_traffic
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import CheckResult, Outcome, RunResult, Verdict
 from conformance.reference.server import ReferenceServer

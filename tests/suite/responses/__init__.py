@@ -1,1 +1,2 @@
-"""Tests of the responses family's schema checks (conformance/suite/responses/)."""
+"""Tests of the responses family (conformance/suite/responses/): its proof and its schema
+checks."""

@@ -1,1 +1,2 @@
-"""Tests of the robustness family's request variants (conformance/suite/robustness/)."""
+"""Tests of the robustness family (conformance/suite/robustness/): its proof and its request
+variants."""

@@ -1,6 +1,6 @@
 """Throughput and latency of the reference server on loopback.
 
-    python -m conformance.benchmarks.server [--duration 5] [--clients 4]
+    python -m benchmarks.server [--duration 5] [--clients 4]
 
 The server runs in this process (uvicorn in a thread, as ``ReferenceServer`` runs it); the
 clients are separate processes, each one keep-alive connection sending signed requests back to
@@ -143,7 +143,7 @@ def _table(figures: Sequence[Figures], clients: int, duration: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.server")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.server")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per scenario")
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

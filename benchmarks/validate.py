@@ -1,6 +1,6 @@
 """Throughput and memory of the passive validator on a generated recording.
 
-    python -m conformance.benchmarks.validate [--exchanges 100000] [--keep FILE]
+    python -m benchmarks.validate [--exchanges 100000] [--keep FILE]
 
 Records a template set of real traffic against the reference server (one valid request of
 every operation, replays of an Idempotency-Key, state transitions, an x402 settlement, a nonce

@@ -1,6 +1,6 @@
 """The flake gate: the suite, run again and again with new seeds, never fails a correct server.
 
-    python -m conformance.benchmarks.flakes [--runs 20] [--quick] [--first-seed S]
+    python -m benchmarks.flakes [--runs 20] [--quick] [--first-seed S]
         [--workers N] [--report FILE]
 
 Each run is a ``payment-conformance run`` subprocess against the unfaulted embedded reference
@@ -132,7 +132,7 @@ def exercised_text(data: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.flakes")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.flakes")
     parser.add_argument("--runs", type=int, default=20, help="How many runs (default 20).")
     parser.add_argument("--quick", action="store_true", help="Quick runs.")
     parser.add_argument("--first-seed", type=int, help="Seeds S, S+1, ... (default: drawn).")

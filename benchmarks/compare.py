@@ -1,6 +1,6 @@
 """Our suite against plain schemathesis, over the whole reference fault catalogue.
 
-    python -m conformance.benchmarks.compare [--seeds 3] [--jobs 2] [--faults a,b]
+    python -m benchmarks.compare [--seeds 3] [--jobs 2] [--faults a,b]
         [--categories x,y] [--tools quick,default,schemathesis] [--out reports/comparison]
         [--resume]
 
@@ -40,7 +40,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from conformance.benchmarks.compare_tools import TOOLS, Children, Job, Record, run_job
+from benchmarks.compare_tools import TOOLS, Children, Job, Record, run_job
 from conformance.engine.selftest import SelftestError, select_faults
 from conformance.reference.faults import CATEGORIES, catalogue
 
@@ -341,7 +341,7 @@ def table(summary: dict[str, Any], settings: Settings) -> Table:
 
 # -- command line ------------------------------------------------------------------------------
 def parse(argv: Sequence[str] | None) -> Settings:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.compare")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare")
     parser.add_argument(
         "--seeds", type=int, default=3, help="Unfaulted runs per tool (seeds 1..N)."
     )

@@ -31,8 +31,8 @@ from conformance.core import jsonsafe
 from conformance.engine.selftest import read_outcome
 
 TOOLS = ("quick", "default", "schemathesis")
-OPENAPI = Path(__file__).resolve().parents[2] / "openapi" / "payment-service.yaml"
-HOOKS_MODULE = "conformance.benchmarks.compare_hooks"
+OPENAPI = Path(__file__).resolve().parents[1] / "openapi" / "payment-service.yaml"
+HOOKS_MODULE = "benchmarks.compare_hooks"
 POLL_S = 0.2
 SERVER_START_S = 60.0
 STOP_GRACE_S = 5.0

@@ -1,6 +1,6 @@
 """The passive validator on traffic the suite did not write, over the reference fault catalogue.
 
-    python -m conformance.benchmarks.validate_faults [--seeds 3] [--jobs 1] [--faults a,b]
+    python -m benchmarks.validate_faults [--seeds 3] [--jobs 1] [--faults a,b]
         [--categories x,y] [--sample N] [--out reports/validate-faults] [--keep-recordings]
 
 For each run it starts the reference server (unfaulted, or with one fault of the catalogue),
@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conformance.benchmarks.merchant_client import record_session
+from benchmarks.merchant_client import record_session
 from conformance.engine.selftest import SelftestError, select_faults
 from conformance.reference.faults import CATEGORIES, Fault, catalogue
 
@@ -413,7 +413,7 @@ def sample(faults: Sequence[Fault], size: int) -> list[Fault]:
 
 
 def parse(argv: Sequence[str] | None) -> Settings:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.validate_faults")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.validate_faults")
     parser.add_argument("--seeds", type=int, default=3, help="Unfaulted runs (seeds 1..N).")
     parser.add_argument("--jobs", type=int, default=1, help="Runs at a time (processes).")
     parser.add_argument("--faults", default="", help="Comma-separated fault names.")

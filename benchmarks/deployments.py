@@ -2,7 +2,7 @@
 really have (HTTPS with a private CA, mutual TLS, a rate-limited sandbox, a gateway key, a base
 path, a distant server), each stood in for by the reference server.
 
-    python -m conformance.benchmarks.deployments [--quick] [--seed S] [--workers auto|N]
+    python -m benchmarks.deployments [--quick] [--seed S] [--workers auto|N]
         [--mode NAME ...] [--report FILE] [--keep DIR]
 
 For each mode of ``MODES`` (default: all of them, in order) it starts ``python -m conformance
@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.benchmarks.flakes import exercised_text
+from benchmarks.flakes import exercised_text
 from conformance.reference.certificates import CertFiles, issue
 
 RUN_TIMEOUT_S = {True: 900.0, False: 2400.0}  # for a run that hangs, never a slow one
@@ -485,7 +485,7 @@ def _seed_arg(value: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None, runner: Runner = run_mode) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.deployments")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.deployments")
     parser.add_argument("--quick", action="store_true", help="Quick runs.")
     parser.add_argument("--seed", type=_seed_arg, help="Seed of every run (default: drawn).")
     parser.add_argument(

@@ -1,6 +1,6 @@
 """Benchmark of the suite on the embedded reference server.
 
-    python -m conformance.benchmarks.suite [--seed 42] [--workers auto|N] [--quick-only]
+    python -m benchmarks.suite [--seed 42] [--workers auto|N] [--quick-only]
         [--latency-ms 0,20,50]
 
 Runs the default run and ``--quick`` (each with the same seed) at each latency of the embedded
@@ -221,7 +221,7 @@ def target_of(m: Measurement) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.benchmarks.suite")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.suite")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument(
         "--workers", type=workers_option, default=None, help="auto (run's default) or N."

@@ -1,0 +1,3 @@
+"""Benchmarks: ``python -m benchmarks.server`` measures the reference server."""
+
+from __future__ import annotations

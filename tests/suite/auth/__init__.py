@@ -1,0 +1,1 @@
+"""Tests of the auth family (conformance/suite/test_auth.py)."""

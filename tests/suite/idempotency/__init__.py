@@ -1,0 +1,1 @@
+"""Tests of the idempotency family (conformance/suite/test_idempotency.py)."""

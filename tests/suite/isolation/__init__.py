@@ -1,0 +1,1 @@
+"""Tests of the isolation family (conformance/suite/isolation/)."""

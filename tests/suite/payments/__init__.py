@@ -1,0 +1,1 @@
+"""Tests of the payments family (conformance/suite/payments/)."""

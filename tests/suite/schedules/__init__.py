@@ -1,0 +1,1 @@
+"""Tests of the schedules family (conformance/suite/schedules/)."""

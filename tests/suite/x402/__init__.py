@@ -1,0 +1,1 @@
+"""Tests of the x402 family (conformance/suite/x402/)."""
