@@ -22,27 +22,40 @@ _CONTROLS = (
     "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 )
-_UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
+# Runs of them, each run escaped at once: a body of a million NULs is one match, not a million.
+_UNPRINTABLE = re.compile(f"[{_CONTROLS}]+")
 # On a terminal a carriage return rewrites the line: a server could overprint a verdict.
-_TERMINAL_UNPRINTABLE = re.compile(f"[\r{_CONTROLS}]")
+_TERMINAL_UNPRINTABLE = re.compile(f"[\r{_CONTROLS}]+")
 # scheme://authority in a text. Linear time on any text: the scheme is bounded and the authority
 # ends at the first "/" (so never runs into the next "://"); its userinfo runs to the last "@",
 # so a password holding a raw "@" is masked whole.
 _URL_AUTHORITY = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://)([^/?#\s'\"<>]*)")
 
 
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
-        return f"\\x{code - 0xDC00:02x}"
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
+class _Escapes(dict[int, str]):
+    """A ``str.translate`` table: the escape of each unprintable character, made on first use."""
+
+    def __missing__(self, code: int) -> str:
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
+            escape = f"\\x{code - 0xDC00:02x}"
+        elif code <= 0xFF:
+            escape = f"\\x{code:02x}"
+        else:
+            escape = f"\\u{code:04x}"
+        self[code] = escape
+        return escape
+
+
+_ESCAPES = _Escapes()
+
+
+def _escape_run(match: re.Match[str]) -> str:
+    return match.group().translate(_ESCAPES)
 
 
 def printable(text: str) -> tuple[str, bool]:
     """``text`` with unprintable characters as ``\\xNN`` escapes, and whether any was escaped."""
-    cleaned, count = _UNPRINTABLE.subn(_escape_char, text)
+    cleaned, count = _UNPRINTABLE.subn(_escape_run, text)
     return cleaned, count > 0
 
 
@@ -90,4 +103,4 @@ def url_password(url: str) -> str | None:
 
 def for_terminal(text: str) -> str:
     """Untrusted ``text`` ready for the console: no control sequence, no URL password."""
-    return _TERMINAL_UNPRINTABLE.sub(_escape_char, mask_url_passwords(text))
+    return _TERMINAL_UNPRINTABLE.sub(_escape_run, mask_url_passwords(text))

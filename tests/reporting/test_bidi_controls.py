@@ -11,10 +11,11 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from conformance.engine.progress import render_summary
-from conformance.reporting import html, json_report, junit, summary, write_reports
+from conformance.reporting import ctrf, html, json_report, junit, summary, write_reports
 from conformance.reporting.load import load_view
 from tests.reporting.runs import FAILED, PASSED, check, evidence, make_run
 
@@ -43,11 +44,17 @@ def bidi_run() -> object:
     )
 
 
-def test_no_report_holds_a_bidi_control_raw(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "name", [html.FILENAME, json_report.FILENAME, junit.FILENAME, summary.FILENAME, ctrf.FILENAME]
+)
+def test_no_report_holds_a_bidi_control_raw(tmp_path: Path, name: str) -> None:
     write_reports(bidi_run(), tmp_path)  # type: ignore[arg-type]
-    for name in (html.FILENAME, json_report.FILENAME, junit.FILENAME, summary.FILENAME):
-        text = (tmp_path / name).read_text(encoding="utf-8")
-        assert OVERRIDE not in text and ISOLATE not in text, name
+    text = (tmp_path / name).read_text(encoding="utf-8")
+    assert OVERRIDE not in text and ISOLATE not in text
+
+
+def test_results_json_and_report_html_show_the_escape(tmp_path: Path) -> None:
+    write_reports(bidi_run(), tmp_path)  # type: ignore[arg-type]
     document = json.loads((tmp_path / json_report.FILENAME).read_text(encoding="utf-8"))
     (failed,) = [c for c in document["checks"] if c["outcome"] == "failed"]
     assert failed["message"] == f"expected 201, got 500 {SHOWN}KO 102"
