@@ -474,7 +474,7 @@ class Session:
     def webhooks(self, who: Merchant) -> tuple[str | None, str | None]:
         # Shops name their endpoint as their docs do: both merchants pick the same id.
         endpoint_id = "we_primary"
-        types = [str(t) for t in self.profile.data.get("webhooks", {}).get("event_types", [])]
+        types = list(self.profile.webhooks.event_types)
         url = "http://127.0.0.1:9/hooks/payments"
         path = f"/v1/webhook-endpoints/{endpoint_id}"
         who.call("PUT", path, {"url": url, "event_types": types})
@@ -669,7 +669,7 @@ def record_session(base_url: str, profile: Profile, seed: int = 1) -> HarLog:
     rng = random.Random(seed)
     har = HarLog()
     credentials = profile.credentials[:2]
-    template = str(profile.data["auth"].get("string_to_sign") or DEFAULT_STRING_TO_SIGN)
+    template = profile.string_to_sign or DEFAULT_STRING_TO_SIGN
     with httpx.Client(base_url=base_url, timeout=TIMEOUT_S, verify=False) as http:
         merchants = [
             Merchant(

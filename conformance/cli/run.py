@@ -29,6 +29,7 @@ from conformance.cli._common import (
 from conformance.cli._signals import sigterm_as_interrupt
 from conformance.cli.shard_option import shard_note, shard_option
 from conformance.cli.waivers import echo_waivers, gate_options, load_option
+from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
 from conformance.core.results import Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
@@ -45,7 +46,6 @@ from conformance.reporting import step_summary
 from conformance.reporting.load import LoadError
 from conformance.reporting.outcomes import read_outcomes
 from conformance.suite import gateway
-from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.proxy import ProxyError, parse_proxy
 from conformance.suite.ratelimit import parse_rate
 from conformance.suite.tls import INSECURE_WARNING

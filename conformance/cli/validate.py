@@ -19,12 +19,17 @@ from conformance.cli import exit_codes
 from conformance.cli._common import fail, profile_option
 from conformance.cli.run import default_report_dir
 from conformance.core.catalogue import load_catalogue
-from conformance.core.profile import ProfileError, load_profile
+from conformance.core.profile import (
+    API_KEY_ENV,
+    API_SECRET_ENV,
+    ProfileError,
+    load_profile,
+    with_credential,
+)
 from conformance.core.results import Outcome, RunResult, Verdict
 from conformance.core.untrusted import for_terminal
 from conformance.engine.progress import reports_line, section_rows, verdict_line
 from conformance.engine.runner import RunError, check_report_dir, write_run_reports
-from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV, with_credential
 
 MAX_FAILURES_LISTED = 20
 

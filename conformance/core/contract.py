@@ -232,11 +232,7 @@ def _error_response(profile: Profile, status: int, cases: list[ErrorCase]) -> di
     if all(spec.code for _, spec in specs):
         refinements.append({"properties": {"code": {"enum": codes}}})
     validation = profile.error(*VALIDATION)
-    if (
-        VALIDATION in cases
-        and validation.code
-        and profile.data["status"]["validation_details"] == "field-message-list"
-    ):
+    if VALIDATION in cases and validation.code and profile.status.field_message_details:
         refinements.append(
             {
                 "if": {"properties": {"code": {"const": validation.code}}, "required": ["code"]},
@@ -284,11 +280,10 @@ def _pin_status(schema: dict[str, Any], values: list[str], note: str) -> None:
 
 def _pin_schemas(doc: dict[str, Any], profile: Profile) -> None:
     schemas = doc["components"]["schemas"]
-    data = profile.data
-
     for resource, names in STATEFUL_RESOURCES.items():
+        states = list(profile.lifecycle(resource).states)
         for name in names:
-            _pin_status(schemas[name], list(data[resource]["states"]), f"{resource}.states")
+            _pin_status(schemas[name], states, f"{resource}.states")
 
     retired_states = [
         t.target
@@ -306,20 +301,20 @@ def _pin_schemas(doc: dict[str, Any], profile: Profile) -> None:
             }
         ]
 
-    webhooks = data["webhooks"]
+    webhooks = profile.webhooks
     schemas["WebhookDelivery"]["properties"]["status"] = {
         "type": "string",
         "minLength": 1,
         "maxLength": 64,
-        "enum": list(webhooks["delivery_statuses"]),
+        "enum": list(webhooks.delivery_statuses),
         "x-profile": "webhooks.delivery_statuses",
     }
     schemas["WebhookDeliveryResend"]["properties"]["status"] = {
         "type": "string",
-        "enum": [webhooks["resend_status"]],
+        "enum": [webhooks.resend_status],
         "x-profile": "webhooks.resend_status",
     }
-    event_types = list(webhooks["event_types"])
+    event_types = list(webhooks.event_types)
     schemas["WebhookEndpoint"]["properties"]["event_types"]["items"] = {
         "type": "string",
         "enum": event_types,
@@ -344,23 +339,22 @@ def _pin_schemas(doc: dict[str, Any], profile: Profile) -> None:
     line = schemas["StatementLine"]["properties"]
     line["direction"] = {
         "type": "string",
-        "enum": list(data["statements"]["directions"]),
+        "enum": list(profile.statements.directions),
         "x-profile": "statements.directions",
     }
-    x402 = data["x402"]
     schemas["X402SettleResult"]["properties"]["tx_hash"] = {
         "type": "string",
-        "pattern": x402["tx_hash_pattern"],
+        "pattern": profile.x402.tx_hash_pattern,
         "x-profile": "x402.tx_hash_pattern",
     }
 
     _pin_payment_payload(schemas, profile)
 
     key = schemas["IdempotencyKeyValue"]
-    key["minLength"] = int(data["idempotency"]["min_length"])
-    key["maxLength"] = int(data["idempotency"]["max_length"])
+    key["minLength"] = profile.idempotency.min_length
+    key["maxLength"] = profile.idempotency.max_length
 
-    if data["status"]["validation_details"] == "field-message-list":
+    if profile.status.field_message_details:
         schemas["ValidationDetails"] = {
             "description": "The fields a validation error names.",
             "type": "array",
@@ -432,7 +426,7 @@ def _pin_operation(
     status = profile.success_status(op.operation_id)
 
     if op.accepts_idempotency_key:
-        header = str(profile.data["idempotency"]["replay_header"])
+        header = profile.idempotency.replay_header
         success.setdefault("headers", {})[header] = {
             "description": "Present on a replayed response (same key, same request).",
             "required": False,
@@ -450,7 +444,7 @@ def _pin_operation(
 
     for resource, create_id in CREATE_OPERATIONS.items():
         if op.operation_id == create_id and op.success_schema:
-            initial = str(profile.data[resource]["initial_state"])
+            initial = profile.lifecycle(resource).initial_state
             note = f"{resource}.initial_state"
             _response_status_schema(success, op.success_schema, [initial], note)
         moves = [t for t in profile.transitions(resource) if t.operation == op.operation_id]
@@ -479,7 +473,7 @@ def _pin_issued_requirements(doc: dict[str, Any], profile: Profile) -> None:
     """Requirements the server issues follow the profile's formats. The same schema types the
     settle request, where a malformed entry is a settlement failure, so only the response of
     createX402Requirements is narrowed."""
-    x402 = profile.data["x402"]
+    x402 = profile.x402
     for found in openapi.operations(doc):
         if found.operation_id != "createX402Requirements":
             continue
@@ -495,10 +489,10 @@ def _pin_issued_requirements(doc: dict[str, Any], profile: Profile) -> None:
                             "accepts": {
                                 "items": {
                                     "properties": {
-                                        "pay_to": {"pattern": x402["address_pattern"]},
-                                        "nonce": {"pattern": x402["nonce_pattern"]},
+                                        "pay_to": {"pattern": x402.address_pattern},
+                                        "nonce": {"pattern": x402.nonce_pattern},
                                         "network": {"enum": list(profile.chains)},
-                                        "scheme": {"enum": list(x402["schemes"])},
+                                        "scheme": {"enum": list(x402.schemes)},
                                     }
                                 }
                             }
@@ -516,7 +510,7 @@ def effective_contract(profile: Profile) -> dict[str, Any]:
     for entry in openapi.operations(doc):
         _pin_operation(doc, profile, _operation(doc, entry), entry.operation)
     _pin_issued_requirements(doc, profile)
-    status = profile.data["status"]
+    status = profile.status
     info = doc["info"]
     info["title"] = f"{info['title']} (effective contract, profile {profile.name})"
     info["description"] = (
@@ -530,15 +524,15 @@ def effective_contract(profile: Profile) -> dict[str, Any]:
         "document_sha256": document_sha256(),
         "responses_of_any_path": {
             "method_not_allowed": {
-                "status": status["method_not_allowed"]["status"],
-                "allow_header": status["method_not_allowed"]["allow_header"],
+                "status": status.method_not_allowed.status,
+                "allow_header": status.method_not_allowed.allow_header,
             },
             "payload_too_large": {
                 "status": profile.error("status", "payload_too_large").status,
-                "max_body_bytes": status["max_body_bytes"],
+                "max_body_bytes": status.max_body_bytes,
             },
             "server_errors": "none: no request, however malformed, gets a 5xx",
-            "auth_before_routing": status["auth_before_routing"],
+            "auth_before_routing": status.auth_before_routing,
         },
     }
     return doc

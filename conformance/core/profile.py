@@ -9,12 +9,13 @@ every problem once, each with its key, when the file is not a valid profile. A f
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import tomllib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,9 @@ from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
+# Environment variables that replace the first credential's key and secret (run, validate).
+API_KEY_ENV = "PAYMENT_CONFORMANCE_API_KEY"
+API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 
 
 MAX_PROBLEMS = 100  # listed by ``profile check``; a hostile file cannot flood the console
@@ -110,9 +114,272 @@ class RateLimitRule:
     error_code: str | None = None
 
 
+def _error_spec(raw: Mapping[str, Any]) -> ErrorSpec:
+    return ErrorSpec(status=int(raw["status"]), code=raw.get("code"))
+
+
+def _names(raw: Any) -> tuple[str, ...]:
+    return tuple(str(name) for name in raw)
+
+
+@dataclass(frozen=True)
+class AuthSection:
+    """Section 1: how requests are signed, and the answer to one that is not."""
+
+    scheme: str
+    timestamp_format: str
+    nonce_pattern: str
+    string_to_sign: str
+    clock_window_secs: int
+    nonce_single_use: bool
+    error: ErrorSpec
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> AuthSection:
+        return cls(
+            scheme=str(raw["scheme"]),
+            timestamp_format=str(raw["timestamp_format"]),
+            nonce_pattern=str(raw["nonce_pattern"]),
+            string_to_sign=str(raw["string_to_sign"]),
+            clock_window_secs=int(raw["clock_window_secs"]),
+            nonce_single_use=bool(raw["nonce_single_use"]),
+            error=_error_spec(raw["error"]),
+        )
+
+
+@dataclass(frozen=True)
+class IdempotencySection:
+    """Section 2: which requests need a key, its length, the replay header and the errors."""
+
+    required_methods: tuple[str, ...]
+    optional_operations: tuple[str, ...]
+    min_length: int
+    max_length: int
+    replay_header: str
+    retention_secs: int
+    missing: ErrorSpec
+    invalid: ErrorSpec
+    reused: ErrorSpec
+    in_use: ErrorSpec
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> IdempotencySection:
+        return cls(
+            required_methods=_names(raw["required_methods"]),
+            optional_operations=_names(raw["optional_operations"]),
+            min_length=int(raw["min_length"]),
+            max_length=int(raw["max_length"]),
+            replay_header=str(raw["replay_header"]),
+            retention_secs=int(raw["retention_secs"]),
+            missing=_error_spec(raw["missing"]),
+            invalid=_error_spec(raw["invalid"]),
+            reused=_error_spec(raw["reused"]),
+            in_use=_error_spec(raw["in_use"]),
+        )
+
+
+@dataclass(frozen=True)
+class MethodNotAllowed:
+    status: int
+    allow_header: bool
+
+
+@dataclass(frozen=True)
+class StatusSection:
+    """Section 3: the answers that hold for every path, and the body limit.
+
+    The error answers of single cases (``validation``, ``not_found``, ...) are read with
+    ``Profile.error("status", case)``.
+    """
+
+    success: int
+    created: int
+    create_operations: tuple[str, ...]
+    method_not_allowed: MethodNotAllowed
+    payload_too_large: ErrorSpec
+    max_body_bytes: int
+    auth_before_routing: bool
+    integer_accepts_float_form: bool
+    validation_details: str
+    unsupported_media_type: tuple[ErrorSpec, ...]  # empty: the profile declares no answer
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> StatusSection:
+        not_allowed = raw["method_not_allowed"]
+        return cls(
+            success=int(raw["success"]),
+            created=int(raw["created"]),
+            create_operations=_names(raw["create_operations"]),
+            method_not_allowed=MethodNotAllowed(
+                int(not_allowed["status"]), bool(not_allowed["allow_header"])
+            ),
+            payload_too_large=_error_spec(raw["payload_too_large"]),
+            max_body_bytes=int(raw["max_body_bytes"]),
+            auth_before_routing=bool(raw["auth_before_routing"]),
+            integer_accepts_float_form=bool(raw["integer_accepts_float_form"]),
+            validation_details=str(raw["validation_details"]),
+            unsupported_media_type=tuple(
+                _error_spec(a) for a in raw.get("unsupported_media_type") or ()
+            ),
+        )
+
+    @property
+    def field_message_details(self) -> bool:
+        """A validation error's ``details`` lists ``{field, message}`` entries."""
+        return self.validation_details == "field-message-list"
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """The states of one stateful resource (section 5), where it starts and how it moves."""
+
+    states: tuple[str, ...]
+    initial_state: str
+    transitions: tuple[Transition, ...]
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> Lifecycle:
+        return cls(
+            states=_names(raw["states"]),
+            initial_state=str(raw["initial_state"]),
+            transitions=tuple(
+                Transition(str(t["operation"]), _names(t["from"]), str(t["to"]))
+                for t in raw["transitions"]
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class PaymentsSection:
+    """Section 5, payments: limits, list order and the refusal of a payment without quotes."""
+
+    expires_in_secs: Range
+    list_limit: Range
+    list_order: str
+    raw_amount_max_digits: int
+    empty_quotes: ErrorSpec
+    unique_merchant_order_no: bool
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> PaymentsSection:
+        return cls(
+            expires_in_secs=_range(raw["expires_in_secs"]),
+            list_limit=_range(raw["list_limit"]),
+            list_order=str(raw["list_order"]),
+            raw_amount_max_digits=int(raw["raw_amount_max_digits"]),
+            empty_quotes=_error_spec(raw["empty_quotes"]),
+            unique_merchant_order_no=bool(raw["unique_merchant_order_no"]),
+        )
+
+
+@dataclass(frozen=True)
+class SplitsSection:
+    """Section 5, splits: the business rules a payment's splits follow."""
+
+    max_total_bps: int
+    allow_self: bool
+    allow_repeated_merchant: bool
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> SplitsSection:
+        return cls(
+            max_total_bps=int(raw["max_total_bps"]),
+            allow_self=bool(raw["allow_self"]),
+            allow_repeated_merchant=bool(raw["allow_repeated_merchant"]),
+        )
+
+
+@dataclass(frozen=True)
+class WebhooksSection:
+    """Section 5, webhooks: event types, endpoint urls, secrets and delivery statuses."""
+
+    event_types: tuple[str, ...]
+    url_schemes: tuple[str, ...]
+    loopback_http: bool
+    secret_prefix: str
+    secret_random_bytes: int
+    signature: str
+    delivery_statuses: tuple[str, ...]
+    resend_status: str
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> WebhooksSection:
+        return cls(
+            event_types=_names(raw["event_types"]),
+            url_schemes=_names(raw["url_schemes"]),
+            loopback_http=bool(raw["loopback_http"]),
+            secret_prefix=str(raw["secret_prefix"]),
+            secret_random_bytes=int(raw["secret_random_bytes"]),
+            signature=str(raw["signature"]),
+            delivery_statuses=_names(raw["delivery_statuses"]),
+            resend_status=str(raw["resend_status"]),
+        )
+
+
+@dataclass(frozen=True)
+class X402Section:
+    """Section 5, x402: schemes, issued formats and the answers of a settle request.
+
+    The pinned ``payment_payload`` shape is ``Profile.x402_payload``.
+    """
+
+    schemes: tuple[str, ...]
+    valid_before_offset_secs: int
+    tx_hash_pattern: str
+    address_pattern: str
+    nonce_pattern: str
+    settle_failure: ErrorSpec
+    settled_conflict: ErrorSpec
+    usage_requires: str
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> X402Section:
+        return cls(
+            schemes=_names(raw["schemes"]),
+            valid_before_offset_secs=int(raw["valid_before_offset_secs"]),
+            tx_hash_pattern=str(raw["tx_hash_pattern"]),
+            address_pattern=str(raw["address_pattern"]),
+            nonce_pattern=str(raw["nonce_pattern"]),
+            settle_failure=_error_spec(raw["settle_failure"]),
+            settled_conflict=_error_spec(raw["settled_conflict"]),
+            usage_requires=str(raw["usage_requires"]),
+        )
+
+
+@dataclass(frozen=True)
+class StatementsSection:
+    """Section 5, statements: the page limit and the directions, credit first."""
+
+    limit: Range
+    directions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> StatementsSection:
+        return cls(limit=_range(raw["limit"]), directions=_names(raw["directions"]))
+
+
+def _range(raw: Mapping[str, Any]) -> Range:
+    return Range(min=int(raw["min"]), max=int(raw["max"]), default=raw.get("default"))
+
+
+def _error_specs(node: Any) -> Iterator[ErrorSpec]:
+    """Every ``{status, code?}`` entry with an error status below ``node``, in document order."""
+    if isinstance(node, dict):
+        if isinstance(node.get("status"), int) and 400 <= node["status"] < 600:
+            yield ErrorSpec(int(node["status"]), node.get("code"))
+        for value in node.values():
+            yield from _error_specs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _error_specs(value)
+
+
 @dataclass(frozen=True)
 class Profile:
-    """A validated profile. ``data`` keeps the whole document for less common keys."""
+    """A validated profile, read through typed sections built once (``auth``, ``status``, ...).
+
+    ``data`` is the whole document the sections are built from; only this module reads it.
+    """
 
     name: str
     source: str
@@ -120,12 +387,65 @@ class Profile:
     data: dict[str, Any] = field(repr=False)
     extends: str | None = None  # the shipped profile a partial profile was merged over
 
-    # -- the parts most checks need, typed -------------------------------------------------
+    # -- sections ------------------------------------------------------------------------------
+    @cached_property
+    def auth(self) -> AuthSection:
+        return AuthSection.of(self.data["auth"])
+
+    @cached_property
+    def idempotency(self) -> IdempotencySection:
+        return IdempotencySection.of(self.data["idempotency"])
+
+    @cached_property
+    def status(self) -> StatusSection:
+        return StatusSection.of(self.data["status"])
+
+    @cached_property
+    def payments(self) -> PaymentsSection:
+        return PaymentsSection.of(self.data["payments"])
+
+    @cached_property
+    def splits(self) -> SplitsSection:
+        return SplitsSection.of(self.data["splits"])
+
+    @cached_property
+    def webhooks(self) -> WebhooksSection:
+        return WebhooksSection.of(self.data["webhooks"])
+
+    @cached_property
+    def x402(self) -> X402Section:
+        return X402Section.of(self.data["x402"])
+
+    @cached_property
+    def statements(self) -> StatementsSection:
+        return StatementsSection.of(self.data["statements"])
+
+    def lifecycle(self, resource: str) -> Lifecycle:
+        """``"payments"``, ``"subscriptions"`` or ``"payout_schedules"``: states and moves."""
+        found = self._lifecycles.get(resource)
+        if found is None:
+            found = self._lifecycles[resource] = Lifecycle.of(self.data[resource])
+        return found
+
+    @cached_property
+    def _lifecycles(self) -> dict[str, Lifecycle]:
+        return {}
+
+    # -- the parts most checks need ---------------------------------------------------------
     @property
     def test_helpers(self) -> bool:
         return bool(self.data["profile"]["test_helpers"])
 
-    @property
+    @cached_property
+    def helper_routes(self) -> Mapping[str, str]:
+        """The test helpers' routes by name (``"deposit"`` -> ``"POST /v1/..."``); may be empty."""
+        return {str(k): str(v) for k, v in self.data.get("test_helpers", {}).items()}
+
+    def helper_route(self, name: str) -> str:
+        """The route of test helper ``name`` (``"POST /v1/..."``), or ``""`` when none."""
+        return self.helper_routes.get(name, "")
+
+    @cached_property
     def credentials(self) -> tuple[Credential, ...]:
         return tuple(Credential(**c) for c in self.data["credentials"])
 
@@ -139,34 +459,37 @@ class Profile:
 
     @property
     def clock_window_secs(self) -> int:
-        return int(self.data["auth"]["clock_window_secs"])
+        return self.auth.clock_window_secs
 
     @property
     def string_to_sign(self) -> str:
-        return str(self.data["auth"]["string_to_sign"])
+        return self.auth.string_to_sign
 
     def error(self, section: str, key: str) -> ErrorSpec:
         """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``."""
-        raw = self.data[section][key]
-        return ErrorSpec(status=int(raw["status"]), code=raw.get("code"))
+        return _error_spec(self.data[section][key])
+
+    @cached_property
+    def error_specs(self) -> tuple[ErrorSpec, ...]:
+        """Every error answer the profile declares, wherever it sits, in document order."""
+        return tuple(_error_specs(self.data))
 
     def range(self, section: str, key: str) -> Range:
-        raw = self.data[section][key]
-        return Range(min=int(raw["min"]), max=int(raw["max"]), default=raw.get("default"))
+        return _range(self.data[section][key])
 
     def success_status(self, operation_id: str) -> int:
-        status = self.data["status"]
-        if operation_id in status["create_operations"]:
-            return int(status["created"])
-        return int(status["success"])
+        if operation_id in self.status.create_operations:
+            return self.status.created
+        return self.status.success
+
+    def creates(self, operation_id: str) -> bool:
+        """The operation answers with the ``created`` status (``status.create_operations``)."""
+        return operation_id in self.status.create_operations
 
     def transitions(self, resource: str) -> tuple[Transition, ...]:
-        return tuple(
-            Transition(t["operation"], tuple(t["from"]), t["to"])
-            for t in self.data[resource]["transitions"]
-        )
+        return self.lifecycle(resource).transitions
 
-    @property
+    @cached_property
     def currencies(self) -> dict[str, Currency]:
         result = {}
         for currency_id, raw in self.data["fixtures"]["currencies"].items():
@@ -185,8 +508,15 @@ class Profile:
     def chains(self) -> tuple[str, ...]:
         return tuple(self.data["fixtures"]["chains"])
 
+    @cached_property
+    def withdraw_addresses_by_merchant(self) -> Mapping[str, tuple[str, ...]]:
+        return {
+            str(merchant): _names(addresses)
+            for merchant, addresses in self.data["fixtures"]["withdraw_addresses"].items()
+        }
+
     def withdraw_addresses(self, merchant_id: str) -> tuple[str, ...]:
-        return tuple(self.data["fixtures"]["withdraw_addresses"].get(merchant_id, ()))
+        return self.withdraw_addresses_by_merchant.get(merchant_id, ())
 
     @property
     def split_merchants(self) -> tuple[str, ...]:
@@ -211,10 +541,22 @@ class Profile:
         )
 
     def idempotency_required(self, method: str, operation_id: str) -> bool:
-        idem = self.data["idempotency"]
-        return method.upper() in idem["required_methods"] and (
-            operation_id not in idem["optional_operations"]
+        idem = self.idempotency
+        return method.upper() in idem.required_methods and (
+            operation_id not in idem.optional_operations
         )
+
+
+def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
+    """``profile`` with its first credential's key and/or secret replaced (``None``: kept)."""
+    if api_key is None and api_secret is None:
+        return profile
+    data = copy.deepcopy(profile.data)
+    if api_key is not None:
+        data["credentials"][0]["api_key"] = api_key
+    if api_secret is not None:
+        data["credentials"][0]["api_secret"] = api_secret
+    return replace(profile, data=data)
 
 
 @cache

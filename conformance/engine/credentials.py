@@ -10,8 +10,7 @@ a key or secret other than the profile's is refused when no ``--base-url`` is gi
 
 from __future__ import annotations
 
-from conformance.core.profile import Profile
-from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
+from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV, Profile
 
 
 def embedded_credential_problem(

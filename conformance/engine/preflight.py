@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import httpx
 
@@ -267,7 +266,9 @@ def _fixtures(primary: SuiteClient, secondary: SuiteClient) -> None:
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _send(step: str, client: SuiteClient, path: str, params: dict[str, Any]) -> httpx.Response:
+def _send(
+    step: str, client: SuiteClient, path: str, params: dict[str, str | int]
+) -> httpx.Response:
     try:
         return client.get(path, params=params)
     except SuiteTransportError as exc:
@@ -279,7 +280,7 @@ def _is_json(response: httpx.Response) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-def _json(response: httpx.Response) -> Any:
+def _json(response: httpx.Response) -> object:
     if not _is_json(response):
         return None
     try:

@@ -24,23 +24,30 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from rich.console import Console
 
 from conformance import __version__
-from conformance.core.catalogue import Requirement
+from conformance.core.catalogue import Catalogue, Requirement
 from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.environment import environ
 from conformance.core.evidence import check_from_dict
 from conformance.core.headers import Header
-from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.profile import (
+    API_KEY_ENV,
+    API_SECRET_ENV,
+    Profile,
+    ProfileError,
+    load_profile,
+    with_credential,
+)
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
@@ -65,13 +72,7 @@ from conformance.engine.recording import (
     recording,
 )
 from conformance.suite import gateway, proxy, tls
-from conformance.suite.plugin import (
-    API_KEY_ENV,
-    API_SECRET_ENV,
-    SUITE_DIR,
-    UNMARKED_MESSAGE,
-    with_credential,
-)
+from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
@@ -81,6 +82,9 @@ from conformance.suite.recording import (
     WEBHOOK_RECEIVER_PROPERTY,
 )
 from conformance.suite.tool_errors import SERVER_GONE
+
+if TYPE_CHECKING:  # the reporting package is imported when reports are written
+    from conformance.reporting.signing import SigningKey
 
 OUTPUT_TAIL_CHARS = 3000
 # Past the budget no new check starts and no request is sent; a check still running this long
@@ -292,7 +296,11 @@ def _execute(options: RunOptions, display: Display) -> Run:
 
 
 def write_run_reports(
-    result: RunResult, directory: Path, catalogue: Any, profile: Profile, signer: Any = None
+    result: RunResult,
+    directory: Path,
+    catalogue: Catalogue,
+    profile: Profile,
+    signer: SigningKey | None = None,
 ) -> list[Path]:
     from conformance.reporting import ReportError, write_reports
 
@@ -310,7 +318,7 @@ def _check_record(path: Path) -> None:
         raise RunError(str(exc)) from None
 
 
-def _signer(options: RunOptions) -> Any:
+def _signer(options: RunOptions) -> SigningKey | None:
     """The loaded ``--sign-key`` (a ``reporting.signing.SigningKey``), or None."""
     if options.sign_key is None:
         return None
@@ -424,7 +432,7 @@ def _profile(options: RunOptions) -> Profile:
     return with_credential(profile, options.api_key, options.api_secret)
 
 
-def _catalogue() -> Any:
+def _catalogue() -> Catalogue:
     from conformance.core.catalogue import load_catalogue
 
     try:
@@ -433,7 +441,7 @@ def _catalogue() -> Any:
         raise RunError(f"the requirement catalogue cannot be read: {exc}") from None
 
 
-def _select(catalogue: Any, only: Sequence[str], skip: Sequence[str]) -> list[Requirement]:
+def _select(catalogue: Catalogue, only: Sequence[str], skip: Sequence[str]) -> list[Requirement]:
     try:
         selected = list(catalogue.select(tuple(only), tuple(skip)))
     except ValueError as exc:
@@ -779,7 +787,7 @@ def stop_signals(stop: StopSignals, hard_stop_at: float | None = None) -> Iterat
         return
     previous_term = signal.signal(signal.SIGTERM, stop.handle)
     alarm = hard_stop_at is not None and hasattr(signal, "setitimer")
-    previous_alarm: Any = None
+    previous_alarm = None
     if alarm and hard_stop_at is not None:
         previous_alarm = signal.signal(signal.SIGALRM, stop.handle)
         # repeated each second: code that swallows exceptions (a gc callback, a bare
@@ -847,7 +855,7 @@ def _tail(text: str) -> str:
     return text if len(text) <= OUTPUT_TAIL_CHARS else "..." + text[-OUTPUT_TAIL_CHARS:]
 
 
-def statuses_of(value: dict[Any, Any]) -> dict[str, dict[int, int]]:
+def statuses_of(value: Mapping[object, object]) -> dict[str, dict[int, int]]:
     """The counts of a test's STATUSES_PROPERTY; what is not a status and a count is left out."""
     found: dict[str, dict[int, int]] = {}
     for operation_id, statuses in value.items():
@@ -908,7 +916,7 @@ class ResultCollector:
             self._announce([item.nodeid for item in session.items])
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
         self._announce(ids)
 
     def pytest_keyboard_interrupt(self) -> None:

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
 from conformance.reference.config import MAX_LATENCY_MS
 from conformance.reference.faults import CATEGORIES, Fault, catalogue
-from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 
 REPORT_SCHEMA = "payment-conformance-selftest/3"  # 3: server_rate_limit; 2: fail_fast, latency_ms
 # A quick run takes ~25 s on two idle cores with one worker, a default run a few minutes; on a
@@ -154,7 +154,7 @@ class Row:
             return None
         return max(0.0, self.outcome.wall_s - self.outcome.suite_s)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         fault = self.spec.fault
         return {
             "fault": fault.name if fault is not None else None,
@@ -218,7 +218,7 @@ class CategorySummary:
     total: int
     run_s: float  # summed wall time of its runs (they overlap when jobs > 1)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "category": self.category,
             "caught": self.caught,
@@ -289,7 +289,7 @@ class Matrix:
             return 130
         return 0 if self.complete and not self.problems else 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         unfaulted = self.unfaulted
         return {
             "schema": REPORT_SCHEMA,
@@ -423,9 +423,10 @@ def read_outcome(
     if data is None or exit_code not in (0, 1):
         message, tail = _why(exit_code, log)
         return RunOutcome(exit_code, wall_s, message=message, log_tail=tail)
+    requirements = data.get("requirements")
     outcomes = {
         str(r.get("id")): str(r.get("outcome"))
-        for r in data.get("requirements", [])
+        for r in (requirements if isinstance(requirements, list) else ())
         if isinstance(r, dict)
     }
     failed = tuple(i for i, o in outcomes.items() if o == "failed")
@@ -441,7 +442,7 @@ def read_outcome(
     )
 
 
-def _results(path: Path) -> dict[str, Any] | None:
+def _results(path: Path) -> dict[str, object] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -449,11 +450,11 @@ def _results(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _integer(value: Any) -> int | None:
+def _integer(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 

@@ -92,7 +92,7 @@ class Pipeline:
         self.auth = auth.Authenticator(config)
         self.idempotency = IdempotencyStore(config)
         self.validators = operation_validators()
-        self.max_body = int(config.profile.data["status"]["max_body_bytes"])
+        self.max_body = config.profile.status.max_body_bytes
 
     # -- responses ---------------------------------------------------------------------------
     def error(self, exc: ApiError) -> Outcome:
@@ -105,7 +105,7 @@ class Pipeline:
     def too_large(self) -> Outcome:
         if self.config.fault("robust-huge-body-500"):
             return self.internal_error()
-        status = int(self.config.profile.data["status"]["payload_too_large"]["status"])
+        status = self.config.profile.status.payload_too_large.status
         return self.error(
             ApiError(status, "payload_too_large", f"the body is over {self.max_body} bytes")
         )
@@ -217,7 +217,7 @@ class Pipeline:
             headers = {}
             if not self.config.fault("method-not-allowed-without-allow"):
                 headers["Allow"] = ", ".join(exc.allowed)
-            status = int(self.config.profile.data["status"]["method_not_allowed"]["status"])
+            status = self.config.profile.status.method_not_allowed.status
             raise ApiError(
                 status,
                 "method_not_allowed",

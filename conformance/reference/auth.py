@@ -43,10 +43,10 @@ class Authenticator:
         profile = config.profile
         self.window = profile.clock_window_secs
         self.template = profile.string_to_sign
-        self.nonce_pattern = str(profile.data["auth"]["nonce_pattern"])
-        error = profile.data["auth"]["error"]
-        self.error_status = int(error["status"])
-        self.error_code = str(error["code"])
+        self.nonce_pattern = profile.auth.nonce_pattern
+        error = profile.auth.error
+        self.error_status = error.status
+        self.error_code = str(error.code)
         self.credentials: dict[str, Credential] = {c.api_key: c for c in profile.credentials}
         self._last_prune = 0
 

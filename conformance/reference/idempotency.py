@@ -41,8 +41,8 @@ class Stored:
 
 
 def _error(profile: Profile, name: str, message: str) -> ApiError:
-    spec = profile.data["idempotency"][name]
-    return ApiError(int(spec["status"]), str(spec["code"]), message)
+    spec = profile.error("idempotency", name)
+    return ApiError(spec.status, str(spec.code), message)
 
 
 def key_from_headers(
@@ -61,8 +61,8 @@ def key_from_headers(
         if required and not config.fault("idem-key-not-required"):
             raise _error(profile, "missing", f"the {HEADER} header is required")
         return None
-    low = int(profile.data["idempotency"]["min_length"])
-    high = int(profile.data["idempotency"]["max_length"])
+    low = profile.idempotency.min_length
+    high = profile.idempotency.max_length
     if config.fault("idem-key-128-rejected"):
         high -= 1
     if not low <= len(value) <= high:
@@ -77,7 +77,7 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 class IdempotencyStore:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.retention = int(config.profile.data["idempotency"]["retention_secs"])
+        self.retention = config.profile.idempotency.retention_secs
         self._last_prune = 0
 
     def scope(self, api_key: str) -> str:

@@ -206,7 +206,7 @@ def _quote(
     raw = to_raw(amount, found.decimals)
     if raw == 0:
         raise business_rule(ctx, "invalid_amount", f"quotes.{currency_id}.amount must be > 0")
-    max_digits = int(ctx.config.profile.data["payments"]["raw_amount_max_digits"])
+    max_digits = ctx.config.profile.payments.raw_amount_max_digits
     if len(str(raw)) > max_digits:
         raise profile_error(
             ctx, "status", "amount_too_large", f"quotes.{currency_id}.amount is too large"
@@ -285,7 +285,7 @@ def create_payment(ctx: RequestContext) -> Reply:
         payment_id=payment_id,
         merchant_id=ctx.merchant_id,
         kind=KIND_PAYMENT,
-        status=str(ctx.config.profile.data["payments"]["initial_state"]),
+        status=ctx.config.profile.lifecycle("payments").initial_state,
         created_at=ctx.now,
         expires_at=expires_at,
         merchant_order_no=order_no,

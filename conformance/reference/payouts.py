@@ -113,7 +113,7 @@ def _fields(ctx: RequestContext, *, replacing: bool = False) -> dict[str, Any]:
     )
     if ctx.fault("payout-min-send-raw-truncates-fraction"):
         min_send_raw = to_raw(amount.partition(".")[0], decimals)
-    if len(str(min_send_raw)) > int(ctx.config.profile.data["payments"]["raw_amount_max_digits"]):
+    if len(str(min_send_raw)) > ctx.config.profile.payments.raw_amount_max_digits:
         raise profile_error(ctx, "status", "amount_too_large", "min_send_amount is too large")
     first_run = body.get("first_run_at")
     if first_run is not None:
@@ -179,7 +179,7 @@ def create_payout_schedule(ctx: RequestContext) -> Reply:
         (
             schedule_id,
             ctx.merchant_id,
-            str(ctx.config.profile.data["payout_schedules"]["initial_state"]),
+            ctx.config.profile.lifecycle("payout_schedules").initial_state,
             *(fields[f] for f in FIELDS),
             now,
             now,

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS split_templates (
 
 def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> list[tuple[str, int]]:
     """The business rules of profile section 5 (422); bps bounds are contract (400, earlier)."""
-    rules = ctx.config.profile.data["splits"]
+    rules = ctx.config.profile.splits
     known = known_merchants(ctx)
     seen: set[str] = set()
     total = 0
@@ -41,7 +41,7 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
             )
         if (
             merchant_id == ctx.merchant_id
-            and not rules["allow_self"]
+            and not rules.allow_self
             and not ctx.fault("split-self-allowed")
         ):
             raise business_rule(
@@ -49,7 +49,7 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
             )
         if (
             merchant_id in seen
-            and not rules["allow_repeated_merchant"]
+            and not rules.allow_repeated_merchant
             and not ctx.fault("split-repeated-merchant-accepted")
         ):
             raise business_rule(
@@ -58,7 +58,7 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
         seen.add(merchant_id)
         total += bps
         result.append((merchant_id, bps))
-    if total > int(rules["max_total_bps"]) and not ctx.fault("split-sum-over-10000-accepted"):
+    if total > rules.max_total_bps and not ctx.fault("split-sum-over-10000-accepted"):
         raise business_rule(
             ctx, "split_total_exceeded", f"split shares add up to {total} bps, over 10000"
         )

@@ -94,7 +94,7 @@ def create_subscription(ctx: RequestContext) -> Reply:
         (
             subscription_id,
             ctx.merchant_id,
-            str(ctx.config.profile.data["subscriptions"]["initial_state"]),
+            ctx.config.profile.lifecycle("subscriptions").initial_state,
             found.currency_id,
             body["chain_id"],
             normalise(amount),

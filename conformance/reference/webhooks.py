@@ -151,7 +151,7 @@ def put_endpoint(ctx: RequestContext) -> Reply:
     problem = url_problem(url, allow_any_http=ctx.fault("webhook-accepts-non-loopback-http"))
     if problem is not None:
         raise business_rule(ctx, "invalid_webhook_url", problem)
-    known = ctx.config.profile.data["webhooks"]["event_types"]
+    known = ctx.config.profile.webhooks.event_types
     unknown = [t for t in event_types if t not in known]
     if unknown and not ctx.fault("webhook-accepts-unknown-event-type"):
         raise business_rule(
@@ -254,7 +254,7 @@ def resend_delivery(ctx: RequestContext) -> Reply:
         ).fetchone()
         if found is None:
             raise not_found(ctx, "webhook delivery")
-        status = ctx.config.profile.data["webhooks"]["resend_status"]
+        status = ctx.config.profile.webhooks.resend_status
         return Reply(ctx.config.profile.success_status(ctx.operation_id), {"status": status})
     owner = _owner(ctx, "webhook_deliveries", ctx.path["id"], "isolation-resend-any-merchant")
     cursor = ctx.conn.execute(
@@ -264,5 +264,5 @@ def resend_delivery(ctx: RequestContext) -> Reply:
     )
     if cursor.rowcount != 1:
         raise not_found(ctx, "webhook delivery")
-    status = ctx.config.profile.data["webhooks"]["resend_status"]
+    status = ctx.config.profile.webhooks.resend_status
     return Reply(ctx.config.profile.success_status(ctx.operation_id), {"status": status})

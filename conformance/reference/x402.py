@@ -155,7 +155,7 @@ def to_raw(
         shift = currency.decimals - 6
         raw = raw // 10**shift if shift >= 0 else raw * 10**-shift
     too_large = ctx.config.profile.error("status", "amount_too_large")
-    max_digits = int(ctx.config.profile.data["payments"]["raw_amount_max_digits"])
+    max_digits = ctx.config.profile.payments.raw_amount_max_digits
     if len(str(raw)) > max_digits:
         raise ApiError(
             too_large.status,
@@ -193,7 +193,7 @@ def create_requirements(ctx: RequestContext) -> Reply:
     max_raw = to_raw(ctx, str(body["amount"]), currency, "amount")
     shares = splits.validate_splits(ctx, body.get("splits") or [])
     payment_id = payments.new_payment_id()
-    offset = int(ctx.config.profile.data["x402"]["valid_before_offset_secs"])
+    offset = ctx.config.profile.x402.valid_before_offset_secs
     if ctx.fault("x402-valid-before-offset-tenfold"):
         offset *= 10  # the bug: a stray zero in the configured offset
     details = {"scheme": scheme, "currency_id": currency.currency_id, "chain_id": chain_id}
@@ -204,7 +204,7 @@ def create_requirements(ctx: RequestContext) -> Reply:
         payment_id=payment_id,
         merchant_id=ctx.merchant_id,
         kind=payments.KIND_X402,
-        status=str(ctx.config.profile.data["payments"]["initial_state"]),
+        status=ctx.config.profile.lifecycle("payments").initial_state,
         created_at=ctx.now,
         expires_at=ctx.now + timedelta(seconds=offset),
         quote_raw={currency.currency_id: max_raw},
@@ -413,7 +413,7 @@ def settle(ctx: RequestContext) -> Reply:
                 result["tx_hash"] = "0x" + secrets.token_hex(32)
             return Reply(success, result)
         raise ApiError(
-            int(ctx.config.profile.data["x402"]["settled_conflict"]["status"]),
+            ctx.config.profile.x402.settled_conflict.status,
             ctx.config.profile.error("status", "invalid_state").code or "invalid_state",
             "this payment is already settled with another payload",
         )
@@ -423,7 +423,7 @@ def settle(ctx: RequestContext) -> Reply:
         )
     except SettlementRejected as rejected:
         raise ApiError(
-            int(ctx.config.profile.data["x402"]["settle_failure"]["status"]),
+            ctx.config.profile.x402.settle_failure.status,
             rejected.reason,
             rejected.message,
         ) from None

@@ -130,7 +130,7 @@ class Factories:
         self.profile = profile
         self.contract = contract
         self.merchant_id = client.credential.merchant_id
-        name = profile.data.get("profile", {}).get("name", "")
+        name = profile.name
         self._wallet_key = "0x" + hashlib.sha256(f"payment-conformance:{name}".encode()).hexdigest()
         other = f"payment-conformance:{name}:other wallet"
         self._other_wallet_key = "0x" + hashlib.sha256(other.encode()).hexdigest()
@@ -170,13 +170,12 @@ class Factories:
 
     @property
     def event_types(self) -> list[str]:
-        return [str(e) for e in self.profile.data.get("webhooks", {}).get("event_types", [])]
+        return list(self.profile.webhooks.event_types)
 
     @property
     def webhook_url(self) -> str:
         """A loopback url when the profile allows one (nothing leaves the machine)."""
-        webhooks = self.profile.data.get("webhooks", {})
-        if webhooks.get("loopback_http"):
+        if self.profile.webhooks.loopback_http:
             return "http://127.0.0.1:9/conformance-hook"
         return "https://hooks.conformance.invalid/conformance-hook"
 
@@ -340,8 +339,7 @@ class Factories:
             time.sleep(0.1)
 
     def _test_helper(self, name: str) -> tuple[str, str]:
-        raw = str(self.profile.data.get("test_helpers", {}).get(name, ""))
-        method, _, template = raw.partition(" ")
+        method, _, template = self.profile.helper_route(name).partition(" ")
         if not self.profile.test_helpers or not template:
             raise PrerequisiteError(f"the profile has no {name} test helper")
         return method.upper(), template

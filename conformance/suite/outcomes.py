@@ -115,7 +115,7 @@ class ErrorShapes:
 
 def validation_details_problems(response: httpx.Response, profile: Profile) -> list[str]:
     """Profile 3: a validation error's ``details`` is a list of ``{field, message}``."""
-    if profile.data["status"].get("validation_details") != "field-message-list":
+    if not profile.status.field_message_details:
         return []
     body = json_object(response) or {}
     details = body.get("details")

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import json
 import os
 import random
@@ -47,7 +46,14 @@ import pytest
 
 from conformance import __version__
 from conformance.core.evidence import check_to_dict
-from conformance.core.profile import Profile, ProfileError, load_profile
+from conformance.core.profile import (
+    API_KEY_ENV,
+    API_SECRET_ENV,
+    Profile,
+    ProfileError,
+    load_profile,
+    with_credential,
+)
 from conformance.core.redaction import run_secrets
 from conformance.core.results import (
     CheckResult,
@@ -86,8 +92,6 @@ from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
 SUITE_DIR = Path(__file__).resolve().parent
 DEFAULT_MAX_EXAMPLES = 20
 QUICK_MAX_EXAMPLES = 3
-API_KEY_ENV = "PAYMENT_CONFORMANCE_API_KEY"
-API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 HYPOTHESIS_PROFILE = "payment-conformance"
 OPERATION_PARAM = "operation_id"
 EMBEDDED_TARGET_FIXTURE = "embedded_reference_target"  # conformance.engine.embedded
@@ -430,18 +434,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         connection.close()
     if state is not None and state.statuses is not None:
         state.statuses.unsubscribe()
-
-
-def with_credential(profile: Profile, api_key: str | None, api_secret: str | None) -> Profile:
-    """``profile`` with its first credential's key and/or secret replaced (``None``: kept)."""
-    if api_key is None and api_secret is None:
-        return profile
-    data = copy.deepcopy(profile.data)
-    if api_key is not None:
-        data["credentials"][0]["api_key"] = api_key
-    if api_secret is not None:
-        data["credentials"][0]["api_secret"] = api_secret
-    return replace(profile, data=data)
 
 
 # -- which tests are conformance checks ------------------------------------------------------

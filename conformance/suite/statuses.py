@@ -52,10 +52,9 @@ class StatusTally:
     @classmethod
     def of_profile(cls, profile: Profile) -> StatusTally:
         """The tally of ``profile``'s effective contract and test helpers."""
-        helpers = profile.data.get("test_helpers", {})
         extra = []
         for name, operation_id in HELPER_OPERATIONS.items():
-            method, _, template = str(helpers.get(name, "")).partition(" ")
+            method, _, template = profile.helper_route(name).partition(" ")
             if template:
                 extra.append((method, template, operation_id))
         return cls(effective_contract(profile), extra)

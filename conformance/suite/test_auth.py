@@ -231,7 +231,7 @@ def _timestamp_malformed(index: int) -> Mode:
 
 def _bad_nonces(profile: Profile) -> list[tuple[str, str]]:
     """Nonces just outside the profile's nonce pattern (kept only if they really miss it)."""
-    pattern = str(profile.data["auth"]["nonce_pattern"])
+    pattern = profile.auth.nonce_pattern
     base = uuid.uuid4().hex
     candidates = [
         ("one character too short", base[:15]),
@@ -494,7 +494,7 @@ def genuine_request_is_a_first_use(run: Run, factories: Factories, nonce: str | 
         effects.add(success_problems(response, run.profile, run.operation_id), run.client, prefix)
     else:
         effects.add(_authenticated(response, run.profile), run.client, prefix)
-    replay_header = str(run.profile.data["idempotency"]["replay_header"])
+    replay_header = run.profile.idempotency.replay_header
     if response.headers.get(replay_header):
         effects.add([f"it was answered as a replay ({replay_header})"], run.client)
     if run.operation_id == "createPayment" and isinstance(spec.body, dict):

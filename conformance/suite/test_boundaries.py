@@ -168,7 +168,7 @@ def _iter_cases(
     cases = cases_for(
         constraint,
         None if example is ABSENT else example,
-        integer_float_form=bool(profile.data["status"].get("integer_accepts_float_form", True)),
+        integer_float_form=profile.status.integer_accepts_float_form,
     )
     if quick:
         cases = quick_subset(cases)
@@ -190,7 +190,7 @@ def test_boundaries(
     profile = conformance_profile
     factories = Factories(suite_client, profile, effective_contract)
     validation = profile.error("status", "validation")
-    created = op in profile.data["status"]["create_operations"]
+    created = profile.creates(op)
     quick = bool(getattr(conformance_settings, "quick", False))
     try:
         shared = factories.request(op)

@@ -87,28 +87,26 @@ class AdmissionChecks:
     def __init__(self, profile: Profile) -> None:
         self._business = profile.error("status", "business_rule")
         self._validation = profile.error("status", "validation")
-        self._creates = frozenset(profile.data["status"]["create_operations"])
-        payments = profile.data["payments"]
-        empty = payments["empty_quotes"]
-        self._empty_quotes = ErrorSpec(int(empty["status"]), empty.get("code"))
+        self._creates = frozenset(profile.status.create_operations)
+        self._empty_quotes = profile.payments.empty_quotes
         self._currencies: dict[str, Currency] = profile.currencies
         self._merchants = {c.api_key: c.merchant_id for c in profile.credentials}
         self._address_owner = {
             address: merchant
-            for merchant, addresses in profile.data["fixtures"]["withdraw_addresses"].items()
+            for merchant, addresses in profile.withdraw_addresses_by_merchant.items()
             for address in addresses
         }
-        splits = profile.data["splits"]
-        self._max_bps = int(splits["max_total_bps"])
-        self._allow_self = bool(splits["allow_self"])
-        self._allow_repeated = bool(splits["allow_repeated_merchant"])
-        hooks = profile.data["webhooks"]
-        self._url_schemes = frozenset(str(s) for s in hooks["url_schemes"])
-        self._loopback_http = bool(hooks["loopback_http"])
-        self._event_types = frozenset(str(e) for e in hooks["event_types"])
-        auth = profile.data["auth"]
-        self._past_margin = int(auth["clock_window_secs"]) + LATENCY_SECS
-        self._unix_timestamps = auth["timestamp_format"] == "unix-seconds"
+        splits = profile.splits
+        self._max_bps = splits.max_total_bps
+        self._allow_self = splits.allow_self
+        self._allow_repeated = splits.allow_repeated_merchant
+        hooks = profile.webhooks
+        self._url_schemes = frozenset(hooks.url_schemes)
+        self._loopback_http = hooks.loopback_http
+        self._event_types = frozenset(hooks.event_types)
+        auth = profile.auth
+        self._past_margin = auth.clock_window_secs + LATENCY_SECS
+        self._unix_timestamps = auth.timestamp_format == "unix-seconds"
         # Rules whose refusal the profile gives a status of its own.
         self._statuses = {"PAY-003": self._empty_quotes, "STMT-014": self._validation}
         self._rules: dict[str, list[Rule]] = {

@@ -95,9 +95,9 @@ class AnswerChecks:
     """Judges answers against their own requests for one profile."""
 
     def __init__(self, profile: Profile) -> None:
-        auth = profile.data["auth"]
-        self._tolerance = int(auth["clock_window_secs"]) + LATENCY_SECS
-        self._unix_timestamps = auth["timestamp_format"] == "unix-seconds"
+        auth = profile.auth
+        self._tolerance = auth.clock_window_secs + LATENCY_SECS
+        self._unix_timestamps = auth.timestamp_format == "unix-seconds"
         self._currencies: dict[str, Currency] = profile.currencies
         self._names = {
             key: (("code", c.code), ("symbol", c.symbol), ("name", c.name))
@@ -106,16 +106,15 @@ class AnswerChecks:
         self._expires_default = int(profile.range("payments", "expires_in_secs").default or 0)
         self._list_default = int(profile.range("payments", "list_limit").default or 0)
         self._statement_default = int(profile.range("statements", "limit").default or 0)
-        self._directions = tuple(str(d) for d in profile.data["statements"]["directions"])
-        x402 = profile.data["x402"]
-        self._valid_before_offset = int(x402["valid_before_offset_secs"])
+        self._directions = profile.statements.directions
+        self._valid_before_offset = profile.x402.valid_before_offset_secs
         self._targets = {
             t.operation: t.target
             for resource in ("payments", "subscriptions", "payout_schedules")
             for t in profile.transitions(resource)
         }
         self._initial = {
-            resource: str(profile.data[resource]["initial_state"])
+            resource: profile.lifecycle(resource).initial_state
             for resource in ("payments", "subscriptions", "payout_schedules")
         }
         self._active = self._initial["payout_schedules"]
@@ -124,8 +123,8 @@ class AnswerChecks:
         self._not_found = profile.error("status", "not_found")
         self._idem_missing = profile.error("idempotency", "missing").code
         self._idem_invalid = profile.error("idempotency", "invalid").code
-        idem = profile.data["idempotency"]
-        self._key_bounds = (int(idem["min_length"]), int(idem["max_length"]))
+        idem = profile.idempotency
+        self._key_bounds = (idem.min_length, idem.max_length)
         rules = PaymentRules(profile)
         self._underpaid, self._settled = rules.underpaid, rules.settled
         self._judges: dict[str, Judge] = {

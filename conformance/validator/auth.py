@@ -47,12 +47,12 @@ class AuthChecks:
     """Signature and clock window of each recorded request (module docstring)."""
 
     def __init__(self, profile: Profile) -> None:
-        auth = profile.data["auth"]
-        self._template = str(auth["string_to_sign"])
-        self._window = int(auth["clock_window_secs"])
-        self._error = profile.error("auth", "error").status
-        self._nonce = re.compile(str(auth["nonce_pattern"]))
-        self._scheme = str(auth["scheme"])
+        auth = profile.auth
+        self._template = auth.string_to_sign
+        self._window = auth.clock_window_secs
+        self._error = auth.error.status
+        self._nonce = re.compile(auth.nonce_pattern)
+        self._scheme = auth.scheme
         self._secrets = {c.api_key: c.api_secret for c in profile.credentials}
         self._reasons_given: set[str] = set()
 

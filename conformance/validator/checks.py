@@ -375,21 +375,21 @@ class ExchangeValidator:
         self._matcher = _PathMatcher(self.operations)
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = format_checker()
-        auth = profile.data["auth"]
-        self._auth_error = profile.error("auth", "error")
-        self._nonce_pattern = str(auth["nonce_pattern"])
-        self._timestamp_pattern = TIMESTAMP_FORMATS.get(str(auth["timestamp_format"]), r"^.+$")
-        self._signature_pattern = SIGNATURE_FORMATS.get(str(auth["scheme"]), r"^.+$")
-        idem = profile.data["idempotency"]
-        self._key_bounds = (int(idem["min_length"]), int(idem["max_length"]))
-        self._max_body = int(profile.data["status"]["max_body_bytes"])
+        auth = profile.auth
+        self._auth_error = auth.error
+        self._nonce_pattern = auth.nonce_pattern
+        self._timestamp_pattern = TIMESTAMP_FORMATS.get(auth.timestamp_format, r"^.+$")
+        self._signature_pattern = SIGNATURE_FORMATS.get(auth.scheme, r"^.+$")
+        idem = profile.idempotency
+        self._key_bounds = (idem.min_length, idem.max_length)
+        self._max_body = profile.status.max_body_bytes
         self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
         self._idem_missing = profile.error("idempotency", "missing")
         self._idem_invalid = profile.error("idempotency", "invalid")
-        self._method_not_allowed = profile.data["status"]["method_not_allowed"]
-        self._auth_before_routing = bool(profile.data["status"]["auth_before_routing"])
+        self._method_not_allowed = profile.status.method_not_allowed
+        self._auth_before_routing = profile.status.auth_before_routing
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._answers = AnswerChecks(profile)
         self._limits = LimitIds(profile)
@@ -800,7 +800,7 @@ class ExchangeValidator:
         if methods is not None:
             allowed = ", ".join(sorted(methods))
             what = f"{label}: the path has no {exchange.method} operation (it has {allowed})"
-            expected = int(self._method_not_allowed["status"])
+            expected = self._method_not_allowed.status
             ids: tuple[str, ...] = (METHOD_NOT_ALLOWED,)
         elif api_path(exchange.path) is None:
             return self._unversioned(exchange, label)
@@ -830,7 +830,7 @@ class ExchangeValidator:
     def _allow(self, exchange: Exchange, what: str, methods: dict[str, _Operation]) -> _Finding:
         """A 405 lists the path's methods in ``Allow`` when the profile says so (RFC 9110)."""
         ids = (METHOD_NOT_ALLOWED,)
-        if not self._method_not_allowed.get("allow_header", True):
+        if not self._method_not_allowed.allow_header:
             return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {exchange.status}")
         # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
         values = [v for k, v in exchange.response_headers if k.lower() == "allow"]

@@ -218,10 +218,10 @@ class _StateMachine:
     """One resource's states and the states reachable from each (profile 5)."""
 
     def __init__(self, profile: Profile, resource: str) -> None:
-        data = profile.data[resource]
-        self.states = tuple(str(s) for s in data["states"])
-        self.initial = str(data["initial_state"])
-        self.transitions = {t.operation: t for t in profile.transitions(resource)}
+        lifecycle = profile.lifecycle(resource)
+        self.states = lifecycle.states
+        self.initial = lifecycle.initial_state
+        self.transitions = {t.operation: t for t in lifecycle.transitions}
         edges: dict[str, set[str]] = {s: set() for s in self.states}
         for t in self.transitions.values():
             for source in t.sources:
@@ -257,27 +257,27 @@ class CrossExchangeChecks:
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self.profile = profile
-        idem = profile.data["idempotency"]
-        self._replay_header = str(idem["replay_header"])
-        self._retention = float(idem["retention_secs"])
-        self._reused = profile.error("idempotency", "reused")
-        self._in_use = profile.error("idempotency", "in_use")
-        auth = profile.data["auth"]
-        self._auth_status = profile.error("auth", "error").status
-        self._nonce_single_use = bool(auth.get("nonce_single_use", True))
-        self._window = int(auth["clock_window_secs"])
+        idem = profile.idempotency
+        self._replay_header = idem.replay_header
+        self._retention = float(idem.retention_secs)
+        self._reused = idem.reused
+        self._in_use = idem.in_use
+        auth = profile.auth
+        self._auth_status = auth.error.status
+        self._nonce_single_use = auth.nonce_single_use
+        self._window = auth.clock_window_secs
         self._validation_status = profile.error("status", "validation").status
-        x402 = profile.data["x402"]
-        self._settle_failure = x402.get("settle_failure", {}).get("status")
-        self._settled_conflict = x402.get("settled_conflict", {}).get("status")
-        self._valid_before_offset = int(x402["valid_before_offset_secs"])
+        x402 = profile.x402
+        self._settle_failure = x402.settle_failure.status
+        self._settled_conflict = x402.settled_conflict.status
+        self._valid_before_offset = x402.valid_before_offset_secs
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
         # Ids created in the recording, and by which API key (IDEM-008 of a first use).
         self._first_start: float | None = None  # when the recording's first exchange began
         self._defaults = {
             "createPayment": float(profile.range("payments", "expires_in_secs").default or 0),
-            "createX402Requirements": float(x402["valid_before_offset_secs"]),
+            "createX402Requirements": float(x402.valid_before_offset_secs),
         }
         self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
         # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may

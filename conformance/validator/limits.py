@@ -56,7 +56,7 @@ class LimitIds:
         requirements = RequirementMap.load()
         self._ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
         for operation_id in (entry.operation_id for entry in operations(contract)):
-            created = operation_id in profile.data["status"]["create_operations"]
+            created = profile.creates(operation_id)
             for constraint in iter_constraints(contract, operation_id):
                 named = [p for p in constraint.field.pointer if p not in (ARRAY_ITEM, MAP_VALUE)]
                 name = named[-1] if named else constraint.field.location

@@ -50,7 +50,7 @@ class UsageChecks:
     """The x402 payments issued and settled, and the usage reports their state forbids."""
 
     def __init__(self, profile: Profile, waiting: WaitingRoom, *, limit: int = TABLE_LIMIT) -> None:
-        self._conflict = profile.data["x402"].get("settled_conflict", {}).get("status")
+        self._conflict = profile.x402.settled_conflict.status
         self._payments: BoundedTable[str, _Payment] = BoundedTable(limit)
         self._waiting = waiting
 

@@ -95,7 +95,7 @@ class WalkChecks:
     READS_BODY = frozenset({"createPayment", "listPayments", "getStatement"})
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
-        self._newest_first = str(profile.data["payments"]["list_order"]) != "oldest-first"
+        self._newest_first = profile.payments.list_order != "oldest-first"
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
         self._created: BoundedTable[str, _Created] = BoundedTable(limit)
         # per merchant: (position, id) of its creates in recording order

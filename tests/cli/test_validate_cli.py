@@ -12,9 +12,8 @@ from click.testing import CliRunner, Result
 
 from benchmarks.validate import reference_traffic
 from conformance.cli import main
-from conformance.core.profile import load_profile
+from conformance.core.profile import load_profile, with_credential
 from conformance.reference.server import ReferenceServer
-from conformance.suite.plugin import with_credential
 from tests.validator.samples import write_har, write_jsonl
 
 

@@ -10,10 +10,14 @@ import pytest
 from conformance.core.profile import (
     SHIPPED_PROFILES_DIR,
     ErrorSpec,
+    MethodNotAllowed,
     Profile,
     ProfileError,
+    Range,
+    Transition,
     load_profile,
     shipped_profiles,
+    with_credential,
 )
 
 DEFAULT_TEXT = (SHIPPED_PROFILES_DIR / "default.toml").read_text(encoding="utf-8")
@@ -93,6 +97,123 @@ def test_default_transitions_and_ranges(profile: Profile) -> None:
     )
     limit = profile.range("payments", "list_limit")
     assert (limit.min, limit.max, limit.default) == (1, 100, 20)
+
+
+# -- the typed sections --------------------------------------------------------------------------
+
+
+def test_default_auth_and_idempotency_sections(profile: Profile) -> None:
+    auth = profile.auth
+    assert (auth.scheme, auth.timestamp_format) == ("hmac-sha256-hex", "unix-seconds")
+    assert auth.nonce_pattern == "^[A-Za-z0-9_-]{16,128}$"
+    assert (auth.clock_window_secs, auth.nonce_single_use) == (300, True)
+    assert auth.error == ErrorSpec(401, "unauthorized")
+    idem = profile.idempotency
+    assert idem.required_methods == ("POST", "PUT", "DELETE")
+    assert idem.optional_operations == ("settleX402Payment",)
+    assert (idem.min_length, idem.max_length, idem.retention_secs) == (1, 128, 86400)
+    assert idem.replay_header == "Idempotent-Replayed"
+    assert idem.missing == ErrorSpec(400, "idempotency_key_missing")
+    assert idem.in_use == ErrorSpec(409, "idempotency_key_in_use")
+
+
+def test_default_status_section(profile: Profile) -> None:
+    status = profile.status
+    assert (status.success, status.created, status.max_body_bytes) == (200, 201, 1048576)
+    assert status.method_not_allowed == MethodNotAllowed(405, allow_header=True)
+    assert status.payload_too_large == ErrorSpec(413, None)
+    assert status.auth_before_routing and status.integer_accepts_float_form
+    assert status.field_message_details
+    assert status.unsupported_media_type == (
+        ErrorSpec(415, "unsupported_media_type"),
+        ErrorSpec(400, "validation_error"),
+    )
+    assert profile.creates("createX402Requirements")
+    assert not profile.creates("settleX402Payment")
+
+
+def test_default_resource_sections(profile: Profile) -> None:
+    payments = profile.payments
+    assert payments.expires_in_secs == Range(60, 86400, 3600)
+    assert payments.list_limit == Range(1, 100, 20)
+    assert (payments.list_order, payments.raw_amount_max_digits) == ("newest-first", 78)
+    assert payments.empty_quotes == ErrorSpec(422, None)
+    assert payments.unique_merchant_order_no
+    lifecycle = profile.lifecycle("subscriptions")
+    assert lifecycle.states == ("pending_authorization", "canceled")
+    assert lifecycle.initial_state == "pending_authorization"
+    assert lifecycle.transitions == (
+        Transition("cancelSubscription", ("pending_authorization",), "canceled"),
+    )
+    assert profile.lifecycle("payout_schedules").initial_state == "active"
+    splits = profile.splits
+    assert (splits.max_total_bps, splits.allow_self, splits.allow_repeated_merchant) == (
+        10000,
+        False,
+        False,
+    )
+    assert profile.statements.limit == Range(1, 1000, 100)
+    assert profile.statements.directions == ("credit", "debit")
+
+
+def test_default_webhooks_and_x402_sections(profile: Profile) -> None:
+    hooks = profile.webhooks
+    assert hooks.event_types[0] == "payment.created" and len(hooks.event_types) == 9
+    assert (hooks.url_schemes, hooks.loopback_http) == (("https",), True)
+    assert (hooks.secret_prefix, hooks.secret_random_bytes) == ("whsec_", 32)
+    assert hooks.delivery_statuses == ("pending", "succeeded", "failed")
+    assert (hooks.signature, hooks.resend_status) == ("standard-webhooks", "pending")
+    x402 = profile.x402
+    assert (x402.schemes, x402.valid_before_offset_secs) == (("exact", "upto"), 300)
+    assert x402.tx_hash_pattern == "^0x[0-9a-f]{64}$"
+    assert x402.address_pattern == "^0x[0-9a-fA-F]{40}$"
+    assert (x402.settle_failure, x402.settled_conflict) == (ErrorSpec(422), ErrorSpec(409))
+    assert x402.usage_requires == "settled-upto"
+
+
+def test_default_helpers_and_withdraw_addresses(profile: Profile) -> None:
+    assert profile.helper_route("deposit") == "POST /v1/test-helpers/payments/{id}/deposit"
+    assert profile.helper_route("refund") == ""
+    assert set(profile.helper_routes) == {"deposit", "expire"}
+    assert profile.withdraw_addresses_by_merchant == {
+        "m_alpha": ("wa_alpha_base", "wa_alpha_eth"),
+        "m_beta": ("wa_beta_base",),
+    }
+
+
+def test_a_profile_without_test_helpers_has_no_helper_routes(profile: Profile) -> None:
+    data = {k: v for k, v in profile.data.items() if k != "test_helpers"}
+    without = Profile("no-helpers", "<test>", "0" * 64, data)
+    assert without.helper_routes == {}
+    assert without.helper_route("deposit") == ""
+
+
+def test_error_specs_lists_every_declared_error_answer_in_document_order(
+    profile: Profile,
+) -> None:
+    specs = profile.error_specs
+    assert specs[:2] == (ErrorSpec(401, "unauthorized"), ErrorSpec(400, "idempotency_key_missing"))
+    assert ErrorSpec(405) in specs and ErrorSpec(413) in specs
+    assert ErrorSpec(415, "unsupported_media_type") in specs
+    assert all(400 <= s.status < 600 for s in specs)
+
+
+def test_sections_are_built_once(profile: Profile) -> None:
+    assert profile.status is profile.status
+    assert profile.lifecycle("payments") is profile.lifecycle("payments")
+    assert profile.currencies is profile.currencies
+
+
+def test_with_credential_replaces_the_first_credential_only(profile: Profile) -> None:
+    assert with_credential(profile, None, None) is profile
+    live = with_credential(profile, "mk_live_1", None)
+    assert (live.primary.api_key, live.primary.api_secret) == (
+        "mk_live_1",
+        profile.primary.api_secret,
+    )
+    assert live.secondary == profile.secondary
+    assert profile.primary.api_key == "mk_test_alpha"  # the original is left as it was
+    assert with_credential(profile, None, "sk_live_2").primary.api_secret == "sk_live_2"
 
 
 # -- bad profile files -------------------------------------------------------------------------
@@ -245,6 +366,35 @@ def test_a_partial_profile_extends_the_default_with_only_what_differs(tmp_path: 
     assert loaded.error("status", "not_found") == default.error("status", "not_found")
     assert loaded.credentials == default.credentials
     assert loaded.currencies == default.currencies
+
+
+def test_the_sections_of_a_partial_profile_read_its_overrides(tmp_path: Path) -> None:
+    path = _partial(
+        tmp_path,
+        'extends = "default"\n\n[status]\nmax_body_bytes = 65536\n'
+        'payload_too_large = { status = 400, code = "body_too_large" }\n\n'
+        '[idempotency]\nreplay_header = "X-Replayed"\n\n'
+        '[payments]\nlist_order = "oldest-first"\n\n'
+        '[webhooks]\nurl_schemes = ["https", "http"]\n\n'
+        "[x402]\nvalid_before_offset_secs = 60\n\n"
+        '[test_helpers]\ndeposit = "PUT /v1/helpers/{id}/deposit"\n',
+    )
+    loaded = load_profile(path)
+    default = load_profile()
+    assert loaded.status.max_body_bytes == 65536
+    assert loaded.status.payload_too_large == ErrorSpec(400, "body_too_large")
+    assert loaded.idempotency.replay_header == "X-Replayed"
+    assert loaded.payments.list_order == "oldest-first"
+    assert loaded.webhooks.url_schemes == ("https", "http")
+    assert loaded.x402.valid_before_offset_secs == 60
+    assert loaded.helper_route("deposit") == "PUT /v1/helpers/{id}/deposit"
+    # the keys the file does not write stay the default's
+    assert loaded.status.method_not_allowed == default.status.method_not_allowed
+    assert loaded.idempotency.min_length == default.idempotency.min_length
+    assert loaded.payments.list_limit == default.payments.list_limit
+    assert loaded.webhooks.event_types == default.webhooks.event_types
+    assert loaded.x402.schemes == default.x402.schemes
+    assert loaded.helper_route("expire") == default.helper_route("expire")
 
 
 def test_a_partial_profile_is_named_after_its_file_unless_it_says_otherwise(

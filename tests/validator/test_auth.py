@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from conformance.core.profile import Profile, load_profile
+from conformance.core.profile import Profile, load_profile, with_credential
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.core.signing import Signer
-from conformance.suite.plugin import with_credential
 from conformance.validator.auth import AuthChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import Finding, request_headers

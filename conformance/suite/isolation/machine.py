@@ -343,7 +343,7 @@ class IsolationMachine(ConformanceMachine):
     # -- x402 ---------------------------------------------------------------------------------
     @rule(target=x402_payments, scheme=st.sampled_from(SCHEMES))
     def create_x402(self, scheme: str) -> X402Payment:
-        schemes: Sequence[str] = self.ctx.profile.data.get("x402", {}).get("schemes") or SCHEMES
+        schemes: Sequence[str] = self.ctx.profile.x402.schemes or SCHEMES
         if scheme not in schemes:
             scheme = schemes[0]
         body = self.created(requests.x402_requirements(self.owner, scheme), key="payment_id")

@@ -68,4 +68,4 @@ def transition(profile: Profile, resource: str, operation_id: str, state: str) -
 
 
 def initial_state(profile: Profile, resource: str) -> str:
-    return str(profile.data[resource]["initial_state"])
+    return profile.lifecycle(resource).initial_state

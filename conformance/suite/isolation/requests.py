@@ -23,8 +23,7 @@ def spec(factories: Factories, operation_id: str, **parts: Any) -> RequestSpec:
 
 def helper(profile: Profile, name: str, payment_id: str, body: Any = None) -> RequestSpec:
     """A test helper request (``deposit``, ``expire``) as the profile routes it."""
-    route = str(profile.data.get("test_helpers", {}).get(name, ""))
-    method, _, template = route.partition(" ")
+    method, _, template = profile.helper_route(name).partition(" ")
     if not profile.test_helpers or not template:
         raise PrerequisiteError(f"the profile has no {name} test helper")
     parts: dict[str, Any] = {"path_params": {"id": payment_id}}

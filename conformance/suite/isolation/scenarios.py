@@ -164,7 +164,7 @@ def statements_and_credentials(ctx: MachineContext) -> None:
                 fatal=False,
             )
 
-    schemes = ctx.profile.data.get("x402", {}).get("schemes") or ["exact"]
+    schemes = ctx.profile.x402.schemes or ("exact",)
     ctx.transcript.step(f"as {owner.merchant_id}: settle an x402 {schemes[0]} payment")
     created = owner.send(requests.x402_requirements(owner, str(schemes[0])))
     issued = body_of(created)

@@ -48,8 +48,7 @@ def quotes(draw: st.DrawFn, rules: PaymentRules) -> dict[str, Quote]:
 
 @st.composite
 def splits(draw: st.DrawFn, rules: PaymentRules, merchant_id: str) -> list[dict[str, Any]]:
-    data = rules.profile.data.get("splits", {})
-    total = int(data.get("max_total_bps", 10000))
+    total = rules.profile.splits.max_total_bps
     others = [m for m in rules.profile.split_merchants if m != merchant_id]
     if not others or total < 1:
         return []

@@ -35,11 +35,11 @@ class PaymentRules:
     # -- states and transitions ---------------------------------------------------------------
     @cached_property
     def states(self) -> tuple[str, ...]:
-        return tuple(str(s) for s in self.profile.data["payments"]["states"])
+        return self.profile.lifecycle("payments").states
 
     @cached_property
     def initial(self) -> str:
-        return str(self.profile.data["payments"]["initial_state"])
+        return self.profile.lifecycle("payments").initial_state
 
     @cached_property
     def transitions(self) -> dict[str, Transition]:
@@ -77,7 +77,7 @@ class PaymentRules:
 
     @property
     def helpers(self) -> bool:
-        return self.profile.test_helpers and bool(self.profile.data.get("test_helpers"))
+        return self.profile.test_helpers and bool(self.profile.helper_routes)
 
     @property
     def deposits(self) -> bool:
@@ -95,15 +95,15 @@ class PaymentRules:
 
     @property
     def newest_first(self) -> bool:
-        return bool(self.profile.data["payments"]["list_order"] == "newest-first")
+        return self.profile.payments.list_order == "newest-first"
 
     @property
     def raw_max_digits(self) -> int:
-        return int(self.profile.data["payments"]["raw_amount_max_digits"])
+        return self.profile.payments.raw_amount_max_digits
 
     @property
     def unique_order_no(self) -> bool:
-        return bool(self.profile.data["payments"]["unique_merchant_order_no"])
+        return self.profile.payments.unique_merchant_order_no
 
     @cached_property
     def currencies(self) -> dict[str, Currency]:
@@ -119,8 +119,7 @@ class PaymentRules:
 
     @property
     def empty_quotes(self) -> ErrorSpec:
-        raw = self.profile.data["payments"]["empty_quotes"]
-        return ErrorSpec(int(raw["status"]), raw.get("code"))
+        return self.profile.payments.empty_quotes
 
     @property
     def bad_cursor(self) -> ErrorSpec:

@@ -206,7 +206,7 @@ def unknown_paths(ctx: MachineContext) -> None:
     unknown = uuid.uuid4().hex[:12]
     not_found = profile.error("status", "not_found")
     auth = profile.error("auth", "error")
-    before_routing = bool(profile.data["status"].get("auth_before_routing", False))
+    before_routing = profile.status.auth_before_routing
     for method, path in (
         ("GET", f"/v1/conformance-unknown-{unknown}"),
         ("POST", f"/v1/payments/{unknown}/conformance-unknown"),

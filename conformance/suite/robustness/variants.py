@@ -225,7 +225,7 @@ def _boolean(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile) -
 
 @_body_only
 def _too_large(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile) -> Raw | None:
-    limit = int(profile.data["status"]["max_body_bytes"])
+    limit = profile.status.max_body_bytes
     text = body_bytes(spec)
     return _with_body(spec, text + b" " * (limit + 1 - len(text)))  # valid JSON, too long
 
@@ -280,7 +280,7 @@ def _validation(*ids: str) -> Callable[[Profile], Expected]:
 
 
 def _too_large_answer(profile: Profile) -> Expected:
-    status = int(profile.data["status"]["payload_too_large"]["status"])
+    status = profile.status.payload_too_large.status
     return Expected((ErrorSpec(status, None),), TOO_LARGE_413)
 
 
@@ -298,9 +298,7 @@ def _unreadable_id(profile: Profile) -> Expected:
 def _text_plain_answer(profile: Profile) -> Expected:
     # The body is valid JSON: the contract's "not valid JSON" (SHAPE-030) does not judge it,
     # the profile's answers for another media type do (none declared: not exercised).
-    answers = profile.data["status"].get("unsupported_media_type") or ()
-    specs = tuple(ErrorSpec(int(a["status"]), a.get("code")) for a in answers)
-    return Expected(specs, UNSUPPORTED_MEDIA_TYPE)
+    return Expected(profile.status.unsupported_media_type, UNSUPPORTED_MEDIA_TYPE)
 
 
 VARIANTS: tuple[Variant, ...] = (

@@ -74,11 +74,11 @@ class SplitRules:
     """The profile's split rules for one merchant, as cases."""
 
     def __init__(self, profile: Profile, contract: Mapping[str, Any], caller: str) -> None:
-        rules = profile.data.get("splits", {})
+        rules = profile.splits
         self.caller = caller
-        self.max_total = int(rules.get("max_total_bps", 10000))
-        self.allow_self = bool(rules.get("allow_self", False))
-        self.allow_repeated = bool(rules.get("allow_repeated_merchant", False))
+        self.max_total = rules.max_total_bps
+        self.allow_self = rules.allow_self
+        self.allow_repeated = rules.allow_repeated_merchant
         self.known = [m for m in dict.fromkeys(profile.split_merchants) if m != self.caller]
         self.low, self.high = _bounds(contract, "SplitEntry")
         self.template_low, self.template_high = _bounds(contract, "SplitTemplateShare")

@@ -17,13 +17,8 @@ class StateMachine:
 
     @classmethod
     def of(cls, profile: Profile, resource: str) -> StateMachine:
-        section = profile.data[resource]
-        return cls(
-            resource,
-            tuple(str(s) for s in section["states"]),
-            str(section["initial_state"]),
-            profile.transitions(resource),
-        )
+        lifecycle = profile.lifecycle(resource)
+        return cls(resource, lifecycle.states, lifecycle.initial_state, lifecycle.transitions)
 
     @property
     def operations(self) -> tuple[str, ...]:

@@ -117,7 +117,7 @@ def _range(profile: Profile, key: str) -> JsonSchema:
 
 def _states(profile: Profile, resource: str) -> JsonSchema:
     try:
-        return {"enum": list(profile.data[resource]["states"])}
+        return {"enum": list(profile.lifecycle(resource).states)}
     except KeyError:
         raise GenerationRuleError(
             f"schema/rules.yaml: the profile has no {resource}.states"
@@ -125,7 +125,7 @@ def _states(profile: Profile, resource: str) -> JsonSchema:
 
 
 def _webhook_url(profile: Profile) -> JsonSchema:
-    if profile.data["webhooks"].get("loopback_http"):
+    if profile.webhooks.loopback_http:
         return {"pattern": LOOPBACK_WEBHOOK_PATTERN}
     return {"pattern": HTTPS_URL_PATTERN}
 
@@ -141,7 +141,7 @@ SOURCES: dict[str, Callable[[Profile], JsonSchema]] = {
     "webhook_url": _webhook_url,
     "https_url": lambda p: {"pattern": HTTPS_URL_PATTERN},
     "path_id": lambda p: {"pattern": PATH_ID_PATTERN},
-    "event_types": lambda p: {"items": {"enum": list(p.data["webhooks"]["event_types"])}},
+    "event_types": lambda p: {"items": {"enum": list(p.webhooks.event_types)}},
     "absent": lambda p: ABSENT,
 }
 # Sources that rebuild the field's schema rather than add keywords to it.

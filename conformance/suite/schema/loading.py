@@ -67,7 +67,7 @@ def signed_session(
 # -------------------------------------------------------------------------- statuses
 def _profile_status(profile: Profile, key: str) -> int:
     section, name = key.split(".", 1)
-    return int(profile.data[section][name]["status"])
+    return profile.error(section, name).status
 
 
 def _operations_of(requirements: dict[str, tuple[str, ...]], ids: list[str]) -> set[str]:
@@ -182,31 +182,18 @@ def schemathesis_config(
     return config
 
 
-def _error_specs(node: Any) -> list[tuple[int, str | None]]:
-    """Every ``{status, code?}`` entry of the profile, wherever it sits."""
-    found: list[tuple[int, str | None]] = []
-    if isinstance(node, dict):
-        if isinstance(node.get("status"), int) and 400 <= node["status"] < 600:
-            found.append((int(node["status"]), node.get("code")))
-        for value in node.values():
-            found.extend(_error_specs(value))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(_error_specs(value))
-    return found
-
-
 def our_check_settings(profile: Profile) -> dict[str, Any]:
     """Settings of our class-based checks (``checks``), from the profile."""
     codes: dict[str, list[str]] = {}
     open_statuses: set[str] = set()
-    for status, code in _error_specs(profile.data):
+    for spec in profile.error_specs:
+        status, code = str(spec.status), spec.code
         if code is None:
-            open_statuses.add(str(status))
+            open_statuses.add(status)
         else:
-            codes.setdefault(str(status), [])
-            if code not in codes[str(status)]:
-                codes[str(status)].append(code)
+            codes.setdefault(status, [])
+            if code not in codes[status]:
+                codes[status].append(code)
     validation = profile.error("status", "validation")
     return {
         "ErrorCodeMatchesProfile": {
@@ -214,12 +201,12 @@ def our_check_settings(profile: Profile) -> dict[str, Any]:
             "open_statuses": sorted(open_statuses),
             "validation": (
                 {"status": validation.status, "code": validation.code}
-                if profile.data["status"].get("validation_details") == "field-message-list"
+                if profile.status.field_message_details
                 else {}
             ),
         },
         "ReplayHeaderOnlyOnReplays": {
-            "header": str(profile.data["idempotency"]["replay_header"]),
+            "header": profile.idempotency.replay_header,
             "key_header": IDEMPOTENCY_HEADER,
         },
     }

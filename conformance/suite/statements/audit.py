@@ -112,9 +112,9 @@ class Statements:
         self.profile = ctx.profile
         _, self.path = locate_operation(ctx.contract, OPERATION)
         self.limits = ctx.profile.range("statements", "limit")
-        configured = ctx.profile.data.get("statements", {}).get("directions")
+        configured = ctx.profile.statements.directions
         # The profile lists the credit direction first, then the debit one.
-        self.directions = tuple(configured) if configured else DEFAULT_DIRECTIONS
+        self.directions = configured or DEFAULT_DIRECTIONS
 
     @property
     def verdicts(self) -> Any:

@@ -68,7 +68,7 @@ class Expected:
 
 
 def listed_types(profile: Profile) -> list[str]:
-    return [str(t) for t in profile.data.get("webhooks", {}).get("event_types", [])]
+    return list(profile.webhooks.event_types)
 
 
 def unreachable(profile: Profile) -> dict[str, str]:
@@ -109,8 +109,7 @@ class Actions:
         return _json(response)
 
     def helper(self, name: str, payment_id: str, body: Mapping[str, Any] | None = None) -> None:
-        raw = str(self.f.profile.data.get("test_helpers", {}).get(name, ""))
-        method, _, template = raw.partition(" ")
+        method, _, template = self.f.profile.helper_route(name).partition(" ")
         if not template:
             raise PrerequisiteError(f"the profile has no {name} test helper")
         operation = "testDepositPayment" if name == "deposit" else "testExpirePayment"

@@ -68,11 +68,11 @@ class EndpointMachine(ConformanceMachine):
     def __init__(self) -> None:
         super().__init__()
         self.model: dict[str, Modelled] = {}
-        webhooks = self.ctx.profile.data.get("webhooks", {})
+        webhooks = self.ctx.profile.webhooks
         self.types = listed_types(self.ctx.profile)
-        self.prefix = str(webhooks.get("secret_prefix", "whsec_"))
-        self.secret_bytes = int(webhooks.get("secret_random_bytes", 32))
-        schemes = [str(s) for s in webhooks.get("url_schemes", ["https"])]
+        self.prefix = webhooks.secret_prefix
+        self.secret_bytes = webhooks.secret_random_bytes
+        schemes = list(webhooks.url_schemes)
         self.accepted = [f"{s}://{h}" for s in schemes for h in HTTPS_HOSTS]
         self.refused = [
             f"{s}://hooks.conformance.invalid" for s in OTHER_SCHEMES if s not in schemes
@@ -80,7 +80,7 @@ class EndpointMachine(ConformanceMachine):
         if "http" not in schemes:
             self.refused += [f"http://{h}" for h in FOREIGN_HTTP_HOSTS]
             loopback = [f"http://{h}" for h in LOOPBACK_HOSTS]
-            if webhooks.get("loopback_http"):
+            if webhooks.loopback_http:
                 self.accepted += loopback
             else:
                 self.refused += loopback

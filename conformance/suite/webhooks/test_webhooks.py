@@ -49,9 +49,8 @@ class ReceiverState:
 def webhook_receiver(
     conformance_settings: SuiteSettings, conformance_profile: Profile
 ) -> Iterator[ReceiverState]:
-    webhooks = conformance_profile.data.get("webhooks", {})
     public_url = conformance_settings.webhook_url
-    if public_url is None and not webhooks.get("loopback_http"):
+    if public_url is None and not conformance_profile.webhooks.loopback_http:
         yield ReceiverState(
             None,
             "no webhook receiver the server can reach: the profile takes only https webhook "

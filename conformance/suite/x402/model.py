@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from conformance.core.profile import Currency, ErrorSpec, Profile, X402PayloadShape
+from conformance.core.profile import Currency, ErrorSpec, Profile, X402PayloadShape, X402Section
 
 EXACT = "exact"  # the x402 scheme names the contract lists (X402RequirementsCreate.scheme)
 UPTO = "upto"
@@ -65,9 +65,8 @@ class X402Profile:
     contract: Mapping[str, Any]
 
     @property
-    def x402(self) -> Mapping[str, Any]:
-        data: Mapping[str, Any] = self.profile.data["x402"]
-        return data
+    def x402(self) -> X402Section:
+        return self.profile.x402
 
     @property
     def deployments(self) -> list[Deployment]:
@@ -95,7 +94,7 @@ class X402Profile:
 
     @property
     def schemes(self) -> list[str]:
-        return [str(s) for s in self.x402["schemes"]]
+        return list(self.x402.schemes)
 
     @property
     def default_scheme(self) -> str | None:
@@ -109,19 +108,19 @@ class X402Profile:
 
     @property
     def offset(self) -> int:
-        return int(self.x402["valid_before_offset_secs"])
+        return self.x402.valid_before_offset_secs
 
     @property
     def tx_hash_pattern(self) -> str:
-        return str(self.x402["tx_hash_pattern"])
+        return self.x402.tx_hash_pattern
 
     @property
     def address_pattern(self) -> str:
-        return str(self.x402["address_pattern"])
+        return self.x402.address_pattern
 
     @property
     def nonce_pattern(self) -> str:
-        return str(self.x402["nonce_pattern"])
+        return self.x402.nonce_pattern
 
     @property
     def payload_shape(self) -> X402PayloadShape | None:
@@ -130,7 +129,7 @@ class X402Profile:
     @property
     def usage_scheme(self) -> str | None:
         """The scheme usage needs (``usage_requires = "settled-upto"``), if the profile has it."""
-        if self.x402["usage_requires"] == "settled-upto" and UPTO in self.schemes:
+        if self.x402.usage_requires == "settled-upto" and UPTO in self.schemes:
             return UPTO
         return None
 
