@@ -65,12 +65,6 @@ from conformance.core.shards import (
     plan_for,
 )
 from conformance.suite import rate_limit_checks, shard_data
-from conformance.suite.client import (
-    ClientStats,
-    SuiteClient,
-    SuiteTransportError,
-    gone_reason,
-)
 from conformance.suite.recording import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
@@ -82,6 +76,12 @@ from conformance.suite.recording import (
     clean_message,
 )
 from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
+from conformance.suite.wire.client import (
+    ClientStats,
+    SuiteClient,
+    SuiteTransportError,
+    gone_reason,
+)
 
 SUITE_DIR = Path(__file__).resolve().parent
 DEFAULT_MAX_EXAMPLES = 20

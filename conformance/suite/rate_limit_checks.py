@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
-from conformance.suite.client import ClientStats
 from conformance.suite.ratelimit import (
     RateLimiting,
     SendLimiter,
     parse_rate,
     rate_limited_reason,
 )
+from conformance.suite.wire.client import ClientStats
 
 REQUIREMENT = "RATE-001"
 FAMILY = "rate_limit"

@@ -19,7 +19,7 @@ from conformance.cli import main
 from conformance.core.jsonsafe import JsonTooComplex
 from conformance.core.profile import load_profile
 from conformance.reporting import REPORT_FILES
-from conformance.suite.client import SuiteClient
+from conformance.suite.wire.client import SuiteClient
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 
 # ~70,000 nested arrays: json.loads recursing this deep overflowed the C stack (py_ecc, imported

@@ -11,7 +11,6 @@ import schemathesis
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED
-from conformance.suite.client import SuiteClient
 from conformance.suite.evidence_bounds import (
     DROPPED_HEADERS,
     MAX_HEADER_CHARS,
@@ -20,6 +19,7 @@ from conformance.suite.evidence_bounds import (
 )
 from conformance.suite.schema.evidence import evidence_from
 from conformance.suite.schema.loading import signed_session
+from conformance.suite.wire.client import SuiteClient
 from tests.engine.hostile import Behaviour, canned, hostile_server
 
 

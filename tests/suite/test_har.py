@@ -11,10 +11,10 @@ import pytest
 
 from conformance.core.profile import load_profile
 from conformance.suite import wiretap
-from conformance.suite.client import SuiteClient, SuiteTransportError
 from conformance.suite.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.transport import Limits
+from conformance.suite.wire.client import SuiteClient, SuiteTransportError
 from conformance.suite.wiretap import WireExchange
 from tests.engine.hostile import Behaviour, canned, hostile_server
 

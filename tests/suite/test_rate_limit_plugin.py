@@ -19,7 +19,7 @@ pytest_plugins = ("pytester",)
 CHECKS = """
     import pytest
     from conformance.core.results import Outcome
-    from conformance.suite.client import SuiteTransportError
+    from conformance.suite.wire.client import SuiteTransportError
 
     @pytest.mark.requirement("AUTH-001")
     def test_a_real_failure():

@@ -20,13 +20,13 @@ import requests
 
 from conformance.core.results import Evidence
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite.client import ClientStats, evidence_from_parts
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
     RequestWaits,
     is_rate_limited,
 )
+from conformance.suite.wire.client import ClientStats, evidence_from_parts
 
 
 class RateLimitedRequest(requests.RequestException):

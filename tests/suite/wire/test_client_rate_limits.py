@@ -28,15 +28,15 @@ from conformance.core.signing import (
     verify,
 )
 from conformance.suite import wiretap
-from conformance.suite.client import (
+from conformance.suite.ratelimit import RATE_LIMITED, RateLimiting
+from conformance.suite.schema.loading import signed_session
+from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     ClientStats,
     RateLimitedError,
     SuiteClient,
 )
-from conformance.suite.ratelimit import RATE_LIMITED, RateLimiting
-from conformance.suite.schema.loading import signed_session
-from conformance.suite.schema.resending import RateLimitedRequest
 
 START = 1_800_000_000.0
 
