@@ -33,7 +33,7 @@ from conformance.suite.har import (
     RecordLimits,
     counts_path,
 )
-from conformance.suite.transport import describe_size
+from conformance.suite.wire.transport import describe_size
 
 # Each part line starts with '{"startedDateTime": "' and a timestamp of fixed length.
 _KEY_PREFIX = b'{"startedDateTime": "'

@@ -42,7 +42,7 @@ from conformance.core.redaction import (
 )
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.suite import wiretap
-from conformance.suite.transport import describe_size
+from conformance.suite.wire.transport import describe_size
 from conformance.suite.wiretap import WireExchange
 
 CREATOR = {"name": "payment-conformance", "version": __version__}

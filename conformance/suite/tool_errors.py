@@ -95,7 +95,7 @@ _ANSWERED = frozenset(
     {
         "requests.exceptions.ChunkedEncodingError",
         "requests.exceptions.ContentDecodingError",
-        "conformance.suite.transport.ResponseDeadlineExceeded",
+        "conformance.suite.wire.transport.ResponseDeadlineExceeded",
     }
 )
 

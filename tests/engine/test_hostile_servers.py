@@ -166,7 +166,7 @@ def test_a_server_that_trickles_after_preflight(
 ) -> None:
     # One byte every 0.2 s never trips a per-read timeout: only the per-request deadline ends
     # each request (2 s here instead of 30 s, to keep the test short).
-    from conformance.suite import transport
+    from conformance.suite.wire import transport
 
     monkeypatch.setattr(transport, "DEFAULT_LIMITS", transport.Limits(deadline_s=2.0))
     started = time.monotonic()

@@ -13,8 +13,8 @@ from conformance.core.profile import load_profile
 from conformance.suite import wiretap
 from conformance.suite.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.schema.loading import signed_session
-from conformance.suite.transport import Limits
 from conformance.suite.wire.client import SuiteClient, SuiteTransportError
+from conformance.suite.wire.transport import Limits
 from conformance.suite.wiretap import WireExchange
 from tests.engine.hostile import Behaviour, canned, hostile_server
 

@@ -20,7 +20,7 @@ from schemathesis.generation.meta import negated_parameters
 from conformance.core.redaction import REDACTED, redact_headers, redact_text, run_secrets
 from conformance.core.results import Evidence
 from conformance.suite.evidence_bounds import cap_headers
-from conformance.suite.transport import cut_marker, request_body_cut_at
+from conformance.suite.wire.transport import cut_marker, request_body_cut_at
 
 EVIDENCE_BODY_LIMIT = 16 * 1024
 

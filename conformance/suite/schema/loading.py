@@ -29,8 +29,8 @@ from conformance.suite.schema import checks as schema_checks  # registers our ch
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
 from conformance.suite.schema.resending import ResendingSession
 from conformance.suite.schema.signed_requests import SignedRequests
-from conformance.suite.transport import Limits, bounded_session
 from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.transport import Limits, bounded_session
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 CONNECT_TIMEOUT_S = 5.0

@@ -43,7 +43,7 @@ from conformance.suite.ratelimit import (
     is_rate_limited,
 )
 from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.transport import (
+from conformance.suite.wire.transport import (
     BoundedTransport,
     Limits,
     ResponseDeadlineExceeded,

@@ -18,7 +18,8 @@ import schemathesis
 from conformance.core.profile import Profile, load_profile
 from conformance.suite.schema.evidence import evidence_from
 from conformance.suite.schema.loading import signed_session
-from conformance.suite.transport import (
+from conformance.suite.wire.client import SuiteClient, SuiteTransportError
+from conformance.suite.wire.transport import (
     Deadline,
     Limits,
     RequestsDeadlineExceeded,
@@ -27,7 +28,6 @@ from conformance.suite.transport import (
     describe_size,
     request_body_cut_at,
 )
-from conformance.suite.wire.client import SuiteClient, SuiteTransportError
 from tests.engine.hostile import Behaviour, canned, hostile_server
 
 TIGHT = Limits(max_body_bytes=1000, deadline_s=1.0)
