@@ -41,9 +41,9 @@ from conformance.core.redaction import (
     run_secrets,
 )
 from conformance.core.untrusted import mask_url_passwords, split_url
-from conformance.suite import wiretap
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.tap import WireExchange
 from conformance.suite.wire.transport import describe_size
-from conformance.suite.wiretap import WireExchange
 
 CREATOR = {"name": "payment-conformance", "version": __version__}
 PART_SUFFIX = ".har-part.jsonl"

@@ -21,7 +21,7 @@ from conformance.engine.recording import merge_parts
 from conformance.engine.runner import RunError, RunOptions, execute
 from conformance.suite import har
 from conformance.suite.har import PART_SUFFIX, PartRecorder
-from conformance.suite.wiretap import WireExchange
+from conformance.suite.wire.tap import WireExchange
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 
 # The HAR 1.2 fields a reader relies on (http://www.softwareishard.com/blog/har-12-spec/).

@@ -27,10 +27,10 @@ from conformance.core.signing import (
     TIMESTAMP_HEADER,
     verify,
 )
-from conformance.suite import wiretap
 from conformance.suite.ratelimit import RATE_LIMITED, RateLimiting
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     ClientStats,
