@@ -398,7 +398,7 @@ def pytest_configure(config: pytest.Config) -> None:
     rate_limit_checks.configure(config, stats)
     record_dir = config.getoption("--record-dir")
     if record_dir is not None:
-        from conformance.suite.har import PartRecorder
+        from conformance.suite.wire.har import PartRecorder
 
         state = config.stash[_STATE]
         worker = getattr(config, "workerinput", {}).get("workerid", "pytest")

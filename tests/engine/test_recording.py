@@ -19,8 +19,8 @@ from conformance.engine import recording
 from conformance.engine.progress import NullDisplay
 from conformance.engine.recording import merge_parts
 from conformance.engine.runner import RunError, RunOptions, execute
-from conformance.suite import har
-from conformance.suite.har import PART_SUFFIX, PartRecorder
+from conformance.suite.wire import har
+from conformance.suite.wire.har import PART_SUFFIX, PartRecorder
 from conformance.suite.wire.tap import WireExchange
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from conformance.core.profile import load_profile
-from conformance.suite.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.client import SuiteClient, SuiteTransportError
+from conformance.suite.wire.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.wire.tap import WireExchange
 from conformance.suite.wire.transport import Limits
 from tests.engine.hostile import Behaviour, canned, hostile_server
