@@ -71,7 +71,8 @@ from conformance.suite.plugin import (
     UNMARKED_MESSAGE,
     with_credential,
 )
-from conformance.suite.recording import (
+from conformance.suite.tool_errors import SERVER_GONE
+from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
@@ -80,7 +81,6 @@ from conformance.suite.recording import (
     WEBHOOK_RECEIVER_PROPERTY,
     check_from_dict,
 )
-from conformance.suite.tool_errors import SERVER_GONE
 
 OUTPUT_TAIL_CHARS = 3000
 # Past the budget no new check starts and no request is sent; a check still running this long

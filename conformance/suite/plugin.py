@@ -65,7 +65,8 @@ from conformance.core.shards import (
     plan_for,
 )
 from conformance.suite import rate_limit_checks, shard_data
-from conformance.suite.recording import (
+from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
+from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
@@ -75,7 +76,6 @@ from conformance.suite.recording import (
     check_to_dict,
     clean_message,
 )
-from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
 from conformance.suite.wire.client import (
     ClientStats,
     SuiteClient,

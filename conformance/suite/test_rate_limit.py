@@ -14,7 +14,7 @@ import pytest
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.suite.rate_limit_checks import CHECK_ID, FAMILY, REQUIREMENT
-from conformance.suite.recording import CheckRecorder
+from conformance.suite.wire.check_properties import CheckRecorder
 
 NO_RULE = "the profile declares no [rate_limit], so rate-limit answers are not judged"
 NO_ANSWER = "no request of the run was rate limited, so no rate-limit answer could be judged"

@@ -37,7 +37,7 @@ from conformance.engine.runner import (
     server_gone,
 )
 from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
-from conformance.suite.recording import (
+from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     REQUESTS_PROPERTY,

@@ -20,7 +20,7 @@ from conformance.engine.runner import (
     pytest_args,
 )
 from conformance.reference.server import ReferenceServer
-from conformance.suite.recording import RATE_LIMITS_PROPERTY
+from conformance.suite.wire.check_properties import RATE_LIMITS_PROPERTY
 from tests.engine.test_runner import FakeReport
 from tests.rate_limiting_proxy import RateLimitingProxy
 

@@ -23,7 +23,7 @@ from conformance.engine.progress import NullDisplay, render_summary, verdict_lin
 from conformance.engine.runner import ResultCollector
 from conformance.reporting import html, json_report, junit, summary, write_reports
 from conformance.reporting.load import load_view
-from conformance.suite.recording import CHECK_PROPERTY, check_to_dict
+from conformance.suite.wire.check_properties import CHECK_PROPERTY, check_to_dict
 from tests.reporting import runs
 
 IGNORED = "1 result outside the selection ignored"

@@ -9,7 +9,7 @@ import pytest
 from conformance.core.results import merge_statuses
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import ResultCollector, RunOptions, execute
-from conformance.suite.recording import STATUSES_PROPERTY
+from conformance.suite.wire.check_properties import STATUSES_PROPERTY
 
 
 class Report:

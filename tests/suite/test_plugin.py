@@ -16,7 +16,11 @@ import pytest
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome
 from conformance.reference.server import ReferenceServer
-from conformance.suite.recording import CHECK_PROPERTY, REQUESTS_PROPERTY, check_from_dict
+from conformance.suite.wire.check_properties import (
+    CHECK_PROPERTY,
+    REQUESTS_PROPERTY,
+    check_from_dict,
+)
 
 pytest_plugins = ("pytester",)
 

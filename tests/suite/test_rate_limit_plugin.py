@@ -11,7 +11,11 @@ import pytest
 
 from conformance.core.profile import resolve_profile_path
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
-from conformance.suite.recording import CHECK_PROPERTY, RATE_LIMITS_PROPERTY, check_from_dict
+from conformance.suite.wire.check_properties import (
+    CHECK_PROPERTY,
+    RATE_LIMITS_PROPERTY,
+    check_from_dict,
+)
 from tests.rate_limiting_proxy import RateLimitingProxy
 
 pytest_plugins = ("pytester",)

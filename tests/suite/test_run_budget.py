@@ -16,7 +16,7 @@ import pytest
 
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome, budget_reason
-from conformance.suite.recording import CHECK_PROPERTY, check_from_dict
+from conformance.suite.wire.check_properties import CHECK_PROPERTY, check_from_dict
 from conformance.suite.wire.client import ClientStats, SuiteClient, SuiteTransportError
 
 pytest_plugins = ("pytester",)

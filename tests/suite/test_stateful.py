@@ -23,7 +23,6 @@ from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
 from conformance.reference.server import ReferenceServer
 from conformance.suite.factories import Factories
-from conformance.suite.recording import CheckRecorder
 from conformance.suite.stateful import (
     NOT_REACHED,
     ConformanceFailure,
@@ -35,6 +34,7 @@ from conformance.suite.stateful import (
     run_guarded,
     run_machine,
 )
+from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import NoAnswerError, SuiteClient
 
 IDS = ["SUB-002", "SUB-STATE-003"]

@@ -21,7 +21,6 @@ from conformance.core.contract import operations
 from conformance.core.profile import Profile
 from conformance.core.results import Target
 from conformance.suite.plugin import SuiteSettings
-from conformance.suite.recording import CheckRecorder
 from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
 from conformance.suite.schema.requirements import requirement_ids, requirement_operations
 from conformance.suite.schema.runner import (
@@ -31,6 +30,7 @@ from conformance.suite.schema.runner import (
     SchemaPhaseRunner,
     describe_counts,
 )
+from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import SuiteClient
 
 FAMILY = "schema"

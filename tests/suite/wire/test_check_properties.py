@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.suite.recording import (
+from conformance.suite.wire.check_properties import (
     MESSAGE_LIMIT,
     CheckRecorder,
     check_from_dict,
