@@ -48,7 +48,7 @@ from conformance.suite import gateway
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
 from conformance.suite.proxy import ProxyError, parse_proxy
 from conformance.suite.ratelimit import parse_rate
-from conformance.suite.tls import INSECURE_WARNING
+from conformance.suite.wire.tls import INSECURE_WARNING
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.

@@ -9,7 +9,7 @@ Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``-
 ``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
 family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
-``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
+``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.wire.tls``),
 ``--rate-limit N/s`` (all test processes together), ``--conformance-shard i/N`` (one part of
 the selected tests, ``conformance.core.shards``); gateway headers come from the
 environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
@@ -271,7 +271,8 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     """The TLS settings, gateway headers and proxy of this process, active until the stack
     closes."""
-    from conformance.suite import gateway, proxy, tls
+    from conformance.suite import gateway, proxy
+    from conformance.suite.wire import tls
 
     def path(name: str) -> Path | None:
         raw = config.getoption(name)

@@ -727,7 +727,8 @@ def test_exitfirst_runs_the_one_exchange_families_before_the_scenarios(
 # -- TLS and gateway headers -----------------------------------------------------------------
 CONNECTION_CHECK = """
 import pytest
-from conformance.suite import gateway, tls
+from conformance.suite import gateway
+from conformance.suite.wire import tls
 
 @pytest.mark.requirement("AUTH-001")
 def test_connection():
@@ -739,7 +740,8 @@ def test_connection():
 def test_tls_options_and_gateway_headers_hold_for_the_session_only(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.suite import gateway, tls
+    from conformance.suite import gateway
+    from conformance.suite.wire import tls
 
     write_check(project, "test_connection", CONNECTION_CHECK)
     monkeypatch.setenv(gateway.HEADERS_ENV, "X-Gateway-Key: gwk-from-the-environment")
