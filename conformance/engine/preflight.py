@@ -25,9 +25,8 @@ from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
 from conformance.core.untrusted import split_url
-from conformance.suite import proxy
 from conformance.suite.ratelimit import SendLimiter
-from conformance.suite.wire import tls
+from conformance.suite.wire import proxy, tls
 from conformance.suite.wire.client import (
     ClientStats,
     SuiteClient,

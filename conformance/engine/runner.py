@@ -63,7 +63,7 @@ from conformance.engine.recording import (
     check_record_path,
     recording,
 )
-from conformance.suite import gateway, proxy
+from conformance.suite import gateway
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,
@@ -72,7 +72,7 @@ from conformance.suite.plugin import (
     with_credential,
 )
 from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.wire import tls
+from conformance.suite.wire import proxy, tls
 from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,

@@ -271,8 +271,8 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     """The TLS settings, gateway headers and proxy of this process, active until the stack
     closes."""
-    from conformance.suite import gateway, proxy
-    from conformance.suite.wire import tls
+    from conformance.suite import gateway
+    from conformance.suite.wire import proxy, tls
 
     def path(name: str) -> Path | None:
         raw = config.getoption(name)
