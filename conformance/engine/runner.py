@@ -63,7 +63,6 @@ from conformance.engine.recording import (
     check_record_path,
     recording,
 )
-from conformance.suite import gateway
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,
@@ -72,7 +71,7 @@ from conformance.suite.plugin import (
     with_credential,
 )
 from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.wire import proxy, tls
+from conformance.suite.wire import gateway, proxy, tls
 from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,

@@ -12,7 +12,7 @@ family's receiver listens and how the server reaches it), ``--cacert`` / ``--ins
 ``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.wire.tls``),
 ``--rate-limit N/s`` (all test processes together), ``--conformance-shard i/N`` (one part of
 the selected tests, ``conformance.core.shards``); gateway headers come from the
-environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
+environment (``conformance.suite.wire.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
 (mandatory on suite tests) and ``family(name)``.
 
 Only an answer of the server fails a requirement (``tool_errors.not_the_servers``). A check
@@ -244,7 +244,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_tls_options(group: pytest.OptionGroup) -> None:
-    from conformance.suite.gateway import HEADERS_ENV
+    from conformance.suite.wire.gateway import HEADERS_ENV
 
     group.addoption(
         "--cacert",
@@ -271,8 +271,7 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     """The TLS settings, gateway headers and proxy of this process, active until the stack
     closes."""
-    from conformance.suite import gateway
-    from conformance.suite.wire import proxy, tls
+    from conformance.suite.wire import gateway, proxy, tls
 
     def path(name: str) -> Path | None:
         raw = config.getoption(name)

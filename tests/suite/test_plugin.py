@@ -727,7 +727,7 @@ def test_exitfirst_runs_the_one_exchange_families_before_the_scenarios(
 # -- TLS and gateway headers -----------------------------------------------------------------
 CONNECTION_CHECK = """
 import pytest
-from conformance.suite import gateway
+from conformance.suite.wire import gateway
 from conformance.suite.wire import tls
 
 @pytest.mark.requirement("AUTH-001")
@@ -740,8 +740,7 @@ def test_connection():
 def test_tls_options_and_gateway_headers_hold_for_the_session_only(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.suite import gateway
-    from conformance.suite.wire import tls
+    from conformance.suite.wire import gateway, tls
 
     write_check(project, "test_connection", CONNECTION_CHECK)
     monkeypatch.setenv(gateway.HEADERS_ENV, "X-Gateway-Key: gwk-from-the-environment")
@@ -766,7 +765,7 @@ def test_bad_tls_options_and_gateway_headers_are_usage_errors(
     headers: str,
     message: str,
 ) -> None:
-    from conformance.suite.gateway import HEADERS_ENV
+    from conformance.suite.wire.gateway import HEADERS_ENV
 
     monkeypatch.setenv(HEADERS_ENV, headers)
     result = project.runpytest_inprocess(*args)

@@ -24,11 +24,11 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
-from conformance.suite import gateway
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, iter_operations, schema_rules
 from conformance.suite.schema.resending import ResendingSession
 from conformance.suite.schema.signed_requests import SignedRequests
+from conformance.suite.wire import gateway
 from conformance.suite.wire.client import ClientStats
 from conformance.suite.wire.transport import Limits, bounded_session
 

@@ -33,7 +33,7 @@ from conformance.core.redaction import (
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite import gateway, shard_data
+from conformance.suite import shard_data
 from conformance.suite.evidence_bounds import cap_headers
 from conformance.suite.ratelimit import (
     RETRY_AFTER,
@@ -43,7 +43,7 @@ from conformance.suite.ratelimit import (
     is_rate_limited,
 )
 from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.wire import tls
+from conformance.suite.wire import gateway, tls
 from conformance.suite.wire.transport import (
     BoundedTransport,
     Limits,
