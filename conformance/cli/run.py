@@ -45,9 +45,9 @@ from conformance.reporting import step_summary
 from conformance.reporting.load import LoadError
 from conformance.reporting.outcomes import read_outcomes
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV
-from conformance.suite.ratelimit import parse_rate
 from conformance.suite.wire import gateway
 from conformance.suite.wire.proxy import ProxyError, parse_proxy
+from conformance.suite.wire.ratelimit import parse_rate
 from conformance.suite.wire.tls import INSECURE_WARNING
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help

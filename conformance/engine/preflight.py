@@ -25,7 +25,6 @@ from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
 from conformance.core.untrusted import split_url
-from conformance.suite.ratelimit import SendLimiter
 from conformance.suite.wire import proxy, tls
 from conformance.suite.wire.client import (
     ClientStats,
@@ -33,6 +32,7 @@ from conformance.suite.wire.client import (
     SuiteTlsError,
     SuiteTransportError,
 )
+from conformance.suite.wire.ratelimit import SendLimiter
 
 PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_PATH = "/v1/payments"

@@ -35,15 +35,15 @@ from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
 from conformance.suite import shard_data
 from conformance.suite.evidence_bounds import cap_headers
-from conformance.suite.ratelimit import (
+from conformance.suite.tool_errors import SERVER_GONE
+from conformance.suite.wire import gateway, tls
+from conformance.suite.wire.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
     RateLimiting,
     RequestWaits,
     is_rate_limited,
 )
-from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.wire import gateway, tls
 from conformance.suite.wire.transport import (
     BoundedTransport,
     Limits,
