@@ -55,14 +55,14 @@ from conformance.core.results import (
 from conformance.core.shards import Shard, ShardPlan, plan_from_dict
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.core.waivers import WaiverFile, apply_waivers
-from conformance.engine.preflight import PreflightReport, preflight
-from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
-from conformance.engine.recording import (
+from conformance.engine.har_file import (
     Merged,
     RecordingError,
     check_record_path,
     recording,
 )
+from conformance.engine.preflight import PreflightReport, preflight
+from conformance.engine.progress import ConsoleDisplay, Display, NullDisplay, RunHeader
 from conformance.suite.plugin import (
     API_KEY_ENV,
     API_SECRET_ENV,

@@ -2,7 +2,7 @@
 
 Each process of a run (the engine for preflight, every pytest-xdist worker) appends the
 exchanges its transports carry (``wiretap``) to a part file of its own, one HAR entry as JSON
-per line; ``conformance.engine.recording`` merges the parts into one HAR file.
+per line; ``conformance.engine.har_file`` merges the parts into one HAR file.
 
 Masking keeps the rest byte for byte: the value of a secret header (``redaction.SECRET_HEADERS``:
 ``X-Signature``, ``Authorization``..., and the run's ``-H`` gateway headers) becomes

@@ -139,7 +139,7 @@ def test_the_validator_reads_a_recorded_entry(tmp_path: Path) -> None:
     recorder(_exchange())
     recorder(_exchange(status=None, response_headers=(), response_body=b"", error="timeout"))
     recorder.stop()
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
 
     merge_parts(tmp_path, tmp_path / "f.har")
     first, second = iter_exchanges(tmp_path / "f.har")
@@ -197,7 +197,7 @@ def test_a_secret_the_cut_falls_in_is_masked_whole() -> None:
 def test_once_the_budgets_are_spent_bodies_then_entries_are_left_out_and_counted(
     tmp_path: Path,
 ) -> None:
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
 
     recorder = PartRecorder(tmp_path, "test", limits=SMALL)
     body = b'{"data": "' + b"x" * 3000 + b'"}'
@@ -225,7 +225,7 @@ def test_once_the_budgets_are_spent_bodies_then_entries_are_left_out_and_counted
 
 
 def test_the_validator_reads_cut_and_bodiless_entries(tmp_path: Path) -> None:
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
     from conformance.validator.readers import iter_exchanges
 
     recorder = PartRecorder(tmp_path, "test", limits=SMALL)

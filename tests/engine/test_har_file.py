@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from conformance.cli import main
 from conformance.core.profile import load_profile
-from conformance.engine import recording
+from conformance.engine import har_file as recording
+from conformance.engine.har_file import merge_parts
 from conformance.engine.progress import NullDisplay
-from conformance.engine.recording import merge_parts
 from conformance.engine.runner import RunError, RunOptions, execute
 from conformance.suite.wire import har
 from conformance.suite.wire.har import PART_SUFFIX, PartRecorder
