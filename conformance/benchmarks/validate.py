@@ -208,7 +208,7 @@ def peak_rss_mib() -> float:
 def run(count: int, keep: Path | None = None) -> dict[str, Any]:
     """Generate and validate ``count`` exchanges; the figures measured."""
     from conformance.validator import validator_for
-    from conformance.validator.engine import validate_file
+    from conformance.validator.recording_file import validate_file
 
     profile = load_profile("default")
     templates = recorded_templates(profile)

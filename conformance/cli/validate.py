@@ -67,8 +67,8 @@ def validate(
 ) -> None:
     """Check recorded traffic FILE (HAR, or JSON Lines as docs/validate.md describes) against
     the contract and the profile, without calling any server."""
-    from conformance.validator.engine import validate_file
     from conformance.validator.exchange import RecordingError
+    from conformance.validator.recording_file import validate_file
 
     directory = report_dir if report_dir is not None else default_report_dir()
     try:
