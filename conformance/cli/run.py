@@ -32,14 +32,10 @@ from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.results import Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
+from conformance.engine.options import RunError, RunOptions
 from conformance.engine.progress import ConsoleDisplay, render_summary
-from conformance.engine.runner import (
-    Run,
-    RunError,
-    RunOptions,
-    default_workers,
-    execute,
-)
+from conformance.engine.runner import Run, execute
+from conformance.engine.target import default_workers
 from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.reporting import step_summary
 from conformance.reporting.load import LoadError

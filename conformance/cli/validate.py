@@ -22,8 +22,9 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import ProfileError, load_profile
 from conformance.core.results import Outcome, RunResult, Verdict
 from conformance.core.untrusted import for_terminal
+from conformance.engine.options import RunError, check_report_dir
 from conformance.engine.progress import reports_line, section_rows, verdict_line
-from conformance.engine.runner import RunError, check_report_dir, write_run_reports
+from conformance.engine.runner import write_run_reports
 from conformance.suite.plugin import API_KEY_ENV, API_SECRET_ENV, with_credential
 
 MAX_FAILURES_LISTED = 20

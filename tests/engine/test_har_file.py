@@ -17,8 +17,9 @@ from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.engine import har_file as recording
 from conformance.engine.har_file import merge_parts
+from conformance.engine.options import RunError, RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunError, RunOptions, execute
+from conformance.engine.runner import execute
 from conformance.suite.wire import har
 from conformance.suite.wire.har import PART_SUFFIX, PartRecorder
 from conformance.suite.wire.tap import WireExchange

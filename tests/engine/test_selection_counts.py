@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 
 from conformance.core.results import CheckResult, Outcome, RunResult
+from conformance.engine.collector import ResultCollector
 from conformance.engine.progress import NullDisplay, render_summary, verdict_line
-from conformance.engine.runner import ResultCollector
 from conformance.reporting import html, json_report, junit, summary, write_reports
 from conformance.reporting.load import load_view
 from conformance.suite.wire.check_properties import CHECK_PROPERTY, check_to_dict
