@@ -39,13 +39,10 @@ from rich.table import Table
 from conformance.core.contract import operations
 from conformance.core.results import Outcome, RunResult
 from conformance.engine.inventory import collect_suite
+from conformance.engine.options import RunError, RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import (
-    RunError,
-    RunOptions,
-    default_workers,
-    execute,
-)
+from conformance.engine.runner import execute
+from conformance.engine.target import default_workers
 from conformance.reference.config import MAX_LATENCY_MS
 from conformance.suite.plugin import is_suite_item
 

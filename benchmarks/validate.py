@@ -57,8 +57,8 @@ def reference_traffic(base_url: str, profile: Profile, *, tag: str = "1") -> lis
     valid request, an Idempotency-Key replayed and reused, payment, subscription and schedule
     transitions, an x402 settlement sent twice, an authentication nonce sent twice. ``tag``
     makes the session's fixed Idempotency-Key and nonce its own (sessions share nothing)."""
-    from conformance.suite.client import SuiteClient
     from conformance.suite.factories import Factories, PrerequisiteError
+    from conformance.suite.wire.client import SuiteClient
 
     exchanges: list[Exchange] = []
     with SuiteClient(base_url, profile) as client:
@@ -208,7 +208,7 @@ def peak_rss_mib() -> float:
 def run(count: int, keep: Path | None = None) -> dict[str, Any]:
     """Generate and validate ``count`` exchanges; the figures measured."""
     from conformance.validator import validator_for
-    from conformance.validator.engine import validate_file
+    from conformance.validator.recording_file import validate_file
 
     profile = load_profile("default")
     templates = recorded_templates(profile)

@@ -6,9 +6,9 @@
 For each run it starts the reference server (unfaulted, or with one fault of the catalogue),
 drives it with the scripted merchant integration of ``merchant_client`` (an independent
 black-box client with its own HAR writer, none of the suite's checks), writes the HAR and
-validates it with ``conformance.validator.engine.validate_file``. The unfaulted server runs once
-per seed: each of its failures is a false alarm. Each fault runs once (seed 1); a failure there
-catches it.
+validates it with ``conformance.validator.recording_file.validate_file``. The unfaulted server
+runs once per seed: each of its failures is a false alarm. Each fault runs once (seed 1); a
+failure there catches it.
 
 A fault not caught is classed by comparing its recording with the unfaulted ones: *visible*
 when some answer differs from the unfaulted seed-1 recording in a place where the unfaulted
@@ -91,7 +91,7 @@ def measure(fault: Fault | None, seed: int, keep: Path | None = None) -> RunReco
     """Record a session against the reference server (with ``fault``) and validate it."""
     from conformance.core.profile import load_profile
     from conformance.reference.server import ReferenceServer
-    from conformance.validator.engine import validate_file
+    from conformance.validator.recording_file import validate_file
 
     record = RunRecord(fault.name if fault else None, fault.category if fault else "", seed)
     clock = time.perf_counter()

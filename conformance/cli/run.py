@@ -33,22 +33,18 @@ from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
 from conformance.core.results import Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
+from conformance.engine.options import RunError, RunOptions
 from conformance.engine.progress import ConsoleDisplay, render_summary
-from conformance.engine.runner import (
-    Run,
-    RunError,
-    RunOptions,
-    default_workers,
-    execute,
-)
+from conformance.engine.runner import Run, execute
+from conformance.engine.target import default_workers
 from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.reporting import step_summary
 from conformance.reporting.load import LoadError
 from conformance.reporting.outcomes import read_outcomes
-from conformance.suite import gateway
-from conformance.suite.proxy import ProxyError, parse_proxy
-from conformance.suite.ratelimit import parse_rate
-from conformance.suite.tls import INSECURE_WARNING
+from conformance.suite.wire import gateway
+from conformance.suite.wire.proxy import ProxyError, parse_proxy
+from conformance.suite.wire.ratelimit import parse_rate
+from conformance.suite.wire.tls import INSECURE_WARNING
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.

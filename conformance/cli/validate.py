@@ -28,8 +28,9 @@ from conformance.core.profile import (
 )
 from conformance.core.results import Outcome, RunResult, Verdict
 from conformance.core.untrusted import for_terminal
+from conformance.engine.options import RunError, check_report_dir
 from conformance.engine.progress import reports_line, section_rows, verdict_line
-from conformance.engine.runner import RunError, check_report_dir, write_run_reports
+from conformance.engine.runner import write_run_reports
 
 MAX_FAILURES_LISTED = 20
 
@@ -72,8 +73,8 @@ def validate(
 ) -> None:
     """Check recorded traffic FILE (HAR, or JSON Lines as docs/validate.md describes) against
     the contract and the profile, without calling any server."""
-    from conformance.validator.engine import validate_file
     from conformance.validator.exchange import RecordingError
+    from conformance.validator.recording_file import validate_file
 
     directory = report_dir if report_dir is not None else default_report_dir()
     try:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conformance.core.results import Target
-from conformance.engine.runner import RunError, RunOptions, _only_named_plugins, pytest_args
+from conformance.engine.options import RunError, RunOptions
+from conformance.engine.session import _only_named_plugins, pytest_args
 from conformance.suite.plugin import is_suite_item
 
 

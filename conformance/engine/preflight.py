@@ -24,9 +24,14 @@ from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
 from conformance.core.untrusted import split_url
-from conformance.suite import proxy, tls
-from conformance.suite.client import ClientStats, SuiteClient, SuiteTlsError, SuiteTransportError
-from conformance.suite.ratelimit import SendLimiter
+from conformance.suite.wire import proxy, tls
+from conformance.suite.wire.client import (
+    ClientStats,
+    SuiteClient,
+    SuiteTlsError,
+    SuiteTransportError,
+)
+from conformance.suite.wire.ratelimit import SendLimiter
 
 PREFLIGHT_TIMEOUT_S = 10.0
 PROBE_PATH = "/v1/payments"

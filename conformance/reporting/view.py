@@ -240,7 +240,7 @@ class RunView:
     @property
     def warnings(self) -> tuple[str, ...]:
         """What a reader of any report must know before trusting the verdict."""
-        from conformance.suite.tls import INSECURE_WARNING
+        from conformance.suite.wire.tls import INSECURE_WARNING
 
         return (INSECURE_WARNING,) if self.insecure else ()
 

@@ -9,10 +9,10 @@ Options: ``--base-url`` (none: an embedded reference server), ``--profile``, ``-
 ``--api-secret``, ``--conformance-seed``, ``--max-examples``, ``--only`` / ``--skip``,
 ``--quick``, ``--embedded-fault``, ``--webhook-url`` / ``--webhook-bind`` (where the webhooks
 family's receiver listens and how the server reaches it), ``--cacert`` / ``--insecure`` /
-``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.tls``),
+``--client-cert`` / ``--client-key`` (the TLS of every request, ``conformance.suite.wire.tls``),
 ``--rate-limit N/s`` (all test processes together), ``--conformance-shard i/N`` (one part of
 the selected tests, ``conformance.core.shards``); gateway headers come from the
-environment (``conformance.suite.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
+environment (``conformance.suite.wire.gateway.HEADERS_ENV``). Markers: ``requirement(*ids)``
 (mandatory on suite tests) and ``family(name)``.
 
 Only an answer of the server fails a requirement (``tool_errors.not_the_servers``). A check
@@ -72,13 +72,8 @@ from conformance.core.shards import (
     plan_for,
 )
 from conformance.suite import rate_limit_checks, shard_data
-from conformance.suite.client import (
-    ClientStats,
-    SuiteClient,
-    SuiteTransportError,
-    gone_reason,
-)
-from conformance.suite.recording import (
+from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
+from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
@@ -87,7 +82,12 @@ from conformance.suite.recording import (
     CheckRecorder,
     clean_message,
 )
-from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
+from conformance.suite.wire.client import (
+    ClientStats,
+    SuiteClient,
+    SuiteTransportError,
+    gone_reason,
+)
 
 SUITE_DIR = Path(__file__).resolve().parent
 DEFAULT_MAX_EXAMPLES = 20
@@ -248,7 +248,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _add_tls_options(group: pytest.OptionGroup) -> None:
-    from conformance.suite.gateway import HEADERS_ENV
+    from conformance.suite.wire.gateway import HEADERS_ENV
 
     group.addoption(
         "--cacert",
@@ -275,7 +275,7 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     """The TLS settings, gateway headers and proxy of this process, active until the stack
     closes."""
-    from conformance.suite import gateway, proxy, tls
+    from conformance.suite.wire import gateway, proxy, tls
 
     def path(name: str) -> Path | None:
         raw = config.getoption(name)
@@ -402,7 +402,7 @@ def pytest_configure(config: pytest.Config) -> None:
     rate_limit_checks.configure(config, stats)
     record_dir = config.getoption("--record-dir")
     if record_dir is not None:
-        from conformance.suite.har import PartRecorder
+        from conformance.suite.wire.har import PartRecorder
 
         state = config.stash[_STATE]
         worker = getattr(config, "workerinput", {}).get("workerid", "pytest")

@@ -1,4 +1,4 @@
-"""What the pytest plugin does with rate limits (``conformance.suite.ratelimit`` is the policy).
+"""What the pytest plugin does with rate limits (``suite.wire.ratelimit`` is the policy).
 
 - ``--rate-limit N/s``: one ``SendLimiter`` per test process, all sharing one file (the run's,
   ``--conformance-rate-file``; without it the controller makes one and hands it to its xdist
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
-from conformance.suite.client import ClientStats
-from conformance.suite.ratelimit import (
+from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.ratelimit import (
     RateLimiting,
     SendLimiter,
     parse_rate,

@@ -17,7 +17,7 @@ from conformance.core.contract import effective_contract, operations
 from conformance.core.profile import Profile, load_profile
 from conformance.core.signing import AUTH_HEADERS
 from conformance.suite.boundaries import Case, iter_constraints
-from conformance.suite.client import IDEMPOTENCY_HEADER
+from conformance.suite.wire.client import IDEMPOTENCY_HEADER
 
 T = TypeVar("T")
 SKIPPED_HEADERS = frozenset(h.lower() for h in (*AUTH_HEADERS, IDEMPOTENCY_HEADER))

@@ -33,11 +33,11 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
-from conformance.suite.client import SuiteClient, SuiteTransportError, build_evidence
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
 from conformance.suite.tool_errors import not_the_servers
+from conformance.suite.wire.client import SuiteClient, SuiteTransportError, build_evidence
 
 # Shrinking replays call sequences against the server; hypothesis allows it 300 s. A shorter
 # budget keeps a failing run (and a selftest over the fault catalogue) quick: most sequences

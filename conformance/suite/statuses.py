@@ -19,8 +19,8 @@ from conformance.core.contract import effective_contract
 from conformance.core.openapi import operations
 from conformance.core.profile import Profile
 from conformance.core.untrusted import split_url
-from conformance.suite import wiretap
-from conformance.suite.wiretap import WireExchange
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.tap import WireExchange
 
 StatusCounts = dict[str, dict[int, int]]
 """Per operation id: status code -> answers."""

@@ -37,7 +37,6 @@ from conformance.core.signing import (
     signature,
     string_to_sign,
 )
-from conformance.suite.client import MISSING, SuiteClient
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     ERROR_SHAPE_IDS,
@@ -47,6 +46,7 @@ from conformance.suite.outcomes import (
     summary,
 )
 from conformance.suite.selection import collection_operations, is_quick, rotate
+from conformance.suite.wire.client import MISSING, SuiteClient
 
 pytestmark = pytest.mark.family("auth")
 

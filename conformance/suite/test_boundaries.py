@@ -36,7 +36,6 @@ from conformance.suite.boundaries import (
     iter_constraints,
     with_value,
 )
-from conformance.suite.client import IDEMPOTENCY_HEADER, SuiteClient
 from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
@@ -47,6 +46,7 @@ from conformance.suite.outcomes import (
     validation_details_problems,
 )
 from conformance.suite.selection import collection_operations, quick_subset
+from conformance.suite.wire.client import IDEMPOTENCY_HEADER, SuiteClient
 
 REQUIREMENTS = RequirementMap.load()
 OTHER_FAMILIES_HEADERS = frozenset(h.lower() for h in (*AUTH_HEADERS, IDEMPOTENCY_HEADER))

@@ -24,15 +24,15 @@ from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.suite.boundaries import parameters
-from conformance.suite.client import (
+from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
+from conformance.suite.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
+from conformance.suite.selection import collection_contract, collection_operations, is_quick
+from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     NoAnswerError,
     SuiteClient,
     SuiteTransportError,
 )
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
-from conformance.suite.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
-from conformance.suite.selection import collection_contract, collection_operations, is_quick
 
 pytestmark = pytest.mark.family("idempotency")
 

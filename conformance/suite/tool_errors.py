@@ -51,7 +51,7 @@ def not_the_servers(exc: BaseException) -> str | None:
 
 def no_answer(exc: BaseException) -> bool:
     """Whether ``exc`` says the request got no HTTP answer at all (any HTTP stack)."""
-    from conformance.suite.client import NoAnswerError, SuiteTransportError
+    from conformance.suite.wire.client import NoAnswerError, SuiteTransportError
 
     if isinstance(exc, NoAnswerError | ServerGone):
         return True
@@ -95,7 +95,7 @@ _ANSWERED = frozenset(
     {
         "requests.exceptions.ChunkedEncodingError",
         "requests.exceptions.ContentDecodingError",
-        "conformance.suite.transport.ResponseDeadlineExceeded",
+        "conformance.suite.wire.transport.ResponseDeadlineExceeded",
     }
 )
 

@@ -26,8 +26,8 @@ from benchmarks.validate_faults import (
 from conformance.core.profile import load_profile
 from conformance.reference.faults import find_fault
 from conformance.reference.server import ReferenceServer
-from conformance.validator.engine import validate_file
 from conformance.validator.readers import iter_exchanges
+from conformance.validator.recording_file import validate_file
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from conformance.cli import main
+from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunOptions, execute
+from conformance.engine.runner import execute
 from conformance.reporting import load
 
 FORMATS = {"html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}

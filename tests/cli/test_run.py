@@ -365,7 +365,7 @@ def test_workers_is_auto_or_a_number(value: str, message: str) -> None:
 
 
 def test_auto_workers_suit_the_server() -> None:
-    from conformance.engine.runner import REMOTE_WORKERS, default_workers
+    from conformance.engine.target import REMOTE_WORKERS, default_workers
 
     assert default_workers(None) == min(2, os.cpu_count() or 1)
     assert default_workers(None, 50) == REMOTE_WORKERS

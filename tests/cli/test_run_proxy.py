@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.reference.server import ReferenceServer
-from conformance.suite.proxy import PROXY_ENV
+from conformance.suite.wire.proxy import PROXY_ENV
 from tests.engine.hostile import closed_port
 from tests.forward_proxy import ForwardProxy
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.certificates import CertFiles, issue
-from conformance.suite.tls import CERT_DIR_ENV, CERT_FILE_ENV
+from conformance.suite.wire.tls import CERT_DIR_ENV, CERT_FILE_ENV
 from tests.suite.https_servers import GatewayLog, reference_server
 
 GATEWAY_HEADER = "X-Gateway-Key"

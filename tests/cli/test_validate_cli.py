@@ -102,8 +102,9 @@ def test_an_empty_recording_tests_nothing(tmp_path: Path) -> None:
 
 # -- traffic recorded by `run --record` --------------------------------------------------------
 def _run_recorded(where: Path, only: tuple[str, ...], fault: str | None = None) -> Path:
+    from conformance.engine.options import RunOptions
     from conformance.engine.progress import NullDisplay
-    from conformance.engine.runner import RunOptions, execute
+    from conformance.engine.runner import execute
 
     har = where / "run.har"
     execute(

@@ -26,9 +26,9 @@ from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.reporting.scrub import Scrubber
-from conformance.suite.client import SuiteClient
 from conformance.suite.schema.evidence import evidence_from
 from conformance.suite.schema.loading import signed_session
+from conformance.suite.wire.client import SuiteClient
 from tests.engine.hostile import Behaviour, canned, hostile_server
 
 WEBHOOK_SECRET = "whsec_c2VjcmV0c2VjcmV0"

@@ -7,7 +7,7 @@ import pytest
 
 from conformance.core.headers import HeaderError, parse_header
 from conformance.reference import gateway as server_side
-from conformance.suite import gateway as client_side
+from conformance.suite.wire import gateway as client_side
 
 TEXTS = [
     "X-Gateway-Key: s3cret-value",

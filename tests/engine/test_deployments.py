@@ -17,7 +17,7 @@ from conformance.cli import main
 from conformance.core.profile import load_profile
 from conformance.reference.certificates import CertFiles, issue
 from conformance.reference.server import ReferenceServer
-from conformance.suite.tls import CERT_DIR_ENV, CERT_FILE_ENV
+from conformance.suite.wire.tls import CERT_DIR_ENV, CERT_FILE_ENV
 
 GATEWAY = ("X-Gateway-Key", "gw-7c1e55d0a9b24f36")
 # A state machine step, a concurrency burst of replays, a webhook wait and the schema family

@@ -19,7 +19,7 @@ from conformance.cli import main
 from conformance.core.jsonsafe import JsonTooComplex
 from conformance.core.profile import load_profile
 from conformance.reporting import REPORT_FILES
-from conformance.suite.client import SuiteClient
+from conformance.suite.wire.client import SuiteClient
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 
 # ~70,000 nested arrays: json.loads recursing this deep overflowed the C stack (py_ecc, imported
@@ -166,7 +166,7 @@ def test_a_server_that_trickles_after_preflight(
 ) -> None:
     # One byte every 0.2 s never trips a per-read timeout: only the per-request deadline ends
     # each request (2 s here instead of 30 s, to keep the test short).
-    from conformance.suite import transport
+    from conformance.suite.wire import transport
 
     monkeypatch.setattr(transport, "DEFAULT_LIMITS", transport.Limits(deadline_s=2.0))
     started = time.monotonic()

@@ -16,8 +16,8 @@ from conformance.core.profile import Profile, load_profile
 from conformance.engine.preflight import PreflightReport, preflight
 from conformance.reference.certificates import CertFiles, issue
 from conformance.reference.server import ReferenceServer
-from conformance.suite import tls
-from conformance.suite.tls import TlsSettings
+from conformance.suite.wire import tls
+from conformance.suite.wire.tls import TlsSettings
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 from tests.suite.https_servers import echo_server, expired_certificate
 

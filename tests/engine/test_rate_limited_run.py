@@ -14,8 +14,9 @@ from pathlib import Path
 
 from conformance.core.profile import load_profile, resolve_profile_path
 from conformance.core.results import Outcome, Verdict
+from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunOptions, execute
+from conformance.engine.runner import execute
 from conformance.reference.server import ReferenceServer
 from conformance.reporting import json_report, summary
 from tests.rate_limiting_proxy import RateLimitingProxy

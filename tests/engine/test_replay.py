@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from conformance.cli.run import run as run_command
 from conformance.core.results import Outcome
+from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunOptions, execute
+from conformance.engine.runner import execute
 
 FAULT = "shape-expires-at-not-date-time"  # breaks SHAPE-001 in the examples, coverage,
 # fuzzing and stateful phases of the schema family and in the responses family

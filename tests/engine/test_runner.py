@@ -18,27 +18,15 @@ from conformance.core.contract import document_sha256
 from conformance.core.evidence import check_to_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome, Target, Verdict, budget_reason, fold
+from conformance.engine.collector import ResultCollector, phase_of, server_gone
+from conformance.engine.options import RunError, RunOptions, _recorded_options, check_report_dir
 from conformance.engine.preflight import PreflightReport, PreflightStep
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import (
-    INTERRUPTED_REASON,
-    ResultCollector,
-    RunError,
-    RunOptions,
-    _auto_workers,
-    _check_exit,
-    _credentials_env,
-    _profile,
-    _recorded_options,
-    check_report_dir,
-    execute,
-    phase_of,
-    pytest_args,
-    run_suite,
-    server_gone,
-)
+from conformance.engine.runner import _profile, execute, run_suite
+from conformance.engine.session import INTERRUPTED_REASON, _check_exit, pytest_args
+from conformance.engine.target import _auto_workers, _credentials_env
 from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
-from conformance.suite.recording import (
+from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     REQUESTS_PROPERTY,

@@ -10,17 +10,12 @@ import pytest
 
 from conformance.core.profile import load_profile
 from conformance.core.results import RateLimitCounts, Target
+from conformance.engine.collector import ResultCollector
+from conformance.engine.options import RunError, RunOptions, _check_options, _recorded_options
 from conformance.engine.preflight import preflight
-from conformance.engine.runner import (
-    ResultCollector,
-    RunError,
-    RunOptions,
-    _check_options,
-    _recorded_options,
-    pytest_args,
-)
+from conformance.engine.session import pytest_args
 from conformance.reference.server import ReferenceServer
-from conformance.suite.recording import RATE_LIMITS_PROPERTY
+from conformance.suite.wire.check_properties import RATE_LIMITS_PROPERTY
 from tests.engine.test_runner import FakeReport
 from tests.rate_limiting_proxy import RateLimitingProxy
 

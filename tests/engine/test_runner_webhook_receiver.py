@@ -4,9 +4,9 @@ and dropped reaches the run's result."""
 from __future__ import annotations
 
 from conformance.core.receiver_counts import PathDrops, ReceiverCounts
+from conformance.engine.collector import ResultCollector
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import ResultCollector
-from conformance.suite.recording import WEBHOOK_RECEIVER_PROPERTY
+from conformance.suite.wire.check_properties import WEBHOOK_RECEIVER_PROPERTY
 from tests.engine.test_runner import FakeReport
 
 

@@ -20,11 +20,11 @@ from rich.console import Console
 
 from conformance.core.evidence import check_to_dict
 from conformance.core.results import CheckResult, Outcome, RunResult
+from conformance.engine.collector import ResultCollector
 from conformance.engine.progress import NullDisplay, render_summary, verdict_line
-from conformance.engine.runner import ResultCollector
 from conformance.reporting import html, json_report, junit, summary, write_reports
 from conformance.reporting.load import load_view
-from conformance.suite.recording import CHECK_PROPERTY
+from conformance.suite.wire.check_properties import CHECK_PROPERTY
 from tests.reporting import runs
 
 IGNORED = "1 result outside the selection ignored"

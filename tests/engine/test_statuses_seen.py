@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 
 from conformance.core.results import merge_statuses
+from conformance.engine.collector import ResultCollector
+from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import ResultCollector, RunOptions, execute
-from conformance.suite.recording import STATUSES_PROPERTY
+from conformance.engine.runner import execute
+from conformance.suite.wire.check_properties import STATUSES_PROPERTY
 
 
 class Report:

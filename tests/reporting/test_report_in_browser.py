@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from conformance.core.results import RunResult
+from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.runner import RunOptions, execute
+from conformance.engine.runner import execute
 from conformance.reporting import html, write_reports
 from tests.reporting import browser
 from tests.reporting.browser import Browser, find_or_install_chromium, png_size

@@ -182,7 +182,7 @@ def test_the_password_of_the_base_url_is_hidden_wherever_it_is_echoed(tmp_path: 
 
 
 def test_a_gateway_header_of_the_run_is_masked_in_curl_commands_and_headers() -> None:
-    from conformance.suite import gateway
+    from conformance.suite.wire import gateway
 
     scrubber = Scrubber(())
     curl = "curl -X GET https://api.test/v1/payments -H 'X-Gateway-Key: gwk-123456789' -H 'X-A: 1'"

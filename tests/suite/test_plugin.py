@@ -17,7 +17,7 @@ from conformance.core.evidence import check_from_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import CheckResult, Outcome
 from conformance.reference.server import ReferenceServer
-from conformance.suite.recording import CHECK_PROPERTY, REQUESTS_PROPERTY
+from conformance.suite.wire.check_properties import CHECK_PROPERTY, REQUESTS_PROPERTY
 
 pytest_plugins = ("pytester",)
 
@@ -724,7 +724,8 @@ def test_exitfirst_runs_the_one_exchange_families_before_the_scenarios(
 # -- TLS and gateway headers -----------------------------------------------------------------
 CONNECTION_CHECK = """
 import pytest
-from conformance.suite import gateway, tls
+from conformance.suite.wire import gateway
+from conformance.suite.wire import tls
 
 @pytest.mark.requirement("AUTH-001")
 def test_connection():
@@ -736,7 +737,7 @@ def test_connection():
 def test_tls_options_and_gateway_headers_hold_for_the_session_only(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.suite import gateway, tls
+    from conformance.suite.wire import gateway, tls
 
     write_check(project, "test_connection", CONNECTION_CHECK)
     monkeypatch.setenv(gateway.HEADERS_ENV, "X-Gateway-Key: gwk-from-the-environment")
@@ -761,7 +762,7 @@ def test_bad_tls_options_and_gateway_headers_are_usage_errors(
     headers: str,
     message: str,
 ) -> None:
-    from conformance.suite.gateway import HEADERS_ENV
+    from conformance.suite.wire.gateway import HEADERS_ENV
 
     monkeypatch.setenv(HEADERS_ENV, headers)
     result = project.runpytest_inprocess(*args)

@@ -12,7 +12,7 @@ import pytest
 from conformance.core.evidence import check_from_dict
 from conformance.core.profile import resolve_profile_path
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
-from conformance.suite.recording import CHECK_PROPERTY, RATE_LIMITS_PROPERTY
+from conformance.suite.wire.check_properties import CHECK_PROPERTY, RATE_LIMITS_PROPERTY
 from tests.rate_limiting_proxy import RateLimitingProxy
 
 pytest_plugins = ("pytester",)
@@ -20,7 +20,7 @@ pytest_plugins = ("pytester",)
 CHECKS = """
     import pytest
     from conformance.core.results import Outcome
-    from conformance.suite.client import SuiteTransportError
+    from conformance.suite.wire.client import SuiteTransportError
 
     @pytest.mark.requirement("AUTH-001")
     def test_a_real_failure():

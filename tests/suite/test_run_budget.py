@@ -17,8 +17,8 @@ import pytest
 from conformance.core.evidence import check_from_dict
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome, budget_reason
-from conformance.suite.client import ClientStats, SuiteClient, SuiteTransportError
-from conformance.suite.recording import CHECK_PROPERTY
+from conformance.suite.wire.check_properties import CHECK_PROPERTY
+from conformance.suite.wire.client import ClientStats, SuiteClient, SuiteTransportError
 
 pytest_plugins = ("pytester",)
 

@@ -22,9 +22,7 @@ from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
 from conformance.reference.server import ReferenceServer
-from conformance.suite.client import NoAnswerError, SuiteClient
 from conformance.suite.factories import Factories
-from conformance.suite.recording import CheckRecorder
 from conformance.suite.stateful import (
     NOT_REACHED,
     ConformanceFailure,
@@ -36,6 +34,8 @@ from conformance.suite.stateful import (
     run_guarded,
     run_machine,
 )
+from conformance.suite.wire.check_properties import CheckRecorder
+from conformance.suite.wire.client import NoAnswerError, SuiteClient
 
 IDS = ["SUB-002", "SUB-STATE-003"]
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from conformance.core.profile import load_profile
-from conformance.suite import wiretap
 from conformance.suite.statuses import StatusTally
-from conformance.suite.wiretap import WireExchange
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.tap import WireExchange
 
 
 def exchange(method: str, url: str, status: int | None) -> WireExchange:

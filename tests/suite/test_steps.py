@@ -9,9 +9,9 @@ created the failing step's payment could be among those left out.
 from __future__ import annotations
 
 from conformance.core.results import STEPS_HEADING, split_steps
-from conformance.suite.recording import MESSAGE_LIMIT, clean_message
 from conformance.suite.stateful import Transcript
 from conformance.suite.steps import STEPS_CHAR_LIMIT, causes, resource_ids
+from conformance.suite.wire.check_properties import MESSAGE_LIMIT, clean_message
 
 USDC = "pay_0a1b2c3d4e5f60718293a4b5"
 ETH = "pay_99887766554433221100ffee"

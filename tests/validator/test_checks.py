@@ -21,8 +21,8 @@ from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Outcome
 from conformance.reference.server import ReferenceServer
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import Factories
+from conformance.suite.wire.client import SuiteClient
 from conformance.validator.checks import ExchangeValidator, api_path
 from conformance.validator.exchange import Exchange
 from tests.validator.samples import exchange

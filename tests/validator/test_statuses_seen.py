@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from conformance.validator.engine import merge, validate_file, validate_partition
+from conformance.validator.recording_file import merge, validate_file, validate_partition
 from tests.validator.samples import exchange, write_jsonl
 
 

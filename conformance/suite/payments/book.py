@@ -21,7 +21,6 @@ import httpx
 
 from conformance.core.profile import ErrorSpec
 from conformance.suite import shard_data
-from conformance.suite.client import AUTO
 from conformance.suite.factories import locate_operation
 from conformance.suite.payments.rules import (
     ACCEPT,
@@ -37,6 +36,7 @@ from conformance.suite.payments.rules import (
     parse_time,
 )
 from conformance.suite.stateful import MachineContext, Verdicts, body_of, compact
+from conformance.suite.wire.client import AUTO
 
 TIME_TOLERANCE_SECS = 2.0  # a server may keep whole seconds, and take "now" at any moment
 ACCEPT_FIELDS = ("payment_id", "currency_id", "currency_chain_id", "accepted_raw")

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from conformance.core.profile import Profile
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import Factories
 from conformance.suite.payments.expiry import (
     EXPIRY_TEST,
@@ -19,6 +18,7 @@ from conformance.suite.payments.expiry import (
     handover_file,
 )
 from conformance.suite.payments.rules import PaymentRules
+from conformance.suite.wire.client import SuiteClient
 
 FIRST_TEST = "test_payment_scenario[quotes]"
 

@@ -20,12 +20,12 @@ from typing import Any, TypeVar, cast
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, precondition, rule
 
-from conformance.suite.client import AUTO
 from conformance.suite.payments import generation
 from conformance.suite.payments.book import ModelPayment, PaymentBook
 from conformance.suite.payments.listing import walk
 from conformance.suite.payments.rules import PaymentRules
 from conformance.suite.stateful import ConformanceFailure, ConformanceMachine, Verdicts
+from conformance.suite.wire.client import AUTO
 
 MAX_PAGE = 4  # small pages: a walk crosses several of them
 BUDGET = "payments shrink budget"

@@ -23,7 +23,6 @@ from typing import Any
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.signing import SIGNATURE_HEADER
-from conformance.suite.client import AUTO
 from conformance.suite.payments.book import ModelPayment, PaymentBook, Quote
 from conformance.suite.payments.listing import walk
 from conformance.suite.payments.rules import (
@@ -35,6 +34,7 @@ from conformance.suite.payments.rules import (
     amount_text,
 )
 from conformance.suite.stateful import body_of
+from conformance.suite.wire.client import AUTO
 
 Scenario = Callable[[PaymentBook], None]
 SHORT, FULL = "deposit short", "deposit in full"

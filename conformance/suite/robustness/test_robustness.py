@@ -22,7 +22,6 @@ import pytest
 
 from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import Profile
-from conformance.suite.client import SuiteTransportError
 from conformance.suite.factories import PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     ERROR_SHAPE_IDS,
@@ -33,6 +32,7 @@ from conformance.suite.outcomes import (
 from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Raw, Variant
 from conformance.suite.selection import collection_operations, is_quick
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
+from conformance.suite.wire.client import SuiteTransportError
 
 pytestmark = pytest.mark.family("robustness")
 

@@ -10,10 +10,10 @@ from urllib.parse import quote
 
 import httpx
 
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import ABSENT, locate_operation
 from conformance.suite.schedules.clock import ServerClock, now, parse_time, resolution
 from conformance.suite.stateful import MachineContext, body_of
+from conformance.suite.wire.client import SuiteClient
 
 CLOCK_KEY = "schedules.clock"
 

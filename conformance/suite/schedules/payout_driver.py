@@ -18,7 +18,6 @@ from typing import Any
 
 from conformance.core.contract import operation as contract_operation
 from conformance.core.profile import ErrorSpec
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import ABSENT
 from conformance.suite.outcomes import status_problems, summary
 from conformance.suite.schedules.calls import Answer, Calls, advanced
@@ -26,6 +25,7 @@ from conformance.suite.schedules.clock import TOLERANCE, parse_time
 from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused
 from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import MachineContext, compact
+from conformance.suite.wire.client import SuiteClient
 
 RESOURCE = "payout_schedules"
 CREATE = "createPayoutSchedule"

@@ -19,7 +19,7 @@ from schemathesis.generation.meta import negated_parameters
 
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.results import Evidence
-from conformance.suite.transport import cut_marker, request_body_cut_at
+from conformance.suite.wire.transport import cut_marker, request_body_cut_at
 
 
 def evidence_from(response: schemathesis.Response, secrets: tuple[str, ...]) -> Evidence:

@@ -25,13 +25,13 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 from conformance.core.openapi import operations
 from conformance.core.profile import Credential, Profile
 from conformance.core.signing import Signer
-from conformance.suite import gateway
-from conformance.suite.client import ClientStats
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, schema_rules
 from conformance.suite.schema.resending import ResendingSession
 from conformance.suite.schema.signed_requests import SignedRequests
-from conformance.suite.transport import Limits, bounded_session
+from conformance.suite.wire import gateway
+from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.transport import Limits, bounded_session
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 CONNECT_TIMEOUT_S = 5.0

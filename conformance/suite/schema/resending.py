@@ -1,6 +1,6 @@
 """The ``requests`` session schemathesis sends through, waiting out rate limits as SuiteClient does.
 
-A 429 (or a 503 with ``Retry-After``, see ``conformance.suite.ratelimit``) is never handed to
+A 429 (or a 503 with ``Retry-After``, see ``conformance.suite.wire.ratelimit``) is never handed to
 schemathesis' checks: the session waits, signs the same prepared request again with its auth
 (fresh timestamp and nonce; method, URL, body and Idempotency-Key unchanged) and resends it.
 A request that cannot get through within its bounds raises ``RateLimitedRequest``, which the
@@ -21,8 +21,8 @@ import requests
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.results import Evidence
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite.client import ClientStats
-from conformance.suite.ratelimit import (
+from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
     RequestWaits,

@@ -47,8 +47,6 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
-from conformance.suite.client import ClientStats
-from conformance.suite.ratelimit import rate_limited_reason
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
     case_fields,
@@ -70,6 +68,8 @@ from conformance.suite.schema.loading import (
 from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.resending import RateLimitedRequest
 from conformance.suite.tool_errors import ServerGone, no_answer
+from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.ratelimit import rate_limited_reason
 
 TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise

@@ -20,9 +20,7 @@ import pytest
 from conformance.core.contract import operations
 from conformance.core.profile import Profile
 from conformance.core.results import Target
-from conformance.suite.client import SuiteClient
 from conformance.suite.plugin import SuiteSettings
-from conformance.suite.recording import CheckRecorder
 from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
 from conformance.suite.schema.requirements import requirement_ids, requirement_operations
 from conformance.suite.schema.runner import (
@@ -32,6 +30,8 @@ from conformance.suite.schema.runner import (
     SchemaPhaseRunner,
     describe_counts,
 )
+from conformance.suite.wire.check_properties import CheckRecorder
+from conformance.suite.wire.client import SuiteClient
 
 FAMILY = "schema"
 # schemathesis' built-in checks run on every response of the unit phases.

@@ -28,7 +28,6 @@ from typing import Any
 
 import httpx
 
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import locate_operation
 from conformance.suite.stateful import MachineContext, body_of
 from conformance.suite.statements.model import (
@@ -57,6 +56,7 @@ from conformance.suite.statements.model import (
     sign_problem,
     window_lines,
 )
+from conformance.suite.wire.client import SuiteClient
 
 OPERATION = "getStatement"
 HISTORY_MARGIN_SECS = 30  # beyond the profile's clock window, around the example's own lines

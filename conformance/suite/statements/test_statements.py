@@ -37,7 +37,6 @@ from hypothesis.stateful import (
 )
 
 from conformance.core.profile import ErrorSpec
-from conformance.suite.client import SuiteTransportError
 from conformance.suite.factories import PrerequisiteError, locate_operation
 from conformance.suite.stateful import (
     ConformanceFailure,
@@ -82,6 +81,7 @@ from conformance.suite.statements.model import (
     WINDOW,
     Line,
 )
+from conformance.suite.wire.client import SuiteTransportError
 
 pytestmark = pytest.mark.family("statements")
 

@@ -21,7 +21,6 @@ from hypothesis import Phase, settings
 
 from conformance.core.profile import Profile
 from conformance.suite.plugin import SuiteSettings
-from conformance.suite.recording import WEBHOOK_RECEIVER_PROPERTY
 from conformance.suite.stateful import MachineContext, machine_settings, run_guarded, run_machine
 from conformance.suite.webhooks import deliveries, endpoints
 from conformance.suite.webhooks.deliveries import DeliveryScenario
@@ -31,6 +30,7 @@ from conformance.suite.webhooks.receiver import (
     WebhookReceiver,
     bind_address,
 )
+from conformance.suite.wire.check_properties import WEBHOOK_RECEIVER_PROPERTY
 
 pytestmark = pytest.mark.family("webhooks")
 

@@ -15,7 +15,6 @@ from conformance.core.contract import effective_contract, operations
 from conformance.core.eip712 import Eip712Domain, TransferAuthorization, recover_signer
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.server import ReferenceServer
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import (
     ABSENT,
     Factories,
@@ -24,6 +23,7 @@ from conformance.suite.factories import (
     locate_operation,
     sign_payment,
 )
+from conformance.suite.wire.client import SuiteClient
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.results import Outcome, RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from conformance.suite.boundaries import RequirementMap
 from tests.suite.proofs import family_failures
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import httpx
 
 from conformance.core.profile import load_profile
-from conformance.suite.client import NoAnswerError, SuiteClient
 from conformance.suite.factories import RequestSpec
 from conformance.suite.test_idempotency import send_together
+from conformance.suite.wire.client import NoAnswerError, SuiteClient
 
 PROFILE = load_profile()
 SPEC = RequestSpec("listPayments", "GET", "/v1/payments")

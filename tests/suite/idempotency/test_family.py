@@ -11,7 +11,8 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from tests.suite.proofs import family_failures, family_passed
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,9 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import Outcome, RunResult
-from conformance.engine import runner
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine import session
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
 from conformance.suite.plugin import SUITE_DIR
 from tests.suite.proofs import family_failures
@@ -29,13 +30,13 @@ FAULTS = tuple(f.name for f in catalogue() if f.source == "responses.yaml")
 def family_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Collect the family's package alone: its ids are checked by the schema family too, so
     selecting them with --only would run the schema phases as well."""
-    original = runner.pytest_args
+    original = session.pytest_args
 
     def args(*given: object) -> list[str]:
         found = original(*given)  # type: ignore[arg-type]
         return [str(SUITE_DIR / FAMILY), *found[1:]]
 
-    monkeypatch.setattr(runner, "pytest_args", args)
+    monkeypatch.setattr(session, "pytest_args", args)
     yield
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import Outcome, RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
 from tests.suite.proofs import family_failures
 

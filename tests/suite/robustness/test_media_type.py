@@ -13,10 +13,10 @@ import pytest
 from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import ErrorSpec, Profile, ProfileError, load_profile
 from conformance.core.results import Outcome
-from conformance.suite.recording import CheckRecorder
 from conformance.suite.robustness.test_robustness import OPERATION_IDS, judge
 from conformance.suite.robustness.variants import VARIANTS
 from conformance.suite.stateful import Transcript, Verdicts
+from conformance.suite.wire.check_properties import CheckRecorder
 
 PROFILE = load_profile()
 TEXT_PLAIN = next(v for v in VARIANTS if v.name == "text/plain body")

@@ -10,9 +10,9 @@ import pytest
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.suite.client import SuiteClient
 from conformance.suite.factories import Factories, RequestSpec
 from conformance.suite.robustness.variants import VARIANTS, Raw, body_bytes
+from conformance.suite.wire.client import SuiteClient
 
 PROFILE = load_profile()
 CONTRACT = effective_contract(PROFILE)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.results import RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from tests.suite.proofs import family_failures, family_passed
 
 pytestmark = pytest.mark.slow

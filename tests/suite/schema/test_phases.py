@@ -11,7 +11,8 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import CheckResult, Outcome, RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 
 pytestmark = pytest.mark.slow
 

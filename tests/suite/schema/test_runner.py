@@ -10,7 +10,6 @@ import pytest
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
-from conformance.suite.client import ClientStats
 from conformance.suite.schema.ledger import RecordedCheck
 from conformance.suite.schema.loading import load_schemas
 from conformance.suite.schema.requirements import requirement_operations
@@ -21,6 +20,7 @@ from conformance.suite.schema.runner import (
     ServerUnreachableError,
     spread,
 )
+from conformance.suite.wire.client import ClientStats
 from tests.engine.hostile import Behaviour, hostile_server
 from tests.rate_limiting_proxy import RateLimitingProxy
 

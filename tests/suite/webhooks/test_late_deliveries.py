@@ -12,7 +12,8 @@ import pytest
 from conformance.core.receiver_counts import PathDrops
 from conformance.suite.stateful import Transcript, Verdicts
 from conformance.suite.webhooks.causes import Expected
-from conformance.suite.webhooks.deliveries import DeliveryScenario, Endpoint, Listing
+from conformance.suite.webhooks.deliveries import DeliveryScenario
+from conformance.suite.webhooks.driving import Endpoint, Listing
 
 CREATED = Expected("payment.created", "pay_1", "EVT-001", "createPayment", started_at=100.0)
 

@@ -6,7 +6,7 @@ import base64
 
 from conformance.reference.webhook_dispatch import sign
 from conformance.reference.webhooks import new_secret as new_secret_for_tests
-from conformance.suite.webhooks.deliveries import Endpoint, Secret
+from conformance.suite.webhooks.driving import Endpoint, Secret
 from conformance.suite.webhooks.signatures import secret_problem, signed_with
 
 PREFIX = "whsec_"

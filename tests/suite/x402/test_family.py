@@ -16,7 +16,8 @@ import pytest
 from conformance.core.contract import effective_contract, load_document
 from conformance.core.profile import load_profile
 from conformance.core.results import RunResult
-from conformance.engine.runner import RunOptions, run_suite
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
 from tests.suite.proofs import family_failures, family_passed
 

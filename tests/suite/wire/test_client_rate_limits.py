@@ -27,16 +27,16 @@ from conformance.core.signing import (
     TIMESTAMP_HEADER,
     verify,
 )
-from conformance.suite import wiretap
-from conformance.suite.client import (
+from conformance.suite.schema.loading import signed_session
+from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     ClientStats,
     RateLimitedError,
     SuiteClient,
 )
-from conformance.suite.ratelimit import RATE_LIMITED, RateLimiting
-from conformance.suite.schema.loading import signed_session
-from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.wire.ratelimit import RATE_LIMITED, RateLimiting
 
 START = 1_800_000_000.0
 
@@ -233,7 +233,7 @@ def test_no_wait_goes_past_the_run_budget(profile: Profile, clock: FakeClock) ->
 
 
 def test_the_send_limiter_wait_counts_too(profile: Profile, clock: FakeClock) -> None:
-    from conformance.suite.ratelimit import SendLimiter
+    from conformance.suite.wire.ratelimit import SendLimiter
 
     stats = ClientStats(rate_limiting=RateLimiting(limiter=SendLimiter(4.0)))
     client = _client(profile, Server(limited=0), clock, stats)

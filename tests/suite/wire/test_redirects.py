@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.client import SuiteClient
 from conformance.suite.schema.loading import signed_session
+from conformance.suite.wire.client import SuiteClient
 from tests.engine.redirecting import Seen, counting_server, redirecting_server
 
 

@@ -10,12 +10,12 @@ import httpx
 import pytest
 
 from conformance.core.profile import load_profile
-from conformance.suite import wiretap
-from conformance.suite.client import SuiteClient, SuiteTransportError
-from conformance.suite.har import PartRecorder, RecordLimits, har_entry
 from conformance.suite.schema.loading import signed_session
-from conformance.suite.transport import Limits
-from conformance.suite.wiretap import WireExchange
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.client import SuiteClient, SuiteTransportError
+from conformance.suite.wire.har import PartRecorder, RecordLimits, har_entry
+from conformance.suite.wire.tap import WireExchange
+from conformance.suite.wire.transport import Limits
 from tests.engine.hostile import Behaviour, canned, hostile_server
 
 SECRET = "sk_test_the_api_secret"
@@ -139,7 +139,7 @@ def test_the_validator_reads_a_recorded_entry(tmp_path: Path) -> None:
     recorder(_exchange())
     recorder(_exchange(status=None, response_headers=(), response_body=b"", error="timeout"))
     recorder.stop()
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
 
     merge_parts(tmp_path, tmp_path / "f.har")
     first, second = iter_exchanges(tmp_path / "f.har")
@@ -197,7 +197,7 @@ def test_a_secret_the_cut_falls_in_is_masked_whole() -> None:
 def test_once_the_budgets_are_spent_bodies_then_entries_are_left_out_and_counted(
     tmp_path: Path,
 ) -> None:
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
 
     recorder = PartRecorder(tmp_path, "test", limits=SMALL)
     body = b'{"data": "' + b"x" * 3000 + b'"}'
@@ -225,7 +225,7 @@ def test_once_the_budgets_are_spent_bodies_then_entries_are_left_out_and_counted
 
 
 def test_the_validator_reads_cut_and_bodiless_entries(tmp_path: Path) -> None:
-    from conformance.engine.recording import merge_parts
+    from conformance.engine.har_file import merge_parts
     from conformance.validator.readers import iter_exchanges
 
     recorder = PartRecorder(tmp_path, "test", limits=SMALL)

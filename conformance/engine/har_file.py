@@ -1,6 +1,6 @@
 """``run --record FILE.har``: the suite's own traffic as one HAR 1.2 file, secrets masked.
 
-Every process of the run appends its exchanges to a part file (``conformance.suite.har``): the
+Every process of the run appends its exchanges to a part file (``conformance.suite.wire.har``): the
 engine for preflight, pytest (in this process or in each pytest-xdist worker, ``--record-dir``)
 for the checks. At the end the parts are merged, ordered by start time, into the HAR file.
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.core import jsonsafe
-from conformance.suite import har
-from conformance.suite.har import (
+from conformance.suite.wire import har
+from conformance.suite.wire.har import (
     CREATOR,
     DEFAULT_LIMITS,
     PART_SUFFIX,
@@ -33,7 +33,7 @@ from conformance.suite.har import (
     RecordLimits,
     counts_path,
 )
-from conformance.suite.transport import describe_size
+from conformance.suite.wire.transport import describe_size
 
 # Each part line starts with '{"startedDateTime": "' and a timestamp of fixed length.
 _KEY_PREFIX = b'{"startedDateTime": "'

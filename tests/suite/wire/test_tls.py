@@ -12,10 +12,10 @@ import requests
 
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.certificates import CertFiles, issue
-from conformance.suite import tls
-from conformance.suite.client import SuiteClient, SuiteTlsError
 from conformance.suite.schema.loading import signed_session
-from conformance.suite.tls import TlsError, TlsSettings
+from conformance.suite.wire import tls
+from conformance.suite.wire.client import SuiteClient, SuiteTlsError
+from conformance.suite.wire.tls import TlsError, TlsSettings
 from tests.engine.hostile import closed_port
 from tests.suite.https_servers import EchoServer, echo_server, expired_certificate
 

@@ -15,13 +15,14 @@ from click.testing import CliRunner
 
 from conformance.cli import main
 from conformance.core.profile import load_profile
-from conformance.engine import recording
+from conformance.engine import har_file as recording
+from conformance.engine.har_file import merge_parts
+from conformance.engine.options import RunError, RunOptions
 from conformance.engine.progress import NullDisplay
-from conformance.engine.recording import merge_parts
-from conformance.engine.runner import RunError, RunOptions, execute
-from conformance.suite import har
-from conformance.suite.har import PART_SUFFIX, PartRecorder
-from conformance.suite.wiretap import WireExchange
+from conformance.engine.runner import execute
+from conformance.suite.wire import har
+from conformance.suite.wire.har import PART_SUFFIX, PartRecorder
+from conformance.suite.wire.tap import WireExchange
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
 
 # The HAR 1.2 fields a reader relies on (http://www.softwareishard.com/blog/har-12-spec/).

@@ -2,7 +2,7 @@
 
 Each process of a run (the engine for preflight, every pytest-xdist worker) appends the
 exchanges its transports carry (``wiretap``) to a part file of its own, one HAR entry as JSON
-per line; ``conformance.engine.recording`` merges the parts into one HAR file.
+per line; ``conformance.engine.har_file`` merges the parts into one HAR file.
 
 Masking keeps the rest byte for byte: the value of a secret header (``redaction.SECRET_HEADERS``:
 ``X-Signature``, ``Authorization``..., and the run's ``-H`` gateway headers) becomes
@@ -41,9 +41,9 @@ from conformance.core.redaction import (
     run_secrets,
 )
 from conformance.core.untrusted import mask_url_passwords, split_url
-from conformance.suite import wiretap
-from conformance.suite.transport import describe_size
-from conformance.suite.wiretap import WireExchange
+from conformance.suite.wire import tap as wiretap
+from conformance.suite.wire.tap import WireExchange
+from conformance.suite.wire.transport import describe_size
 
 CREATOR = {"name": "payment-conformance", "version": __version__}
 PART_SUFFIX = ".har-part.jsonl"

@@ -5,7 +5,7 @@ The trip of a CheckResult through user_properties: ``tests/core/test_evidence.py
 from __future__ import annotations
 
 from conformance.core.results import Outcome
-from conformance.suite.recording import (
+from conformance.suite.wire.check_properties import (
     MESSAGE_LIMIT,
     CheckRecorder,
     clean_message,

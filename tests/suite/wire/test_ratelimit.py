@@ -14,7 +14,7 @@ import pytest
 
 from conformance.core.profile import RateLimitRule
 from conformance.core.results import RateLimitCounts
-from conformance.suite.ratelimit import (
+from conformance.suite.wire.ratelimit import (
     BACKOFF_CAP_S,
     RATE_LIMITED,
     RateLimitExhausted,

@@ -39,7 +39,8 @@ from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from conformance.core import jsonsafe
-from conformance.suite import proxy, tls, wiretap
+from conformance.suite.wire import proxy, tls
+from conformance.suite.wire import tap as wiretap
 
 if TYPE_CHECKING:
     from urllib3._base_connection import BaseHTTPConnection

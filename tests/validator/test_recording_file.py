@@ -12,7 +12,8 @@ from benchmarks.validate import reference_traffic
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import CheckResult, Outcome, RunResult, Verdict
 from conformance.reference.server import ReferenceServer
-from conformance.validator.engine import (
+from conformance.validator.exchange import Exchange, RecordingError
+from conformance.validator.recording_file import (
     PartialResult,
     check_exchanges,
     merge,
@@ -20,7 +21,6 @@ from conformance.validator.engine import (
     validate_file,
     validate_partition,
 )
-from conformance.validator.exchange import Exchange, RecordingError
 from tests.validator.samples import exchange, write_har, write_jsonl
 
 

@@ -16,10 +16,10 @@ import requests
 import schemathesis
 
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.client import SuiteClient, SuiteTransportError
 from conformance.suite.schema.evidence import evidence_from
 from conformance.suite.schema.loading import signed_session
-from conformance.suite.transport import (
+from conformance.suite.wire.client import SuiteClient, SuiteTransportError
+from conformance.suite.wire.transport import (
     Deadline,
     Limits,
     RequestsDeadlineExceeded,

@@ -3,7 +3,7 @@
 Both HTTP stacks of the suite (``transport.BoundedTransport`` for httpx, ``BoundedAdapter``
 for the ``requests`` session schemathesis sends through) describe each exchange they carry as a
 ``WireExchange``, as it was on the wire, and hand it to the observers of this process
-(``run --record`` is one: ``conformance.suite.har``). With no observer nothing is built.
+(``run --record`` is one: ``conformance.suite.wire.har``). With no observer nothing is built.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED
 from conformance.core.signing import AUTH_HEADERS, verify
 from conformance.reference.server import ReferenceServer
-from conformance.suite.client import (
+from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     TIMEOUTS_BEFORE_GIVING_UP,
     ClientStats,

@@ -26,16 +26,17 @@ from conformance.core.profile import Credential, Profile
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
-from conformance.suite import gateway, shard_data, tls
-from conformance.suite.ratelimit import (
+from conformance.suite import shard_data
+from conformance.suite.tool_errors import SERVER_GONE
+from conformance.suite.wire import gateway, tls
+from conformance.suite.wire.ratelimit import (
     RETRY_AFTER,
     RateLimitExhausted,
     RateLimiting,
     RequestWaits,
     is_rate_limited,
 )
-from conformance.suite.tool_errors import SERVER_GONE
-from conformance.suite.transport import (
+from conformance.suite.wire.transport import (
     BoundedTransport,
     Limits,
     ResponseDeadlineExceeded,

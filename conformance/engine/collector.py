@@ -1,0 +1,169 @@
+"""The CheckResults of a run, gathered from its test reports as the tests finish.
+
+``ResultCollector`` is a pytest plugin on the controller side: it reads what each test carried
+through pytest-xdist (``suite.wire.check_properties``), feeds the display, and counts requests,
+rate limits and the statuses seen. ``server_gone`` and ``_not_reached`` say what a run that
+stopped early did not judge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+from conformance.core.catalogue import Requirement
+from conformance.core.evidence import check_from_dict
+from conformance.core.receiver_counts import ReceiverCounts
+from conformance.core.results import CheckResult, Outcome, RateLimitCounts, merge_statuses
+from conformance.core.shards import ShardPlan
+from conformance.engine.progress import Display
+from conformance.suite.tool_errors import SERVER_GONE
+from conformance.suite.wire.check_properties import (
+    CHECK_PROPERTY,
+    FAMILY_PROPERTY,
+    RATE_LIMITS_PROPERTY,
+    REQUESTS_PROPERTY,
+    STATUSES_PROPERTY,
+    WEBHOOK_RECEIVER_PROPERTY,
+)
+
+if TYPE_CHECKING:  # the session imports this module
+    from conformance.engine.session import StopSignals
+
+NOT_REACHED_CHECK = "run: not reached"
+
+
+def server_gone(checks: Sequence[CheckResult]) -> str | None:
+    """Why the run is incomplete when the server stopped answering during it (``None``: it did
+    not): a run whose later checks could not reach the server has no verdict."""
+    for check in checks:
+        reason = check.reason_not_exercised or ""
+        if SERVER_GONE in reason:
+            return reason[reason.index(SERVER_GONE) :]
+    return None
+
+
+def _not_reached(
+    selected: Sequence[Requirement], checks: Sequence[CheckResult], reason: str
+) -> CheckResult | None:
+    """One not-exercised check naming the selected requirements no check reached."""
+    reached = {rid for check in checks for rid in check.requirement_ids}
+    missing = tuple(r.id for r in selected if r.id not in reached)
+    if not missing:
+        return None
+    return CheckResult(
+        NOT_REACHED_CHECK,
+        "run",
+        missing,
+        Outcome.NOT_EXERCISED,
+        message=f"not run: {reason}",
+        reason_not_exercised=reason,
+    )
+
+
+def statuses_of(value: Mapping[object, object]) -> dict[str, dict[int, int]]:
+    """The counts of a test's STATUSES_PROPERTY; what is not a status and a count is left out."""
+    found: dict[str, dict[int, int]] = {}
+    for operation_id, statuses in value.items():
+        if not isinstance(statuses, dict):
+            continue
+        for status, answers in statuses.items():
+            code = str(status)
+            valid = code.isdigit() and len(code) == 3 and isinstance(answers, int)
+            if valid and not isinstance(answers, bool) and answers > 0:
+                found.setdefault(str(operation_id), {})[int(code)] = answers
+    return found
+
+
+def phase_of(nodeid: str) -> str:
+    """``conformance/suite/test_auth.py::test_x[y]`` -> ``auth``."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return module.removesuffix(".py").removeprefix("test_")
+
+
+class ResultCollector:
+    """A pytest plugin (controller side) gathering CheckResults and feeding the display."""
+
+    def __init__(
+        self,
+        display: Display,
+        started: float | None = None,
+        outside: frozenset[str] = frozenset(),
+    ) -> None:
+        self.display = display
+        # ids of the catalogue's requirements --only/--skip left out: a result naming only such
+        # ids is kept but fails no phase line and sets no first-failure time
+        self.outside = outside
+        self.statuses_seen: dict[str, dict[int, int]] = {}  # summed over STATUSES_PROPERTY
+        self.started = time.perf_counter() if started is None else started
+        self.first_failure_s: float | None = None  # since ``started``
+        self.checks: list[CheckResult] = []
+        self.requests_sent = 0
+        self.rate_limits = RateLimitCounts()  # summed over the tests' RATE_LIMITS_PROPERTY
+        self.webhook_receiver: ReceiverCounts | None = None  # WEBHOOK_RECEIVER_PROPERTY
+        self.collection_errors: list[str] = []
+        self.crashed: list[str] = []
+        self.stop: StopSignals | None = None
+        self.shard_plan: ShardPlan | None = None  # run --shard: what the test processes ran
+        self._announced = False
+
+    def _announce(self, nodeids: Sequence[str]) -> None:
+        if self._announced:
+            return
+        self._announced = True
+        phases: dict[str, int] = {}
+        for nodeid in nodeids:
+            phase = phase_of(nodeid)
+            phases[phase] = phases.get(phase, 0) + 1
+        self.display.collected(phases)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not hasattr(session.config, "workerinput") and session.items:
+            self._announce([item.nodeid for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
+        self._announce(ids)
+
+    def pytest_keyboard_interrupt(self) -> None:
+        if self.stop is not None:
+            self.stop.taken = True
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext}")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when not in {"setup", "call", "teardown"} and report.failed:
+            # pytest-xdist reports a worker that died mid-test this way; no teardown follows
+            self.crashed.append(f"{report.nodeid}: {report.longreprtext.strip()[:300]}")
+            return
+        if report.when != "teardown":
+            return
+        family = phase_of(report.nodeid)
+        requests = 0
+        failed = False
+        for name, value in report.user_properties:
+            if name == CHECK_PROPERTY and isinstance(value, dict):
+                check = check_from_dict(value)
+                self.checks.append(check)
+                if check.requirement_ids and self.outside.issuperset(check.requirement_ids):
+                    continue
+                failed = failed or check.outcome is Outcome.FAILED
+                if check.outcome is Outcome.FAILED and self.first_failure_s is None:
+                    self.first_failure_s = round(time.perf_counter() - self.started, 3)
+            elif name == REQUESTS_PROPERTY and isinstance(value, int):
+                requests = value
+            elif name == FAMILY_PROPERTY and isinstance(value, str):
+                family = value
+            elif name == RATE_LIMITS_PROPERTY and isinstance(value, dict):
+                self.rate_limits += RateLimitCounts.from_dict(value)
+            elif name == STATUSES_PROPERTY and isinstance(value, dict):
+                merge_statuses(self.statuses_seen, statuses_of(value))
+            elif name == WEBHOOK_RECEIVER_PROPERTY and isinstance(value, dict):
+                self.webhook_receiver = ReceiverCounts.from_dict(value)
+        self.requests_sent += requests
+        self.display.test_done(phase_of(report.nodeid), family, failed, requests)

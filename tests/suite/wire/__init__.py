@@ -1,0 +1,1 @@
+"""Tests of the suite's plumbing: client, transports, TLS, proxy, gateway, rate limits, tap, HAR."""
