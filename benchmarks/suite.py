@@ -44,7 +44,7 @@ from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import execute
 from conformance.engine.target import default_workers
 from conformance.reference.config import MAX_LATENCY_MS
-from conformance.suite.plugin import is_suite_item
+from conformance.suite.plugin.collection import is_suite_item
 
 TARGETS_S = {
     (0, "default"): 120.0,

@@ -17,7 +17,7 @@ import pytest
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import Target
-from conformance.suite.plugin import SuiteSettings
+from conformance.suite.plugin.options import SuiteSettings
 
 
 @pytest.fixture(scope="session")

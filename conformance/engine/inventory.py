@@ -17,7 +17,7 @@ import pytest
 from conformance.core.results import Target
 from conformance.engine.options import RunError, RunOptions
 from conformance.engine.session import _only_named_plugins, pytest_args
-from conformance.suite.plugin import is_suite_item
+from conformance.suite.plugin.collection import is_suite_item
 
 
 class _Markers:

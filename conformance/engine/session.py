@@ -29,7 +29,7 @@ from conformance.core.shards import ShardPlan, plan_from_dict
 from conformance.engine.collector import ResultCollector, server_gone
 from conformance.engine.options import RunError, RunOptions
 from conformance.engine.target import _credentials_env
-from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
+from conformance.suite.plugin.collection import SUITE_DIR, UNMARKED_MESSAGE
 from conformance.suite.wire import gateway, proxy
 
 OUTPUT_TAIL_CHARS = 3000

@@ -19,7 +19,7 @@ from conformance.core.shards import (
     plan_sha256,
     split,
 )
-from conformance.suite.plugin import FAIL_FAST_FAMILIES
+from conformance.suite.plugin.collection import FAIL_FAST_FAMILIES
 
 COSTS = {"schema": 40.0, "auth": 4.0, "payments": 16.0}
 TESTS = [

@@ -25,7 +25,7 @@ from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import _profile, execute, run_suite
 from conformance.engine.session import INTERRUPTED_REASON, _check_exit, pytest_args
 from conformance.engine.target import _auto_workers, _credentials_env
-from conformance.suite.plugin import SUITE_DIR, UNMARKED_MESSAGE
+from conformance.suite.plugin.collection import SUITE_DIR, UNMARKED_MESSAGE
 from conformance.suite.wire.check_properties import (
     CHECK_PROPERTY,
     FAMILY_PROPERTY,

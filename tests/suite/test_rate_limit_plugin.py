@@ -166,7 +166,7 @@ def test_without_a_declared_limit_no_answer_is_judged(pytester: pytest.Pytester)
 def test_the_suite_says_why_rate_001_is_not_exercised(
     pytester: pytest.Pytester, declared: bool
 ) -> None:
-    from conformance.suite.plugin import SUITE_DIR
+    from conformance.suite.plugin.collection import SUITE_DIR
     from conformance.suite.test_rate_limit import NO_ANSWER, NO_RULE
 
     args = ["--profile", str(_profile_declaring_the_limit(pytester.path))] if declared else []

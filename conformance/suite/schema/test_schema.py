@@ -20,7 +20,7 @@ import pytest
 from conformance.core.contract import operations
 from conformance.core.profile import Profile
 from conformance.core.results import Target
-from conformance.suite.plugin import SuiteSettings
+from conformance.suite.plugin.options import SuiteSettings
 from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
 from conformance.suite.schema.requirements import requirement_ids, requirement_operations
 from conformance.suite.schema.runner import (

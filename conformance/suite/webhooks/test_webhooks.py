@@ -20,7 +20,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from conformance.core.profile import Profile
-from conformance.suite.plugin import SuiteSettings
+from conformance.suite.plugin.options import SuiteSettings
 from conformance.suite.stateful import MachineContext, machine_settings, run_guarded, run_machine
 from conformance.suite.webhooks import deliveries, endpoints
 from conformance.suite.webhooks.deliveries import DeliveryScenario

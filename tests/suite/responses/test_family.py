@@ -17,7 +17,7 @@ from conformance.engine import session
 from conformance.engine.options import RunOptions
 from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
-from conformance.suite.plugin import SUITE_DIR
+from conformance.suite.plugin.collection import SUITE_DIR
 from tests.suite.proofs import family_failures
 
 pytestmark = pytest.mark.slow
