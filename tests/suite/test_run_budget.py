@@ -22,7 +22,7 @@ from conformance.suite.wire.client import ClientStats, SuiteClient, SuiteTranspo
 
 pytest_plugins = ("pytester",)
 
-assert issubclass(httpcore.ConnectError, Exception)  # see tests/suite/test_plugin.py
+assert issubclass(httpcore.ConnectError, Exception)  # see tests/suite/plugin/projects.py
 
 
 def test_a_client_refuses_to_send_once_the_budget_is_spent() -> None:

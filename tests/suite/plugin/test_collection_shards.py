@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.suite.test_plugin import project, write_check
+from tests.suite.plugin.projects import project, write_check
 
 pytest_plugins = ("pytester",)
 __all__ = ["project"]  # the fixture, used by name

@@ -1,0 +1,1 @@
+"""Tests of the suite's pytest plugin, one module per module of ``conformance.suite.plugin``."""
