@@ -1,4 +1,4 @@
-"""Constraint derivation and boundary cases (conformance/suite/boundaries.py), without a server."""
+"""Constraint derivation and boundary cases (conformance/suite/boundaries/), without a server."""
 
 from __future__ import annotations
 
@@ -11,24 +11,24 @@ from conformance.core.contract import effective_contract, load_document
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries import (
+from conformance.suite.boundaries.constraints import (
     ARRAY_ITEM,
     MAP_VALUE,
-    Case,
     Constraint,
     FieldRef,
-    RequirementMap,
-    can_set,
-    cases_for,
-    format_near_misses,
-    get_value,
     iter_constraints,
-    near_miss_corpus,
     profile_key,
     satisfies,
-    string_of_length,
-    with_value,
 )
+from conformance.suite.boundaries.near_misses import (
+    Case,
+    cases_for,
+    format_near_misses,
+    near_miss_corpus,
+    string_of_length,
+)
+from conformance.suite.boundaries.requests import can_set, get_value, with_value
+from conformance.suite.boundaries.requirements import RequirementMap
 from conformance.suite.factories import ABSENT, RequestSpec
 from conformance.suite.selection import SKIPPED_HEADERS, quick_subset
 
