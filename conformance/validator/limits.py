@@ -2,8 +2,9 @@
 
 The suite's boundaries family derives every constraint of every request (length, range,
 integer, enum, pattern, format, unique items) from the effective contract and names, in
-``suite/boundary_requirements.yaml``, the requirement ids its cases are reported under: the
-contract's "MUST reject" ids and the profile's "MUST answer with the validation error" ids.
+``suite/boundaries/boundary_requirements.yaml``, the requirement ids its cases are reported
+under: the contract's "MUST reject" ids and the profile's "MUST answer with the validation
+error" ids.
 ``LimitIds(profile)`` reads those once; ``ids(operation_id, problems)`` gives the ids of the
 constraints a recorded request broke, so that the validator reports an accepted (or wrongly
 refused) out-of-bounds value under the same requirements as the suite (a split ``bps`` of 10001:
@@ -18,7 +19,8 @@ from collections.abc import Iterable
 from conformance.core.contract import effective_contract
 from conformance.core.openapi import operations
 from conformance.core.profile import Profile
-from conformance.suite.boundaries import ARRAY_ITEM, MAP_VALUE, RequirementMap, iter_constraints
+from conformance.suite.boundaries.constraints import ARRAY_ITEM, MAP_VALUE, iter_constraints
+from conformance.suite.boundaries.requirements import RequirementMap
 from conformance.suite.responses.schemas import Problem
 
 # The coverage tag a schema problem carries (``checks._KEYWORD_TAGS``) and the boundaries

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conformance.core.formats import FORMATS, INTEGER_RANGES, conforms, format_checker
 from conformance.reference.validation import RequestInvalid, check_value
-from conformance.suite.boundaries import satisfies
+from conformance.suite.boundaries.constraints import satisfies
 from conformance.suite.responses.schemas import ResponseSchemas, SchemaValidator
 from conformance.validator.fastschema import compile_schema
 

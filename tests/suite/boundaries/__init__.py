@@ -1,2 +1,2 @@
-"""Tests of the boundaries family (conformance/suite/boundaries.py, test_boundaries.py) and of
+"""Tests of the boundaries family (conformance/suite/boundaries/) and of
 the factories whose valid requests it varies."""

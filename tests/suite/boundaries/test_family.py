@@ -1,4 +1,4 @@
-"""Proof of the boundaries family (conformance/suite/test_boundaries.py).
+"""Proof of the boundaries family (conformance/suite/boundaries/test_boundaries.py).
 
 Against the unfaulted reference server every boundary case passes, whatever the seed; against
 a reference server with one validation fault switched on (a pattern that lets "01" or a
@@ -13,7 +13,7 @@ import pytest
 from conformance.core.results import Outcome, RunResult
 from conformance.engine.options import RunOptions
 from conformance.engine.runner import run_suite
-from conformance.suite.boundaries import RequirementMap
+from conformance.suite.boundaries.requirements import RequirementMap
 from tests.suite.proofs import family_failures
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Constraint derivation and boundary cases (conformance/suite/boundaries.py), without a server."""
+"""Boundary cases (conformance/suite/boundaries/near_misses.py), without a server."""
 
 from __future__ import annotations
 
@@ -6,30 +6,18 @@ from typing import Any
 
 import pytest
 
-from conformance.core.catalogue import Layer, load_catalogue
-from conformance.core.contract import effective_contract, load_document
+from conformance.core.contract import effective_contract
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries import (
-    ARRAY_ITEM,
-    MAP_VALUE,
+from conformance.suite.boundaries.constraints import Constraint, FieldRef, iter_constraints
+from conformance.suite.boundaries.near_misses import (
     Case,
-    Constraint,
-    FieldRef,
-    RequirementMap,
-    can_set,
     cases_for,
     format_near_misses,
-    get_value,
-    iter_constraints,
     near_miss_corpus,
-    profile_key,
-    satisfies,
     string_of_length,
-    with_value,
 )
-from conformance.suite.factories import ABSENT, RequestSpec
 from conformance.suite.selection import SKIPPED_HEADERS, quick_subset
 
 DECIMAL = "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"
@@ -162,14 +150,6 @@ def test_path_cases_never_send_an_empty_segment() -> None:
     assert [c.value for c in cases] == ["w"]
 
 
-def test_satisfies_checks_the_varied_keywords() -> None:
-    schema = {"type": "string", "maxLength": 3, "pattern": RAW}
-    assert satisfies(schema, "100")
-    assert not satisfies(schema, "1000")
-    assert satisfies(schema, "1000", ignore=frozenset({"maxLength"}))
-    assert not satisfies(schema, 100)
-
-
 def test_quick_subset_keeps_edges_and_key_near_misses() -> None:
     schema = {"type": "string", "pattern": DECIMAL}
     cases = cases_for(constraint("pattern", DECIMAL, schema), "12.5")
@@ -207,49 +187,6 @@ def test_format_cases_keep_the_example_and_refuse_the_misses() -> None:
 
 
 # ------------------------------------------------------------------ the contract's constraints
-def test_constraints_come_from_every_request_part_of_the_contract(contract: dict[str, Any]) -> None:
-    found = {
-        (c.operation_id, str(c.field), c.kind, c.value)
-        for op in ("createPayoutSchedule", "putWebhookEndpoint", "listPayments", "createPayment")
-        for c in iter_constraints(contract, op, skip_headers=SKIPPED_HEADERS)
-    }
-    assert ("createPayoutSchedule", "body.interval_secs", "minimum", 60) in found
-    assert ("createPayoutSchedule", "body.interval_secs", "maximum", 31536000) in found
-    assert ("createPayoutSchedule", "body.min_send_amount", "pattern", DECIMAL) in found
-    assert ("createPayoutSchedule", "body.mode", "enum", ("auto_request", "notify_only")) in found
-    assert ("putWebhookEndpoint", "path.id", "maxLength", 128) in found
-    assert ("putWebhookEndpoint", "body.url", "maxLength", 2048) in found
-    assert ("putWebhookEndpoint", "body.event_types", "uniqueItems", True) in found
-    assert ("listPayments", "query.limit", "maximum", 100) in found
-    assert ("createPayment", "body.splits.[].bps", "maximum", 10000) in found
-
-
-def test_profile_pinned_limits_are_profile_layer(contract: dict[str, Any]) -> None:
-    limits = [
-        c
-        for c in iter_constraints(contract, "listPayments")
-        if str(c.field) == "query.limit" and c.kind in ("minimum", "maximum")
-    ]
-    assert {c.layer for c in limits} == {"profile"}
-    assert {profile_key(c) for c in limits} == {"payments.list_limit"}
-    interval = [
-        c for c in iter_constraints(contract, "createPayoutSchedule") if c.kind == "maximum"
-    ]
-    assert [c.layer for c in interval] == ["contract"]
-
-
-def test_the_plain_document_has_no_profile_limits() -> None:
-    kinds = {c.kind for c in iter_constraints(load_document(), "listPayments")}
-    assert kinds == {"integer"}
-
-
-def test_other_families_headers_can_be_left_out(contract: dict[str, Any]) -> None:
-    everything = list(iter_constraints(contract, "createPayment"))
-    assert any(c.field.location == "header" for c in everything)
-    kept = list(iter_constraints(contract, "createPayment", skip_headers=SKIPPED_HEADERS))
-    assert not any(c.field.location == "header" for c in kept)
-
-
 def test_every_constraint_of_the_default_contract_has_a_refused_case(
     contract: dict[str, Any],
 ) -> None:
@@ -276,76 +213,3 @@ def test_every_constraint_of_the_default_contract_has_a_refused_case(
             if c.kind == "minLength" and c.field.location == "path":
                 continue  # an empty path segment is a routing matter, not a value
             assert any(not case.valid for case in cases), c.id
-
-
-# ------------------------------------------------------------------ requirement ids
-def test_requirement_map_names_catalogue_ids_of_the_right_layer() -> None:
-    catalogue = load_catalogue()
-    mapping = RequirementMap.load()
-    for requirement_id in mapping.every_id():
-        assert requirement_id in catalogue, requirement_id
-    for rule in mapping.rules:
-        for requirement_id in rule.get("reject", []):
-            assert catalogue.get(requirement_id).layer is Layer.CONTRACT, requirement_id  # type: ignore[union-attr]
-        for requirement_id in rule.get("reject_with_status", []):
-            assert catalogue.get(requirement_id).layer is Layer.PROFILE, requirement_id  # type: ignore[union-attr]
-
-
-def test_each_constraint_kind_maps_to_its_status_requirement(contract: dict[str, Any]) -> None:
-    mapping = RequirementMap.load()
-    interval = next(
-        c
-        for c in iter_constraints(contract, "createPayoutSchedule")
-        if c.kind == "maximum" and c.field.name == "interval_secs"
-    )
-    ids = mapping.ids_for(interval, created=True)
-    assert ids.rejected == ("LIMIT-005",)
-    assert ids.rejected_with_status == ("STATUS-008",)
-    assert "LIMIT-010" in ids.accepted and "STATUS-001" in ids.accepted
-    limit = next(c for c in iter_constraints(contract, "listPayments") if c.kind == "maximum")
-    assert set(mapping.ids_for(limit, created=False).rejected_with_status) == {
-        "STATUS-008",
-        "STATUS-011",
-        "PAY-017",
-    }
-
-
-# ------------------------------------------------------------------ varying one field
-def spec() -> RequestSpec:
-    return RequestSpec(
-        "createPayment",
-        "POST",
-        "/v1/payments/{id}",
-        path_params={"id": "p 1"},
-        query={"limit": "20"},
-        headers={"Idempotency-Key": "k"},
-        body={"quotes": {"usdc": {"amount": "1"}}, "splits": [{"bps": 5}]},
-    )
-
-
-def test_get_and_with_value_follow_items_and_map_values() -> None:
-    request = spec()
-    bps = FieldRef("body", ("splits", ARRAY_ITEM, "bps"))
-    amount = FieldRef("body", ("quotes", MAP_VALUE, "amount"))
-    assert get_value(request, bps) == 5 and get_value(request, amount) == "1"
-    changed = with_value(with_value(request, bps, 10001), amount, "01")
-    assert changed.body == {"quotes": {"usdc": {"amount": "01"}}, "splits": [{"bps": 10001}]}
-    assert request.body["splits"][0]["bps"] == 5  # the original is untouched
-
-
-def test_with_value_sets_a_missing_optional_field_but_not_a_missing_parent() -> None:
-    request = spec()
-    assert get_value(request, FieldRef("body", ("memo",))) is ABSENT
-    assert with_value(request, FieldRef("body", ("memo",)), "x").body["memo"] == "x"
-    assert not can_set(request, FieldRef("body", ("nothing", "deeper")))
-    with pytest.raises(KeyError):
-        with_value(request, FieldRef("body", ("nothing", "deeper")), 1)
-
-
-def test_parameters_are_replaced_in_place() -> None:
-    request = spec()
-    assert with_value(request, FieldRef("query", ("limit",)), "101").query == {"limit": "101"}
-    moved = with_value(request, FieldRef("path", ("id",)), "a/b")
-    assert moved.path == "/v1/payments/a%2Fb"
-    header = with_value(request, FieldRef("header", ("idempotency-key",)), "new")
-    assert header.headers == {"idempotency-key": "new"}

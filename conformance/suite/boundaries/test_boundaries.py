@@ -1,11 +1,11 @@
 """Limits and boundaries: every constraint of every operation's request, at its edge.
 
-The constraints are derived from the effective contract (``conformance.suite.boundaries``), not
-listed by hand: lengths at max and max+1, ranges at each edge and one beyond, integers written
-as floats, enums with near-miss values, repeated unique items, and for every pattern (and every
-``uri`` or ``date-time`` format) a corpus of near misses (leading zero, sign, exponent,
-whitespace, trailing newline, non-ASCII digits, empty, no scheme, no time zone...). Each case
-changes ONE field of a known-valid request from the factories.
+The constraints are derived from the effective contract (``constraints.py``), not listed by
+hand: lengths at max and max+1, ranges at each edge and one beyond, integers written as floats,
+enums with near-miss values, repeated unique items, and for every pattern (and every ``uri`` or
+``date-time`` format) a corpus of near misses (leading zero, sign, exponent, whitespace,
+trailing newline, non-ASCII digits, empty, no scheme, no time zone...: ``near_misses.py``).
+Each case changes ONE field of a known-valid request from the factories (``requests.py``).
 
 Per constraint the results are reported on three sides: the contract's "refused" (any 4xx),
 the profile's "refused with the validation status and code", and "accepted" (the in-range
@@ -26,16 +26,10 @@ from conformance.core.contract import operations
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.core.signing import AUTH_HEADERS
-from conformance.suite.boundaries import (
-    Case,
-    Constraint,
-    RequirementMap,
-    can_set,
-    cases_for,
-    get_value,
-    iter_constraints,
-    with_value,
-)
+from conformance.suite.boundaries.constraints import Constraint, iter_constraints
+from conformance.suite.boundaries.near_misses import Case, cases_for
+from conformance.suite.boundaries.requests import can_set, get_value, with_value
+from conformance.suite.boundaries.requirements import RequirementMap
 from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,

@@ -1,0 +1,338 @@
+"""Boundary cases: the values around the edge of one constraint, on a known side of it.
+
+``cases_for`` turns a ``Constraint`` into ``Case`` values around its edge: the last accepted
+value(s) and the first rejected one(s); for a pattern, a corpus of near misses built from a
+known-valid example (leading zero, sign, exponent, whitespace, trailing newline, non-ASCII
+digits, empty...), and likewise for a format (no scheme, no time zone...). A generated value is
+kept only when it provably sits on the intended side: a rejected case satisfies every other
+keyword of its schema and violates only the constraint under test (the empty string aside),
+checked with the pattern's ECMA-262 semantics, so that a conformant server can never fail a case.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from conformance.core.formats import conforms
+from conformance.core.patterns import ecma_search as pattern_matches
+from conformance.suite.boundaries.constraints import (
+    LENGTH_KINDS,
+    RANGE_KINDS,
+    Constraint,
+    Location,
+    all_distinct,
+    is_number,
+    satisfies,
+    types_of,
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One value to send in place of the constrained field, and whether the contract accepts it."""
+
+    constraint: Constraint
+    label: str
+    value: Any
+    valid: bool
+
+    @property
+    def id(self) -> str:
+        side = "accept" if self.valid else "reject"
+        return f"{self.constraint.id} {side} {self.label}"
+
+
+_PAD_CHARACTERS: Final = ("0", "a", "1", "x", "A", "_", "-", "9")
+
+
+def string_of_length(
+    schema: Mapping[str, Any], length: int, example: str | None, *, ignore: frozenset[str]
+) -> str | None:
+    """A string of exactly ``length`` characters meeting ``schema`` except the ``ignore`` keywords.
+
+    Built from ``example`` (a value known to be valid: truncated, or padded with a character
+    that keeps the pattern and format satisfied), else from one repeated character.
+    """
+    if length < 0:
+        return None
+    candidates: list[str] = []
+    if example is not None:
+        if length <= len(example):
+            candidates.append(example[:length])
+            candidates.append(example[len(example) - length :])
+        missing = length - len(example)
+        for pad in _PAD_CHARACTERS:
+            if missing >= 0:
+                candidates += [
+                    example + pad * missing,
+                    pad * missing + example,
+                    example[:1] + pad * missing + example[1:],
+                ]
+    candidates += [pad * length for pad in _PAD_CHARACTERS]
+    for candidate in candidates:
+        if len(candidate) == length and satisfies(schema, candidate, ignore=ignore):
+            return candidate
+    return None
+
+
+# ----------------------------------------------------------------------------- near misses
+_ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+_FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+# (label, mutation of a valid example): values a lenient parser (int(), float(), Decimal(),
+# strip()) would accept although the pattern does not.
+NEAR_MISSES: Final[tuple[tuple[str, Callable[[str], str]], ...]] = (
+    ("leading zero", lambda v: "0" + v),
+    ("leading dot", lambda v: "." + v),
+    ("trailing dot", lambda v: v + "."),
+    ("minus sign", lambda v: "-" + v),
+    ("plus sign", lambda v: "+" + v),
+    ("exponent", lambda v: v + "e1"),
+    ("exponent only", lambda v: "1e" + str(max(len(v) - 1, 1))),
+    ("decimal comma", lambda v: v.replace(".", ",") if "." in v else v + ",5"),
+    ("digit separator", lambda v: v[:1] + "_" + v[1:]),
+    ("hex prefix", lambda v: "0x" + v),
+    ("leading space", lambda v: " " + v),
+    ("trailing space", lambda v: v + " "),
+    ("surrounding spaces", lambda v: " " + v + " "),
+    ("leading tab", lambda v: "\t" + v),
+    ("trailing newline", lambda v: v + "\n"),
+    ("leading newline", lambda v: "\n" + v),
+    ("non-ASCII digits", lambda v: v.translate(_ARABIC_INDIC)),
+    ("fullwidth digits", lambda v: v.translate(_FULLWIDTH)),
+    ("infinity", lambda v: "Infinity"),
+    ("not a number", lambda v: "NaN"),
+    ("empty", lambda v: ""),
+)
+
+_ENUM_NEAR_MISSES: Final[tuple[tuple[str, Callable[[str], str]], ...]] = (
+    ("upper case", str.upper),
+    ("capitalised", str.capitalize),
+    ("trailing space", lambda v: v + " "),
+    ("leading space", lambda v: " " + v),
+    ("truncated", lambda v: v[:-1]),
+    ("empty", lambda v: ""),
+)
+
+
+_FORMAT_NEAR_MISSES: Final[dict[str, tuple[tuple[str, Callable[[str], str]], ...]]] = {
+    "uri": (
+        ("no scheme", lambda v: v.split("://", 1)[-1]),
+        ("relative reference", lambda v: "//" + v.split("://", 1)[-1]),
+        ("space inside", lambda v: v.replace("://", ":// ", 1)),
+        ("leading space", lambda v: " " + v),
+        ("trailing newline", lambda v: v + "\n"),
+        ("in angle brackets", lambda v: f"<{v}>"),
+        ("empty", lambda v: ""),
+    ),
+    "date-time": (
+        ("no time zone", lambda v: re.sub(r"([Zz]|[+-][0-9]{2}:[0-9]{2})$", "", v)),
+        ("date only", lambda v: v[:10]),
+        ("space instead of T", lambda v: v[:10] + " " + v[11:]),
+        ("offset without colon", lambda v: re.sub(r"([Zz]|[+-][0-9]{2}:[0-9]{2})$", "+0000", v)),
+        ("month 13", lambda v: v[:5] + "13" + v[7:]),
+        ("hour 24", lambda v: v[:11] + "24" + v[13:]),
+        ("trailing newline", lambda v: v + "\n"),
+        ("leading space", lambda v: " " + v),
+        ("non-ASCII digits", lambda v: v.translate(_ARABIC_INDIC)),
+        ("empty", lambda v: ""),
+    ),
+}
+
+
+def format_near_misses(name: str, example: str) -> list[tuple[str, str]]:
+    """``(label, value)`` near misses of a valid ``example`` that really lack the format."""
+    if not conforms(name, example):
+        return []
+    kept: dict[str, str] = {}
+    for label, mutate in _FORMAT_NEAR_MISSES.get(name, ()):
+        value = mutate(example)
+        if value not in kept.values() and not conforms(name, value):
+            kept[label] = value
+    return list(kept.items())
+
+
+def near_miss_corpus(pattern: str, examples: list[str]) -> list[tuple[str, str]]:
+    """``(label, value)`` near misses that really do not match ``pattern``.
+
+    Each mutation is applied to the first example that yields a non-matching value, so the
+    corpus has at most one value per label, built from the earliest (most realistic) example.
+    """
+    valid = [e for e in examples if pattern_matches(pattern, e)]
+    kept: dict[str, str] = {}
+    for label, mutate in NEAR_MISSES:
+        for example in valid:
+            value = mutate(example)
+            if value not in kept.values() and not pattern_matches(pattern, value):
+                kept[label] = value
+                break
+    return list(kept.items())
+
+
+def near_match_corpus(pattern: str, examples: list[str]) -> list[tuple[str, str]]:
+    """Mutations of ``examples`` that still match ``pattern`` (accepted-side companions)."""
+    kept: dict[str, str] = {}
+    for example in examples:
+        for label, mutate in NEAR_MISSES:
+            value = mutate(example)
+            if value not in kept and value not in examples and pattern_matches(pattern, value):
+                kept[value] = label
+    return [(label, value) for value, label in kept.items()]
+
+
+# ----------------------------------------------------------------------------- cases
+_CANONICAL_EXAMPLES: Final = ("10", "1", "0", "10.5", "abc")
+
+# Header values cannot carry line breaks, and HTTP strips surrounding whitespace from them.
+_HEADER_SAFE = re.compile(r"[!-~]([ -~]*[!-~])?")
+
+
+def _sendable(location: Location, value: Any) -> bool:
+    if location == "header":
+        return isinstance(value, str) and _HEADER_SAFE.fullmatch(value) is not None
+    if location == "path":
+        return not (isinstance(value, str) and value == "")  # an empty segment changes the route
+    return True
+
+
+def cases_for(
+    constraint: Constraint, example: Any, *, integer_float_form: bool = True
+) -> list[Case]:
+    """The boundary cases of ``constraint`` around the known-valid ``example`` of its field.
+
+    ``integer_float_form``: also accept an integer bound written as a float (``60.0``), in the
+    body only (JSON Schema: ``60`` and ``60.0`` are the same integer).
+    """
+    schema = constraint.schema
+    kind, bound = constraint.kind, constraint.value
+    where = constraint.field.location
+    cases: list[Case] = []
+
+    def add(label: str, value: Any, valid: bool) -> None:
+        if value is None or not _sendable(where, value):
+            return
+        # A query or path value travels as text; keep it only if its text still says the same.
+        if where != "body" and not isinstance(value, str):
+            value = _as_text(value)
+        if any(c.value == value and type(c.value) is type(value) for c in cases):
+            return
+        cases.append(Case(constraint, label, value, valid))
+
+    text_example = example if isinstance(example, str) else None
+    if kind in LENGTH_KINDS:
+        limit = int(bound)
+        others = frozenset({"minLength", "maxLength"} - {kind})
+        outside = limit + 1 if kind == "maxLength" else limit - 1
+        add(f"length {limit}", string_of_length(schema, limit, text_example, ignore=others), True)
+        bad = string_of_length(schema, outside, text_example, ignore=frozenset({kind}))
+        add(f"length {outside}", bad, False)
+    elif kind in RANGE_KINDS and is_number(bound):
+        cases += _range_cases(constraint, bound)
+    elif kind == "integer":
+        base = _any_number(schema) if not is_number(example) else example
+        if where != "body" and isinstance(example, str) and example.isdigit():
+            base = int(example)
+        if base is not None:
+            add("not an integer", float(base) + 0.5, False)
+            if integer_float_form and where == "body" and satisfies(schema, float(base)):
+                add(f"{int(base)} written as {float(base)}", float(base), True)
+    elif kind == "enum":
+        values = [v for v in bound if isinstance(v, str)]
+        for value in values:
+            add(repr(value), value, True)
+        for value in values:
+            for label, mutate in _ENUM_NEAR_MISSES:
+                miss = mutate(value)
+                if miss not in bound and satisfies(schema, miss, ignore=frozenset({"enum"})):
+                    add(f"{label} of {value!r}", miss, False)
+    elif kind == "pattern":
+        examples = [e for e in [text_example, *_CANONICAL_EXAMPLES] if isinstance(e, str)]
+        examples = [e for e in examples if satisfies(schema, e)]
+        if examples:
+            add("known-valid example", examples[0], True)
+        ignore = frozenset({"pattern"})
+        for label, value in near_miss_corpus(str(bound), examples):
+            if satisfies(schema, value, ignore=ignore):
+                add(label, value, False)
+            elif value == "" and where != "path":
+                # ``""`` breaks minLength too; still a near miss the server must reject
+                add(label, value, False)
+        for label, value in near_match_corpus(str(bound), examples[:1]):
+            if satisfies(schema, value):
+                add(f"{label} (still matches)", value, True)
+    elif kind == "format" and text_example is not None and satisfies(schema, text_example):
+        add("known-valid example", text_example, True)
+        for label, value in format_near_misses(str(bound), text_example):
+            if satisfies(schema, value, ignore=frozenset({"format"})) or value == "":
+                add(label, value, False)
+    elif kind in ("minItems", "maxItems") and isinstance(example, list) and example:
+        limit = int(bound)
+        others = frozenset({"minItems", "maxItems"} - {kind})
+        for n, valid in ((limit, True), (limit + 1 if kind == "maxItems" else limit - 1, False)):
+            items = _items_of_count(example, n)
+            ignore = others if valid else others | {kind}
+            if items is not None and satisfies(schema, items, ignore=ignore):
+                add(f"{n} items", items, valid)
+    elif kind == "uniqueItems" and isinstance(example, list) and example:
+        add("all items distinct", list(example), all_distinct(example))
+        doubled = [*example, copy.deepcopy(example[0])]
+        if satisfies(schema, doubled, ignore=frozenset({"uniqueItems", "maxItems"})):
+            add("first item repeated", doubled, False)
+    return cases
+
+
+def _range_cases(constraint: Constraint, bound: float) -> list[Case]:
+    schema, kind = constraint.schema, constraint.kind
+    integer = "integer" in types_of(schema)
+    step: float = 1 if integer or float(bound).is_integer() else max(abs(bound) * 1e-9, 1e-9)
+    if kind == "minimum":
+        inside, outside = bound, bound - step
+    elif kind == "maximum":
+        inside, outside = bound, bound + step
+    elif kind == "exclusiveMinimum":
+        inside, outside = bound + step, bound
+    else:
+        inside, outside = bound - step, bound
+    if integer:
+        inside, outside = _integral(inside), _integral(outside)
+    found: list[Case] = []
+    ignore = frozenset({kind})
+    if satisfies(schema, inside):
+        found.append(Case(constraint, f"edge {inside}", inside, True))
+    if satisfies(schema, outside, ignore=ignore) and not satisfies(schema, outside):
+        found.append(Case(constraint, f"one beyond {outside}", outside, False))
+    if constraint.field.location != "body":
+        found = [replace(c, value=_as_text(c.value)) for c in found]
+    return found
+
+
+def _integral(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _any_number(schema: Mapping[str, Any]) -> int | None:
+    """An integer the schema accepts: its lower bound (``60`` -> the ``60.0`` case), else 0."""
+    for key in ("minimum", "maximum"):
+        if is_number(schema.get(key)) and float(schema[key]).is_integer():
+            return int(schema[key])
+    return 0 if satisfies(schema, 0) else None
+
+
+def _items_of_count(example: list[Any], count: int) -> list[Any] | None:
+    if count < 0:
+        return None
+    if count <= len(example):
+        return [copy.deepcopy(x) for x in example[:count]]
+    return [copy.deepcopy(example[i % len(example)]) for i in range(count)]
