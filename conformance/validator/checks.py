@@ -46,7 +46,6 @@ from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAG
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.responses.schemas import Problem, SchemaValidator, problem_of
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
-from conformance.suite.wire.client import evidence_from_parts
 from conformance.suite.wire.ratelimit import is_rate_limited
 from conformance.validator.admission import AdmissionChecks
 from conformance.validator.answers import AnswerChecks
