@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import signal
 import threading
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from conformance.cli._common import fail, latency_option, parsed_by, profile_option
+from conformance.core.hosts import is_loopback
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.reference import connections, gateway
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
@@ -238,7 +238,7 @@ def stop_requests(server: ReferenceServer) -> Iterator[threading.Event]:
 def exposure_warning(host: str, profile: Profile) -> str | None:
     """One line for a server that listens beyond loopback while it accepts a secret of the
     default profile: those are published, so anyone who reaches it can use it."""
-    if _is_loopback(host):
+    if is_loopback(host):
         return None
     published = {c.api_secret for c in load_profile().credentials}
     if not any(c.api_secret in published for c in profile.credentials):
@@ -248,16 +248,6 @@ def exposure_warning(host: str, profile: Profile) -> str | None:
         " the published test ones: anyone who reaches this server can use it, and it POSTs"
         " webhooks to any URL (private addresses included)"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    """A loopback address or ``localhost``; a name is not looked up (treated as exposed)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command()

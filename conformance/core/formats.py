@@ -17,6 +17,8 @@ its boundary cases with it, the validator checks recorded exchanges with it.
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from functools import partial
 from typing import Final
 
@@ -27,12 +29,14 @@ INTEGER_RANGES: Final = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**
 FORMATS: Final = (*STRING_FORMATS, *INTEGER_RANGES)
 
 _DATE_TIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
     r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 _URI_REST = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+")
 _LAST_MINUTE_OF_DAY: Final = 23 * 60 + 59
+_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+_FOUR_YEARS: Final = 3 * 365 + 366
 
 
 def _days_in(year: int, month: int) -> int:
@@ -50,7 +54,7 @@ def is_date_time(text: str) -> bool:
         return False
     if hour > 23 or minute > 59 or second > 60:
         return False
-    sign, offset_hour, offset_minute = found.group(7, 8, 9)
+    sign, offset_hour, offset_minute = found.group(8, 9, 10)
     offset = 0
     if sign is not None:
         if int(offset_hour) > 23 or int(offset_minute) > 59:
@@ -59,6 +63,51 @@ def is_date_time(text: str) -> bool:
     if second == 60:  # leap seconds are inserted at the end of a UTC day
         return (hour * 60 + minute - offset) % (24 * 60) == _LAST_MINUTE_OF_DAY
     return True
+
+
+def parse_date_time(text: object) -> datetime | None:
+    """The aware UTC datetime of an RFC 3339 ``date-time`` (``is_date_time``), else None.
+
+    Fractions finer than a microsecond are cut. A leap second (``23:59:60Z``) is the instant the
+    next day starts, as on POSIX clocks. Instants outside datetime's range (year 0000, year 1 with
+    a positive offset, year 9999 with a negative one) are the nearest representable instant.
+    """
+    if not isinstance(text, str) or not is_date_time(text):
+        return None
+    normalised = text.upper().replace("Z", "+00:00")
+    leap = normalised[17:19] == "60"
+    if leap:
+        normalised = normalised[:17] + "59" + normalised[19:]
+    if normalised.startswith("0000"):
+        return datetime.min.replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(normalised)
+    try:
+        return parsed.astimezone(UTC) + timedelta(seconds=1 if leap else 0)
+    except OverflowError:
+        return (
+            datetime.min.replace(tzinfo=UTC)
+            if parsed.year == 1
+            else datetime.max.replace(tzinfo=UTC)
+        )
+
+
+def epoch_seconds(text: object) -> Decimal | None:
+    """Exact seconds since the epoch of an RFC 3339 ``date-time`` (every fraction digit kept, a
+    leap second counted as the next day's first), else None."""
+    if not isinstance(text, str) or not is_date_time(text):
+        return None
+    found = _DATE_TIME.fullmatch(text)
+    assert found is not None  # is_date_time matched it
+    year, month, day, hour, minute, second = (int(found.group(i)) for i in range(1, 7))
+    # year 0000 (a leap year, proleptic Gregorian) is four years before year 0004
+    days = date(year or 4, month, day).toordinal() - (_FOUR_YEARS if year == 0 else 0)
+    whole = (days - _EPOCH_ORDINAL) * 86400 + hour * 3600 + minute * 60 + second
+    fraction = Decimal("0." + found.group(7)) if found.group(7) else Decimal(0)
+    sign, offset_hour, offset_minute = found.group(8, 9, 10)
+    offset = 0
+    if sign is not None:
+        offset = (int(offset_hour) * 3600 + int(offset_minute) * 60) * (-1 if sign == "-" else 1)
+    return Decimal(whole - offset) + fraction
 
 
 def is_absolute_uri(text: str) -> bool:

@@ -13,12 +13,13 @@ import sqlite3
 from datetime import timedelta
 from typing import Any
 
+from conformance.core.formats import parse_date_time
 from conformance.reference.amounts import fraction_digits, to_raw
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, invalid_state, not_found, profile_error
 from conformance.reference.fixtures import currency, require_deployment
 from conformance.reference.operations import Reply, operation
-from conformance.reference.timestamps import iso, parse_rfc3339
+from conformance.reference.timestamps import iso
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS payout_schedules (
@@ -117,7 +118,7 @@ def _fields(ctx: RequestContext, *, replacing: bool = False) -> dict[str, Any]:
         raise profile_error(ctx, "status", "amount_too_large", "min_send_amount is too large")
     first_run = body.get("first_run_at")
     if first_run is not None:
-        moment = parse_rfc3339(first_run)
+        moment = parse_date_time(first_run)
         assert moment is not None  # the contract's date-time format was checked
         if moment <= ctx.now and not ctx.fault("payout-first-run-at-past-accepted"):
             raise business_rule(ctx, "first_run_at_not_in_future", "first_run_at must be later")

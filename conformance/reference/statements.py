@@ -21,11 +21,12 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.core.formats import parse_date_time
 from conformance.reference import ledger
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, validation_error
 from conformance.reference.operations import Reply, operation
-from conformance.reference.timestamps import iso, parse_rfc3339
+from conformance.reference.timestamps import iso
 
 SCHEMA = ""  # statements read the ledger's tables
 
@@ -150,7 +151,7 @@ def _parse_query(ctx: RequestContext) -> tuple[StatementQuery, int, int]:
     moments: dict[str, int] = {}
     for name in ("from", "to"):
         raw = ctx.query.get(name)
-        moment = parse_rfc3339(raw) if isinstance(raw, str) else None
+        moment = parse_date_time(raw) if isinstance(raw, str) else None
         if moment is None:
             problems.append({"field": f"query.{name}", "message": "must be an RFC 3339 date-time"})
         else:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import ipaddress
 import json
 import secrets
 import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.core.hosts import is_loopback
 from conformance.reference import events
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, not_found
@@ -46,16 +46,6 @@ CREATE TABLE IF NOT EXISTS webhook_endpoint_secrets (
 """
 
 
-def is_loopback_host(host: str) -> bool:
-    name = host.lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def url_problem(url: str, *, allow_any_http: bool = False) -> str | None:
     """Why ``url`` cannot receive webhooks, or None when it can."""
     try:
@@ -69,7 +59,7 @@ def url_problem(url: str, *, allow_any_http: bool = False) -> str | None:
     scheme = parts.scheme.lower()
     if scheme == "https":
         return None
-    if scheme == "http" and (allow_any_http or is_loopback_host(host)):
+    if scheme == "http" and (allow_any_http or is_loopback(host)):
         return None
     if scheme == "http":
         return "an http url is only allowed on a loopback host; use https"

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
@@ -202,7 +203,7 @@ class AdmissionChecks:
     # -- statements -------------------------------------------------------------------------
     def _window(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
         query = call.query
-        start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
+        start, end = epoch_seconds(query.get("from")), epoch_seconds(query.get("to"))
         if start is not None and end is not None and start >= end:
             yield (
                 (statement.FROM_BEFORE_TO,),
@@ -283,7 +284,7 @@ class AdmissionChecks:
             yield ("PAYOUT-008",), f"withdraw address {address} is {owner}'s, not {caller}'s"
 
     def _first_run(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
-        first = statement.instant(call.field("first_run_at"))
+        first = epoch_seconds(call.field("first_run_at"))
         sent = request_times(call.exchange, self._unix_timestamps)
         if first is not None and sent and first < min(sent) - self._past_margin:
             yield ("PAYOUT-005",), f"first_run_at {call.field('first_run_at')} is in the past"

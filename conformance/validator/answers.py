@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from urllib.parse import urlsplit
 
+from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.suite.payments.rules import PaymentRules, decimal_value, raw_amount
@@ -497,7 +498,7 @@ class AnswerChecks:
             )
             yield verdict(check, (statement.OPENING,), problem)
         yield verdict(check, (statement.RUNNING, statement.FEE), _first(chain))
-        start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
+        start, end = epoch_seconds(query.get("from")), epoch_seconds(query.get("to"))
         if start is not None and end is not None:  # exact: a line may sit on an edge
             outside = [
                 line.describe() for line in page.lines if not statement.in_window(line, start, end)

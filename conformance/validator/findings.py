@@ -9,8 +9,8 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
+from conformance.core.formats import epoch_seconds
 from conformance.core.results import Outcome
-from conformance.suite.statements.model import instant
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import parsed_json
 
@@ -88,7 +88,7 @@ class Call:
 def seconds(value: object) -> float | None:
     """Unix seconds of an RFC 3339 date-time (None for anything else), for comparisons with a
     tolerance of a second or more: Python's own parser where it reads the text as RFC 3339 says,
-    the suite's exact one (``statements.model.instant``) otherwise."""
+    the exact one (``core.formats.epoch_seconds``) otherwise."""
     if not isinstance(value, str):
         return None
     if len(value) >= 20 and value[10] == "T" and value[4] == "-":
@@ -98,7 +98,7 @@ def seconds(value: object) -> float | None:
             moment = None
         if moment is not None and moment.tzinfo is not None:
             return moment.timestamp()
-    exact = instant(value)
+    exact = epoch_seconds(value)
     return float(exact) if exact is not None else None
 
 

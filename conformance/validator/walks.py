@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qsl
 
+from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.core.untrusted import split_url
@@ -259,7 +260,7 @@ class WalkChecks:
         self, exchange: Exchange, api_key: str, body: dict[str, Any]
     ) -> Iterator[Finding]:
         query = dict(parse_qsl(exchange.query, keep_blank_values=True))
-        start, end = statement.instant(query.get("from")), statement.instant(query.get("to"))
+        start, end = epoch_seconds(query.get("from")), epoch_seconds(query.get("to"))
         currency = query.get("currency_id")
         if start is None or end is None or currency is None:
             return

@@ -11,6 +11,8 @@ as floats (``1.0``, ``1e3``, ``2147483648.0``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -18,7 +20,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conformance.core.formats import FORMATS, INTEGER_RANGES, conforms, format_checker
+from conformance.core.formats import (
+    FORMATS,
+    INTEGER_RANGES,
+    conforms,
+    epoch_seconds,
+    format_checker,
+    parse_date_time,
+)
 from conformance.reference.validation import RequestInvalid, check_value
 from conformance.suite.boundaries.constraints import satisfies
 from conformance.suite.responses.schemas import ResponseSchemas, SchemaValidator
@@ -252,3 +261,70 @@ def test_conforming_values(name: str, value: Any) -> None:
 def test_values_that_do_not_conform(name: str, value: Any) -> None:
     assert not conforms(name, value)
     assert not format_checker().conforms(value, name)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-22T10:04:11Z", datetime(2026, 11, 22, 10, 4, 11, tzinfo=UTC)),
+        ("2026-11-22t10:04:11z", datetime(2026, 11, 22, 10, 4, 11, tzinfo=UTC)),
+        ("2026-11-22T12:04:11+02:00", datetime(2026, 11, 22, 10, 4, 11, tzinfo=UTC)),
+        ("2026-11-22T10:04:11.5Z", datetime(2026, 11, 22, 10, 4, 11, 500000, tzinfo=UTC)),
+        ("2026-11-22T10:04:11.1234567Z", datetime(2026, 11, 22, 10, 4, 11, 123456, tzinfo=UTC)),
+        # a leap second is the instant the next day starts, as on POSIX clocks
+        ("1998-12-31T23:59:60Z", datetime(1999, 1, 1, tzinfo=UTC)),
+        ("1998-12-31T15:59:60-08:00", datetime(1999, 1, 1, tzinfo=UTC)),
+    ],
+)
+def test_date_times_parse_to_utc(text: str, expected: datetime) -> None:
+    assert parse_date_time(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-22",
+        "2026-11-22T10:04:11",
+        "2026-11-22 10:04:11Z",
+        "2026-13-01T00:00:00Z",
+        "2026-11-22T10:04:11Z\n",
+        "tomorrow",
+        "2026-02-30T00:00:00Z",
+    ],
+)
+def test_what_is_not_a_date_time_parses_to_none(text: str) -> None:
+    assert parse_date_time(text) is None
+
+
+def test_instants_just_outside_datetimes_range_are_clamped_not_crashed() -> None:
+    assert parse_date_time("0001-01-01T00:00:00+01:00") == datetime.min.replace(tzinfo=UTC)
+    assert parse_date_time("0000-06-01T12:00:00Z") == datetime.min.replace(tzinfo=UTC)
+    assert parse_date_time("9999-12-31T23:59:59-01:00") == datetime.max.replace(tzinfo=UTC)
+    assert parse_date_time("9999-12-31T23:59:60Z") == datetime.max.replace(tzinfo=UTC)
+
+
+@given(DATE_TIMES)
+def test_every_date_time_the_contract_accepts_is_parsed(text: str) -> None:
+    """The handlers read what validation let through: no valid date-time is lost."""
+    assert (parse_date_time(text) is not None) is conforms("date-time", text)
+
+
+def test_epoch_seconds_are_exact_whatever_the_precision_and_offset() -> None:
+    assert epoch_seconds("1970-01-01T00:00:01Z") == 1
+    assert epoch_seconds("1970-01-01T01:00:00.000000001+01:00") == Decimal("0.000000001")
+    assert epoch_seconds("2026-11-22T10:04:11.5z") == epoch_seconds("2026-11-22T12:04:11.500+02:00")
+    assert epoch_seconds("1998-12-31T23:59:60Z") == epoch_seconds("1999-01-01T00:00:00Z")
+    assert epoch_seconds("0000-01-01T00:00:00Z") == Decimal(-62167219200)
+    assert epoch_seconds("2026-11-22 10:04:11Z") is None
+    assert epoch_seconds("2026-11-22T10:04:11+05:60") is None
+    assert epoch_seconds(1763805851) is None
+
+
+@given(DATE_TIMES)
+def test_epoch_seconds_and_the_parsed_instant_agree(text: str) -> None:
+    """The exact reading (statements, the validator) and the datetime one (the reference server,
+    the schedules and payments families) are one meaning: same values, same refusals."""
+    exact, moment = epoch_seconds(text), parse_date_time(text)
+    assert (exact is None) is (moment is None) is (not conforms("date-time", text))
+    if exact is not None and moment is not None and 1 < moment.year < 9999:
+        assert abs(exact - Decimal(str(moment.timestamp()))) < Decimal("0.000001")

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import Profile
-from conformance.reference.timestamps import iso, parse_rfc3339
+from conformance.reference.timestamps import iso
 from tests.reference.factories import (
     create_payout,
     error_code,
@@ -19,7 +20,7 @@ from tests.reference.signed_client import SignedClient
 
 
 def _at(text: str) -> datetime:
-    parsed = parse_rfc3339(text)
+    parsed = parse_date_time(text)
     assert parsed is not None, text
     return parsed
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.reference.timestamps import parse_rfc3339
+from conformance.core.formats import parse_date_time
 from tests.reference.factories import error_code
 from tests.reference.signed_client import SignedClient
 
@@ -15,7 +15,7 @@ def test_put_returns_shares_and_updated_at(alpha: SignedClient) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["shares"] == shares
-    assert parse_rfc3339(body["updated_at"]) is not None
+    assert parse_date_time(body["updated_at"]) is not None
 
 
 def test_empty_shares_clear_the_template(alpha: SignedClient) -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import Profile
-from conformance.reference.timestamps import parse_rfc3339
 from tests.reference.factories import (
     create_subscription,
     error_code,
@@ -30,7 +30,7 @@ def test_create_is_pending_authorization_with_derived_fields(alpha: SignedClient
     assert sub["amount"] == "9.99"
     assert sub["currency_chain_id"] == "usdc:base"
     assert sub["authorize_url"].startswith("http://127.0.0.1:")
-    next_bill = parse_rfc3339(sub["next_bill_at"])
+    next_bill = parse_date_time(sub["next_bill_at"])
     assert next_bill is not None
     assert before + timedelta(seconds=3600) <= next_bill <= after + timedelta(seconds=3600)
 

@@ -19,6 +19,7 @@ from urllib.parse import quote as url_quote
 
 import httpx
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.suite import shard_data
 from conformance.suite.factories import locate_operation
@@ -33,7 +34,6 @@ from conformance.suite.payments.rules import (
     PaymentRules,
     amount_text,
     decimal_value,
-    parse_time,
 )
 from conformance.suite.stateful import MachineContext, Verdicts, body_of, compact
 from conformance.suite.wire.client import AUTO
@@ -82,7 +82,7 @@ class ExpiryClock:
     def problems(
         self, sent: float, received: float, expires_in: int, expires_at: object
     ) -> list[str]:
-        moment = parse_time(expires_at)
+        moment = parse_date_time(expires_at)
         if moment is None:
             return [f"expires_at {expires_at!r} is not an RFC 3339 date-time"]
         created = moment.timestamp() - expires_in

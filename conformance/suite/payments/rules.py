@@ -9,7 +9,6 @@ Amounts are decimal strings scaled by a currency's decimals into raw integers, n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Final
@@ -162,14 +161,3 @@ def decimal_value(text: object) -> Decimal | None:
         return Decimal(text)
     except InvalidOperation:
         return None
-
-
-def parse_time(text: object) -> datetime | None:
-    """An RFC 3339 date-time with a time zone, or None."""
-    if not isinstance(text, str) or "T" not in text.upper():
-        return None
-    try:
-        moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None

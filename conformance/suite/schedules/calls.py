@@ -10,8 +10,9 @@ from urllib.parse import quote
 
 import httpx
 
+from conformance.core.formats import parse_date_time
 from conformance.suite.factories import ABSENT, locate_operation
-from conformance.suite.schedules.clock import ServerClock, now, parse_time, resolution
+from conformance.suite.schedules.clock import ServerClock, now, resolution
 from conformance.suite.stateful import MachineContext, body_of
 from conformance.suite.wire.client import SuiteClient
 
@@ -73,7 +74,7 @@ def advanced(before: object, after: object, elapsed_secs: float) -> bool | None:
     set ``after``; a server whose timestamps show whole seconds can stamp both with the same
     second when less than a second went by.
     """
-    old, new = parse_time(before), parse_time(after)
+    old, new = parse_date_time(before), parse_date_time(after)
     if old is None or new is None:
         return False
     if new > old:

@@ -19,26 +19,6 @@ TOLERANCE = timedelta(seconds=5)
 FUTURE_MARGIN = timedelta(seconds=60)
 """How far from the server's now a generated "future" or "past" time is, at least."""
 
-_RFC3339 = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
-)
-
-
-def parse_time(value: object) -> datetime | None:
-    """An aware datetime for an RFC 3339 date-time string, else None."""
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
-        return None
-    text = value.upper().replace("Z", "+00:00")
-    whole, dot, rest = text.partition(".")
-    if dot:  # Python parses at most 6 fraction digits
-        digits = re.match(r"[0-9]+", rest)
-        fraction = digits.group(0) if digits else ""
-        text = f"{whole}.{fraction[:6].ljust(6, '0')}{rest[len(fraction) :]}"
-    try:
-        return datetime.fromisoformat(text).astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
-
 
 def resolution(*values: object) -> timedelta:
     """The finest resolution the server's timestamps show (1 s when none has a fraction)."""

@@ -17,11 +17,12 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from conformance.core.contract import operation as contract_operation
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.suite.factories import ABSENT
 from conformance.suite.outcomes import status_problems, summary
 from conformance.suite.schedules.calls import Answer, Calls, advanced
-from conformance.suite.schedules.clock import TOLERANCE, parse_time
+from conformance.suite.schedules.clock import TOLERANCE
 from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused
 from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import MachineContext, compact
@@ -203,7 +204,7 @@ class PayoutDriver:
             self.replaced(answer, model, before, changed_mono)
         if target in self.retired and source not in self.retired:
             lo, hi = self.calls.clock.window(answer.started, answer.finished)
-            moment = parse_time(found.get("retired_at"))
+            moment = parse_date_time(found.get("retired_at"))
             self.check(
                 (*ids, "PAYOUT-012"),
                 moment is not None and lo <= moment <= hi,
@@ -336,7 +337,7 @@ class PayoutDriver:
         )
         retired_at = found.get("retired_at", ABSENT)
         retired = status in self.retired
-        ok = parse_time(retired_at) is not None if retired else retired_at is None
+        ok = parse_date_time(retired_at) is not None if retired else retired_at is None
         self.check(
             ["PAYOUT-012"],
             ok,
@@ -347,7 +348,7 @@ class PayoutDriver:
     def next_run(self, answer: Answer, model: ScheduleModel) -> None:
         """``next_run_at`` of a new schedule: its first_run_at, or creation + interval."""
         found = answer.body
-        next_run = parse_time(found.get("next_run_at"))
+        next_run = parse_date_time(found.get("next_run_at"))
         shown = compact(found.get("next_run_at"))
         if model.first_run_at is not None:
             self.check(
@@ -357,7 +358,7 @@ class PayoutDriver:
             )
             return
         interval = timedelta(seconds=model.request.interval_secs)
-        created = parse_time(found.get("created_at"))
+        created = parse_date_time(found.get("created_at"))
         if created is not None:
             lo, hi = created + interval - TOLERANCE, created + interval + TOLERANCE
             anchor = f"created_at {found.get('created_at')}"
@@ -378,7 +379,7 @@ class PayoutDriver:
         """A replace: next_run_at is the given first_run_at, and updated_at moved on."""
         found = answer.body
         if model.first_run_at is not None:
-            next_run = parse_time(found.get("next_run_at"))
+            next_run = parse_date_time(found.get("next_run_at"))
             self.check(
                 ["PAYOUT-010"],
                 next_run == model.first_run_at,

@@ -18,11 +18,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.suite.factories import Factories
 from conformance.suite.outcomes import status_problems, summary
 from conformance.suite.schedules.calls import Calls
-from conformance.suite.schedules.clock import parse_time
 from conformance.suite.schedules.payout_requests import unknown_id
 from conformance.suite.stateful import MachineContext, compact
 
@@ -276,7 +276,7 @@ class SplitChecks:
         )
         self.check(
             ("SPLIT-007",),
-            parse_time(found.get("updated_at")) is not None,
+            parse_date_time(found.get("updated_at")) is not None,
             f"the template answer has updated_at {compact(found.get('updated_at'))}",
         )
 
@@ -313,6 +313,6 @@ class SplitChecks:
         )
         self.check(
             ("SPLIT-007",),
-            parse_time(found.get("updated_at")) is not None,
+            parse_date_time(found.get("updated_at")) is not None,
             f"the template answer has updated_at {compact(found.get('updated_at'))}",
         )

@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, multiple, rule
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.suite.outcomes import status_problems
 from conformance.suite.schedules.amounts import Amount, amounts
 from conformance.suite.schedules.calls import Answer, Calls
-from conformance.suite.schedules.clock import parse_time
 from conformance.suite.schedules.payout_requests import Deployment, deployments, unknown_id
 from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import ConformanceMachine, MachineContext, compact
@@ -206,7 +206,7 @@ class SubscriptionDriver:
         )
         lo, hi = self.calls.clock.window(answer.started, answer.finished)
         interval = timedelta(seconds=request.interval_secs)
-        next_bill = parse_time(found.get("next_bill_at"))
+        next_bill = parse_date_time(found.get("next_bill_at"))
         self.check(
             ["SUB-004"],
             next_bill is not None and lo + interval <= next_bill <= hi + interval,

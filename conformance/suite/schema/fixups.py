@@ -16,6 +16,7 @@ from typing import Any
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 
+from conformance.core.formats import parse_date_time
 from conformance.suite.schema.generation import schema_rules
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -127,23 +128,13 @@ def _container(case: schemathesis.Case[Any], location: str) -> dict[str, Any] | 
     return value if isinstance(value, dict) else None
 
 
-def _parse_datetime(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def _rfc3339(moment: datetime) -> str:
     # isoformat pads the year to four digits (strftime's %Y does not below 1000)
     return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def _order(container: dict[str, Any], first: str, second: str) -> None:
-    start, end = _parse_datetime(container.get(first)), _parse_datetime(container.get(second))
+    start, end = parse_date_time(container.get(first)), parse_date_time(container.get(second))
     if start is None or end is None or start < end:
         return
     if start == end:
@@ -156,6 +147,6 @@ def _order(container: dict[str, Any], first: str, second: str) -> None:
 
 
 def _in_future(container: dict[str, Any], name: str) -> None:
-    moment = _parse_datetime(container.get(name))
+    moment = parse_date_time(container.get(name))
     if moment is not None and moment <= datetime.now(UTC) + timedelta(minutes=5):
         container[name] = _rfc3339(datetime.now(UTC) + timedelta(days=1))

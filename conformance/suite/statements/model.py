@@ -2,14 +2,13 @@
 
 Every amount of a statement is a decimal string (profile 5: exactly ``accounting_decimals``
 places); here it becomes a ``decimal.Decimal``, so every sum the family computes is exact. An
-instant is an RFC 3339 string with any number of fractional digits and any offset; ``instant``
-turns it into exact epoch seconds, so that the family can tell which lines a window
-``[from, to)`` holds whatever precision the server writes.
+instant is an RFC 3339 string with any number of fractional digits and any offset;
+``core.formats.epoch_seconds`` turns it into exact epoch seconds, so that the family can tell
+which lines a window ``[from, to)`` holds whatever precision the server writes.
 """
 
 from __future__ import annotations
 
-import calendar
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -17,14 +16,12 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 from typing import Any
 
+from conformance.core.formats import epoch_seconds
+
 # Arithmetic context of the family: amounts have at most 78 digits (profile 5), so nothing the
 # family adds up is ever rounded (the default context keeps 28 significant digits).
 EXACT = Context(prec=200, traps=[InvalidOperation, DivisionByZero, Overflow])
 AMOUNT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?")
-RFC3339 = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
-    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
-)
 TOP_AMOUNTS = ("opening_canonical", "closing_canonical")
 LINE_AMOUNTS = (
     "canonical_amount",
@@ -54,27 +51,6 @@ CURRENCY = "STMT-016"
 UNKNOWN_CURRENCY = "STMT-017"
 DEPOSIT_CREDIT = "HELP-003"
 SPLIT_INCOME = "HELP-004"
-
-
-def instant(text: object) -> Decimal | None:
-    """Exact seconds since the epoch of an RFC 3339 date-time, or None when it is not one."""
-    if not isinstance(text, str):
-        return None
-    match = RFC3339.fullmatch(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
-    try:
-        whole = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    except (OverflowError, ValueError):
-        return None
-    fraction = Decimal("0" + match.group(7)) if match.group(7) else Decimal(0)
-    zone = match.group(8)
-    offset = 0
-    if zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "-" else 1
-        offset = sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
-    return Decimal(whole - offset) + fraction
 
 
 def amount(text: object) -> Decimal | None:
@@ -169,7 +145,7 @@ def parse_line(raw: object) -> Line:
     if not isinstance(entry, int) or isinstance(entry, bool):
         raise Unreadable((ORDER,), f"ledger_entry_id {entry!r} is not an integer")
     where = f"line {entry}: "
-    created = instant(raw.get("created_at"))
+    created = epoch_seconds(raw.get("created_at"))
     if created is None:
         raise Unreadable((WINDOW,), f"{where}created_at {raw.get('created_at')!r} is not RFC 3339")
     direction = raw.get("direction")

@@ -21,11 +21,12 @@ from typing import Any
 import httpx
 
 from conformance.core import jsonsafe
+from conformance.core.hosts import is_loopback
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
 from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext, Verdicts
 from conformance.suite.webhooks.causes import Actions, Expected, listed_types, unreachable
-from conformance.suite.webhooks.receiver import Received, WebhookReceiver, is_loopback
+from conformance.suite.webhooks.receiver import Received, WebhookReceiver
 from conformance.suite.webhooks.signatures import secret_problem
 
 WAIT_SECS = 20.0  # how long a delivery may take to arrive or to reach a final state

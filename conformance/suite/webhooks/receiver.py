@@ -14,7 +14,6 @@ closed). ``counts()`` says what was kept and dropped; the checks judge what was 
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 import time
@@ -108,16 +107,6 @@ def bind_address(public_url: str | None, bind: str | None) -> tuple[str, int]:
             )
         return DEFAULT_BIND_HOST, port
     return DEFAULT_BIND_HOST, 0
-
-
-def is_loopback(host: str) -> bool:
-    name = host.lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _discard(stream: BufferedIOBase, length: int) -> None:

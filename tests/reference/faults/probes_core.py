@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from conformance.reference.timestamps import iso, parse_rfc3339
+from conformance.core.formats import parse_date_time
+from conformance.reference.timestamps import iso
 from tests.reference.factories import (
     create_payment,
     create_payout,
@@ -188,7 +189,7 @@ def shape_missing_checkout_url(probe: Probe) -> None:
 
 
 def shape_expires_at_not_date_time(probe: Probe) -> None:
-    assert parse_rfc3339(create_payment(probe.client)["expires_at"]) is None
+    assert parse_date_time(create_payment(probe.client)["expires_at"]) is None
 
 
 def shape_checkout_url_everywhere(probe: Probe) -> None:
@@ -318,7 +319,7 @@ def payout_foreign_withdraw_address_accepted(probe: Probe) -> None:
 
 def payment_expires_at_ignores_expires_in(probe: Probe) -> None:
     payment = create_payment(probe.client, expires_in_secs=600)
-    expires = parse_rfc3339(payment["expires_at"])
+    expires = parse_date_time(payment["expires_at"])
     assert expires is not None
     assert expires - datetime.now(UTC) > timedelta(seconds=1200)
 
@@ -361,7 +362,7 @@ def deposit_underpaid_settles(probe: Probe) -> None:
 
 def subscription_next_bill_at_now(probe: Probe) -> None:
     sub = create_subscription(probe.client, interval_secs=86400)
-    next_bill = parse_rfc3339(sub["next_bill_at"])
+    next_bill = parse_date_time(sub["next_bill_at"])
     assert next_bill is not None
     assert next_bill < datetime.now(UTC) + timedelta(hours=1)
 

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.core.contract import effective_contract
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import Profile, load_profile
 from conformance.suite.schedules.amounts import Amount, amounts, decimal_text, too_precise
 from conformance.suite.schedules.calls import advanced
-from conformance.suite.schedules.clock import ServerClock, parse_time, resolution
+from conformance.suite.schedules.clock import ServerClock, resolution
 from conformance.suite.schedules.payout_requests import PayoutFixtures
 from conformance.suite.schedules.splits import SplitRules
 from conformance.suite.schedules.states import StateMachine
@@ -53,11 +54,11 @@ def test_decimal_text_keeps_the_requested_digits() -> None:
 
 def test_times_parse_with_offsets_and_long_fractions() -> None:
     moment = datetime(2026, 11, 22, 10, 4, 11, tzinfo=UTC)
-    assert parse_time("2026-11-22T10:04:11Z") == moment
-    assert parse_time("2026-11-22T12:04:11+02:00") == moment
-    assert parse_time("2026-11-22T10:04:11.123456789Z") == moment.replace(microsecond=123456)
-    assert parse_time("2026-11-22 10:04:11Z") is None
-    assert parse_time(None) is None
+    assert parse_date_time("2026-11-22T10:04:11Z") == moment
+    assert parse_date_time("2026-11-22T12:04:11+02:00") == moment
+    assert parse_date_time("2026-11-22T10:04:11.123456789Z") == moment.replace(microsecond=123456)
+    assert parse_date_time("2026-11-22 10:04:11Z") is None
+    assert parse_date_time(None) is None
     assert resolution("2026-11-22T10:04:11Z") == timedelta(seconds=1)
     assert resolution("2026-11-22T10:04:11.120Z") == timedelta(milliseconds=1)
 

@@ -10,7 +10,6 @@ from conformance.suite.statements.model import (
     Line,
     balance_before,
     chain_problems,
-    instant,
     places_problem,
     window_lines,
 )
@@ -31,14 +30,6 @@ def line(entry_id: int, signed: str, balance: str, created: str, fee: str = "0")
         payment_id=None,
         source_merchant_id=None,
     )
-
-
-def test_instants_are_exact_whatever_the_precision_and_offset() -> None:
-    assert instant("1970-01-01T00:00:01Z") == 1
-    assert instant("1970-01-01T01:00:00.000000001+01:00") == Decimal("0.000000001")
-    assert instant("2026-11-22T10:04:11.5z") == instant("2026-11-22T12:04:11.500+02:00")
-    assert instant("2026-11-22 10:04:11Z") is None
-    assert instant(1763805851) is None
 
 
 def test_amounts_need_exactly_the_accounting_places() -> None:

@@ -16,7 +16,6 @@ from conformance.suite.webhooks.receiver import (
     WebhookReceiver,
     bind_address,
     check_public_url,
-    is_loopback,
     parse_bind,
 )
 
@@ -78,12 +77,10 @@ def test_bind_addresses() -> None:
         bind_address("https://tunnel.example.test", None)
 
 
-def test_public_urls_and_loopback_hosts() -> None:
+def test_public_urls_are_http_or_https_without_a_trailing_slash() -> None:
     assert check_public_url("https://h.example.test/x/") == "https://h.example.test/x"
     with pytest.raises(ReceiverOptionError):
         check_public_url("ftp://h.example.test")
-    assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "a.localhost"))
-    assert not any(is_loopback(h) for h in ("10.0.0.1", "localhost.example.test", "example"))
 
 
 def test_a_busy_port_is_an_os_error() -> None:
