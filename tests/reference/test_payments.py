@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from conformance.core.formats import parse_date_time
 from conformance.core.profile import Profile
 from conformance.reference.ledger import to_micros
 from conformance.reference.server import ReferenceServer
-from conformance.reference.timestamps import parse_rfc3339
 from tests.reference.factories import (
     create_payment,
     deposit,
@@ -23,7 +23,7 @@ from tests.reference.signed_client import SignedClient
 
 
 def _at(text: str) -> datetime:
-    parsed = parse_rfc3339(text)
+    parsed = parse_date_time(text)
     assert parsed is not None, text
     return parsed
 
