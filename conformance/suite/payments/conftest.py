@@ -18,15 +18,11 @@ from conformance.suite.payments.expiry import (
     handover_file,
 )
 from conformance.suite.payments.rules import PaymentRules
+from conformance.suite.plugin.collection import family_of
 from conformance.suite.wire.client import SuiteClient
 
 FIRST_TEST = "test_payment_scenario[quotes]"
 FAMILY = "payments"
-
-
-def _family(item: pytest.Item) -> str:
-    mark = item.get_closest_marker("family")
-    return str(mark.args[0]) if mark is not None and mark.args else ""
 
 
 @pytest.hookimpl(trylast=True)
@@ -38,7 +34,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if not last:
         return
     rest = [item for item in items if item.name != EXPIRY_TEST]
-    family = [item for item in rest if _family(item) == FAMILY]
+    family = [item for item in rest if family_of(item) == FAMILY]
     first = [item for item in family if item.name == FIRST_TEST][:1] or family[:1]
     items[:] = first + [item for item in rest if item not in first] + last
 

@@ -54,7 +54,8 @@ def _marker_ids(item: pytest.Item) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-def _family(item: pytest.Item) -> str:
+def family_of(item: pytest.Item) -> str:
+    """The check family of a suite test: its family marker, else its module's name."""
     mark = item.get_closest_marker("family")
     if mark is not None and mark.args:
         return str(mark.args[0])
@@ -110,7 +111,7 @@ def _deselect(
 
 def _keep_shard(config: pytest.Config, items: list[pytest.Item], shard: Shard) -> None:
     """Keep ``shard``'s part of the suite's items; write its plan where the engine said."""
-    tests = [CollectedTest(item.nodeid, _family(item)) for item in items if is_suite_item(item)]
+    tests = [CollectedTest(item.nodeid, family_of(item)) for item in items if is_suite_item(item)]
     plan = plan_for(shard, tests, family_costs())
     mine = frozenset(plan.tests)
     _deselect(config, items, lambda item: item.nodeid in mine)
@@ -149,7 +150,7 @@ def fail_fast_order(items: list[pytest.Item]) -> list[pytest.Item]:
     def rank(item: pytest.Item) -> int:
         if not is_suite_item(item):
             return -1
-        family = _family(item)
+        family = family_of(item)
         return FAIL_FAST_FAMILIES.index(family) if family in FAIL_FAST_FAMILIES else middle
 
     return sorted(items, key=rank)

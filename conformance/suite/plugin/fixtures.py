@@ -11,7 +11,7 @@ import pytest
 
 from conformance.core.profile import Profile
 from conformance.core.results import Target
-from conformance.suite.plugin.collection import _family
+from conformance.suite.plugin.collection import family_of
 from conformance.suite.plugin.options import SuiteSettings
 from conformance.suite.plugin.results import _item_state
 from conformance.suite.plugin.session import _STATE, _SessionState
@@ -130,7 +130,7 @@ def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
     item_state = _item_state(item)
     if item_state.recorder is None:
         item_state.recorder = CheckRecorder(
-            _family(item), _state(request).secrets, item_state.operation_id
+            family_of(item), _state(request).secrets, item_state.operation_id
         )
     return item_state.recorder
 

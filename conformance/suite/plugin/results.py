@@ -15,8 +15,8 @@ from conformance.suite import rate_limit_checks
 from conformance.suite.plugin.collection import (
     _UNMARKED,
     UNMARKED_MESSAGE,
-    _family,
     _marker_ids,
+    family_of,
     is_suite_item,
     selected_requirement_ids,
 )
@@ -253,7 +253,7 @@ def _check_id(item: pytest.Item) -> str:
 def _final_properties(
     item: pytest.Item, item_state: _ItemState, state: _SessionState
 ) -> list[tuple[str, object]]:
-    family = _family(item)
+    family = family_of(item)
     outcome, message = _test_outcome(item_state)
     message = clean_message(message, state.secrets)
     recorded = item_state.recorder.checks if item_state.recorder is not None else []
