@@ -61,8 +61,13 @@ class CaseLog:
         self.applicable.update(keys)
 
     def record(self, key: CaseKey) -> None:
+        """A refused-side case of ``key``'s class was sent."""
         self.sent.add(key)
-        self.cases[key.operation_id] = self.cases.get(key.operation_id, 0) + 1
+        self.count(key.operation_id)
+
+    def count(self, operation_id: str) -> None:
+        """A case was sent (an accepted-side one counts here alone)."""
+        self.cases[operation_id] = self.cases.get(operation_id, 0) + 1
 
     def merge(self, other: CaseLog) -> None:
         self.applicable |= other.applicable

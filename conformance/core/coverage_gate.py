@@ -13,6 +13,10 @@ A *checked* requirement is one that at least one check of the suite declares (it
 The catalogue is written so that each of these is stated by some requirement; the gate fails
 when a requirement loses its last check, or when the contract grows an operation, a status or a
 required field that no checked requirement states.
+
+``case_gaps`` is the gate on a run's negative cases: every (operation, constraint, near-miss
+class) triple that applies (``conformance.suite.boundaries.classes``) must have had a case in a
+default run; a ``--quick`` run samples, but every (operation, constraint) must have had one.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.core.case_coverage import CaseKey
 from conformance.core.catalogue import Catalogue, Requirement
 from conformance.core.openapi import operations, resolve
 
@@ -30,13 +35,15 @@ _STATUS = re.compile(r"\b[1-5][0-9]{2}\b")
 
 @dataclass(frozen=True, order=True)
 class Gap:
-    """Something the suite has no check for: ``kind`` is requirement, operation, status or
-    field; ``subject`` names it."""
+    """Something the suite has no check for: ``kind`` is requirement, operation, status, field
+    or case; ``subject`` names it."""
 
     kind: str
     subject: str
 
     def __str__(self) -> str:
+        if self.kind == "case":
+            return self.subject
         return f"{self.subject} has no check"
 
 
@@ -129,3 +136,23 @@ def _required(contract: Mapping[str, Any], schema: Any, depth: int) -> list[str]
     for sub in schema.get("allOf", []):
         names += _required(contract, sub, depth + 1)
     return names
+
+
+def case_gaps(
+    applicable: Iterable[CaseKey], sent: Iterable[CaseKey], *, sampled: bool = False
+) -> list[Gap]:
+    """Every triple of ``applicable`` without a case in ``sent`` (empty: the gate passes).
+
+    ``sampled`` (a --quick run): only a constraint without any case at all is a gap.
+    """
+    done = set(sent)
+    if not sampled:
+        return sorted({Gap("case", key.gap()) for key in applicable if key not in done})
+    reached = {key.constraint for key in done}
+    return sorted(
+        {
+            Gap("case", f"{key.operation_id} {key.field}: no case ({key.kind})")
+            for key in applicable
+            if key.constraint not in reached
+        }
+    )

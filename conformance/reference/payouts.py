@@ -77,6 +77,11 @@ def represent(row: sqlite3.Row, ctx: RequestContext) -> dict[str, Any]:
     }
 
 
+def _rounded(amount: str, decimals: int) -> str:
+    units, _, fraction = amount.partition(".")
+    return f"{units}.{fraction[:decimals]}" if fraction[:decimals] else units
+
+
 def _fields(ctx: RequestContext, *, replacing: bool = False) -> dict[str, Any]:
     """The schedule fields of a create or replace body, after the profile's business rules."""
     body = ctx.body
@@ -98,6 +103,8 @@ def _fields(ctx: RequestContext, *, replacing: bool = False) -> dict[str, Any]:
                 ctx, "unknown_withdraw_address", f"unknown withdraw address {address!r}"
             )
     amount = body["min_send_amount"]
+    if replacing and ctx.fault("payout-replace-rounds-decimals"):
+        amount = _rounded(amount, found.decimals)  # the bug: rounds what create refuses
     if fraction_digits(amount) > found.decimals:
         raise business_rule(
             ctx,

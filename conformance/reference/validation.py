@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -137,9 +138,25 @@ def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[Va
     yield from _BASE["type"](validator, types, instance, schema)
 
 
+def _format(validator: Any, name: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if (
+        "validation-date-time-fromisoformat" in ACTIVE_FAULTS.get()
+        and name == "date-time"
+        and isinstance(instance, str)
+    ):
+        try:
+            datetime.fromisoformat(instance)  # the bug: a date alone, no offset, " " for "T"
+        except ValueError:
+            pass
+        else:
+            return
+    yield from _BASE["format"](validator, name, instance, schema)
+
+
 ContractValidator = jsonschema.validators.extend(
     Draft202012Validator,
     validators={
+        "format": _format,
         "pattern": _ecma_pattern,
         "minimum": _minimum,
         "maximum": _maximum,

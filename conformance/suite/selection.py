@@ -82,7 +82,8 @@ def collection_operations(
 
 
 def quick_subset(cases: Sequence[Case]) -> list[Case]:
-    """The cases --quick keeps of one constraint: edges, one accepted value, key near misses."""
+    """The cases --quick keeps of one constraint: edges, one accepted value, key near misses,
+    one other JSON type; never fewer than one refused case when the constraint has any."""
     kept: list[Case] = []
     accepted = False
     for case in cases:
@@ -93,7 +94,12 @@ def quick_subset(cases: Sequence[Case]) -> list[Case]:
                 accepted = True
             elif not _kept_in_quick(case):
                 continue
+        elif case.constraint.kind == "type" and any(not c.valid for c in kept):
+            continue
         kept.append(case)
+    refused = [c for c in cases if not c.valid]
+    if refused and not any(not c.valid for c in kept):
+        kept.append(refused[0])
     return kept
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from conformance.core.case_coverage import CaseKey
 from conformance.core.catalogue import load_catalogue
 from conformance.core.contract import effective_contract
-from conformance.core.coverage_gate import Gap, gaps
+from conformance.core.coverage_gate import Gap, case_gaps, gaps
 from conformance.core.profile import load_profile
 
 CATALOGUE = load_catalogue()
@@ -72,3 +73,29 @@ def test_losing_every_check_of_the_requirements_that_state_a_status_names_it() -
     assert stating  # the catalogue states when a pause is refused with 409
     found = [str(g) for g in gaps(CATALOGUE, CONTRACT, EVERY_ID - stating)]
     assert "operation pausePayoutSchedule status 409 has no check" in found
+
+
+# ------------------------------------------------------------------ constraint cases
+SCHEDULE_AMOUNT = [
+    CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", near_miss)
+    for near_miss in ("leading-zero", "trailing-dot", "newline")
+]
+
+
+def test_a_default_run_that_sent_every_class_has_no_case_gap() -> None:
+    assert case_gaps(SCHEDULE_AMOUNT, SCHEDULE_AMOUNT) == []
+
+
+def test_a_class_without_a_case_is_named_with_its_operation_and_field() -> None:
+    sent = [k for k in SCHEDULE_AMOUNT if k.near_miss != "trailing-dot"]
+    assert [str(g) for g in case_gaps(SCHEDULE_AMOUNT, sent)] == [
+        "createPayoutSchedule body.min_send_amount: no trailing-dot case (pattern)"
+    ]
+
+
+def test_a_quick_run_needs_one_case_per_constraint_not_per_class() -> None:
+    one = SCHEDULE_AMOUNT[:1]
+    assert case_gaps(SCHEDULE_AMOUNT, one, sampled=True) == []
+    assert [str(g) for g in case_gaps(SCHEDULE_AMOUNT, [], sampled=True)] == [
+        "createPayoutSchedule body.min_send_amount: no case (pattern)"
+    ]

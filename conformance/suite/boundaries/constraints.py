@@ -1,8 +1,11 @@
 """The constraints of the contract's requests: every keyword a boundary case can sit on.
 
 ``iter_constraints`` walks an operation of the effective contract (request body, query, path and
-header parameters) and yields one ``Constraint`` per length, range, integer type, enum, pattern,
-format (``uri``, ``date-time``), item-count and unique-items keyword it finds. ``satisfies``
+header parameters) and yields one ``Constraint`` per declared JSON type, required field, length,
+range, integer type, enum, pattern, format (``uri``, ``date-time``), item-count and unique-items
+keyword it finds; for every query and path parameter its encoding; and the profile's pins that
+``constraint_pins.yaml`` names (decimal places per currency, cursors only their issuer may
+use). ``satisfies``
 tells whether a value meets a schema's keywords but some: it decides which generated values are
 kept (``near_misses``), checked with the pattern's ECMA-262 semantics.
 """
@@ -12,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import cache
+from pathlib import Path
 from typing import Any, Final, Literal
+
+import yaml
 
 from conformance.core.formats import STRING_FORMATS, conforms
 from conformance.core.openapi import ContractError, find, follow
@@ -24,6 +31,8 @@ MAP_VALUE: Final = "{}"  # a pointer step into the first value of a map (additio
 
 # Keywords the family derives cases for, in the order reports list them.
 KINDS: Final = (
+    "type",
+    "required",
     "minLength",
     "maxLength",
     "minimum",
@@ -37,9 +46,16 @@ KINDS: Final = (
     "minItems",
     "maxItems",
     "uniqueItems",
+    "decimals",
+    "encoding",
+    "cursor",
 )
 LENGTH_KINDS: Final = frozenset({"minLength", "maxLength"})
 RANGE_KINDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+# Kinds whose cases are whole requests (a parameter's raw bytes, another merchant's cursor):
+# ``test_parameters.py`` sends them, not ``cases_for``.
+PARAMETER_KINDS: Final = frozenset({"encoding", "cursor"})
+_PINS_FILE: Final = Path(__file__).with_name("constraint_pins.yaml")
 
 
 @dataclass(frozen=True)
@@ -116,9 +132,9 @@ def _resolve(contract: Mapping[str, Any], schema: Any, depth: int = 0) -> dict[s
                 for b in (_resolve(contract, x, depth + 1) for x in branches)
                 if b.get("type") != "null"
             ]
-            if len(concrete) == 1:  # ``X or null``: the request side is X
+            if len(concrete) == 1:  # ``X or null``: the request side is X, null allowed
                 del resolved[keyword]
-                resolved = {**concrete[0], **resolved}
+                resolved = {**concrete[0], **resolved, "nullable": True}
     return resolved
 
 
@@ -131,11 +147,30 @@ def types_of(schema: Mapping[str, Any]) -> set[str]:
     return set()
 
 
+def allows_null(schema: Mapping[str, Any]) -> bool:
+    return schema.get("nullable") is True or "null" in types_of(schema)
+
+
 def _layer(schema: Mapping[str, Any], keyword: str) -> str:
     """``profile`` for a keyword the effective contract pinned from the profile (``x-profile``)."""
-    if keyword == "integer" or not schema.get("x-profile"):
+    if keyword in ("integer", "type", "required") or not schema.get("x-profile"):
         return "contract"
     return "profile"
+
+
+@cache
+def pins() -> Mapping[str, Any]:
+    """``constraint_pins.yaml``: the profile's pins that are not JSON Schema keywords."""
+    data: Mapping[str, Any] = yaml.safe_load(_PINS_FILE.read_text(encoding="utf-8"))
+    return data
+
+
+def _decimals_pinned(operation_id: str, pointer: tuple[str, ...]) -> bool:
+    field = ".".join(pointer)
+    return any(
+        operation_id in pin["operations"] and field in pin["fields"]
+        for pin in pins()["decimal_places"]
+    )
 
 
 def profile_key(constraint: Constraint) -> str | None:
@@ -150,6 +185,8 @@ def _walk(
     location: Location,
     pointer: tuple[str, ...],
     raw: Any,
+    *,
+    required: bool = False,
 ) -> Iterator[Constraint]:
     schema = _resolve(contract, raw)
     types = types_of(schema)
@@ -159,6 +196,10 @@ def _walk(
             operation_id, FieldRef(location, pointer), kind, value, schema, _layer(schema, kind)
         )
 
+    if types:
+        yield make("type", tuple(sorted(types)))
+    if pointer and required:
+        yield make("required", True)
     for kind in ("minLength", "maxLength", "pattern", "minItems", "maxItems"):
         if kind in schema:
             yield make(kind, schema[kind])
@@ -174,10 +215,17 @@ def _walk(
         yield make("enum", tuple(schema["enum"]))
     if schema.get("uniqueItems") is True:
         yield make("uniqueItems", True)
+    if location == "body" and _decimals_pinned(operation_id, pointer):
+        yield Constraint(
+            operation_id, FieldRef(location, pointer), "decimals", "currency", schema, "profile"
+        )
+    needed = {str(n) for n in schema.get("required", []) if isinstance(n, str)}
     for name, sub in (schema.get("properties") or {}).items():
         if isinstance(sub, Mapping) and sub.get("readOnly") is True:
             continue
-        yield from _walk(contract, operation_id, location, (*pointer, name), sub)
+        yield from _walk(
+            contract, operation_id, location, (*pointer, name), sub, required=name in needed
+        )
     if isinstance(schema.get("items"), Mapping):
         yield from _walk(contract, operation_id, location, (*pointer, ARRAY_ITEM), schema["items"])
     if isinstance(schema.get("additionalProperties"), Mapping):
@@ -220,7 +268,17 @@ def iter_constraints(
         name = str(param["name"])
         if where == "header" and name.lower() in skip_headers:
             continue
-        yield from _walk(contract, operation_id, where, (name,), param.get("schema"))
+        # a path parameter cannot be left out: the route would change
+        needed = where == "query" and param.get("required") is True
+        yield from _walk(
+            contract, operation_id, where, (name,), param.get("schema"), required=needed
+        )
+        if where in ("query", "path"):
+            schema = _resolve(contract, param.get("schema"))
+            ref = FieldRef(where, (name,))
+            yield Constraint(operation_id, ref, "encoding", True, schema)
+            if where == "query" and name in pins()["cursor_parameters"]:
+                yield Constraint(operation_id, ref, "cursor", True, schema, "profile")
     body = request_body_schema(contract, operation_id)
     if body is not None:
         yield from _walk(contract, operation_id, "body", (), body)

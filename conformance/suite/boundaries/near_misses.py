@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
+from conformance.suite.boundaries.classes import applicable, class_of
 from conformance.suite.boundaries.constraints import (
     LENGTH_KINDS,
     RANGE_KINDS,
@@ -29,11 +30,15 @@ from conformance.suite.boundaries.constraints import (
     satisfies,
     types_of,
 )
+from conformance.suite.factories import ABSENT
 
 
 @dataclass(frozen=True)
 class Case:
-    """One value to send in place of the constrained field, and whether the contract accepts it."""
+    """One value to send in place of the constrained field, and whether the contract accepts it.
+
+    ``value`` is ``ABSENT`` when the case leaves the field out.
+    """
 
     constraint: Constraint
     label: str
@@ -44,6 +49,11 @@ class Case:
     def id(self) -> str:
         side = "accept" if self.valid else "reject"
         return f"{self.constraint.id} {side} {self.label}"
+
+    @property
+    def near_miss(self) -> str | None:
+        """The near-miss class of a refused case (``classes.py``); None for an accepted one."""
+        return None if self.valid else class_of(self.constraint, self.label)
 
 
 _PAD_CHARACTERS: Final = ("0", "a", "1", "x", "A", "_", "-", "9")
@@ -199,17 +209,72 @@ def _sendable(location: Location, value: Any) -> bool:
     return True
 
 
+# One value of each JSON type, for a field declared with another type.
+_OF_TYPE: Final[dict[str, Any]] = {
+    "object": {"conformance": 1},
+    "array": ["conformance"],
+    "string": "conformance",
+    "number": 12,
+    "boolean": True,
+}
+
+
+def _type_cases(constraint: Constraint, example: Any) -> list[Case]:
+    """A value of each other JSON type (and null) the field's declared type does not allow.
+
+    A number field gets its own value as a digit string (``"86400"``), a string field a bare
+    number: the values a coercing parser lets through.
+    """
+    cases = []
+    for near_miss in applicable(constraint):
+        value: Any
+        if near_miss == "null":
+            value = None
+        elif constraint.field.location != "body":
+            value = "abc"  # a parameter is text: a text that is no number
+        elif near_miss == "string" and is_number(example):
+            value = _as_text(example)
+        else:
+            value = _OF_TYPE[near_miss]
+        cases.append(Case(constraint, near_miss, value, False))
+    return cases
+
+
+def _decimals_cases(constraint: Constraint, example: Any, decimals: int | None) -> list[Case]:
+    """An amount with the currency's decimal places (accepted) and with one more (refused)."""
+    if decimals is None or not isinstance(example, str):
+        return []
+    units = example.split(".", 1)[0] or "1"
+    found = []
+    for places, valid in ((decimals, True), (decimals + 1, False)):
+        value = units + ("." + "1" * places if places else "")
+        if satisfies(constraint.schema, value):
+            found.append(Case(constraint, f"{places} decimals", value, valid))
+    return found
+
+
 def cases_for(
-    constraint: Constraint, example: Any, *, integer_float_form: bool = True
+    constraint: Constraint,
+    example: Any,
+    *,
+    integer_float_form: bool = True,
+    decimals: int | None = None,
 ) -> list[Case]:
     """The boundary cases of ``constraint`` around the known-valid ``example`` of its field.
 
     ``integer_float_form``: also accept an integer bound written as a float (``60.0``), in the
-    body only (JSON Schema: ``60`` and ``60.0`` are the same integer).
+    body only (JSON Schema: ``60`` and ``60.0`` are the same integer). ``decimals``: the decimal
+    places of the request's currency (the ``decimals`` pin).
     """
     schema = constraint.schema
     kind, bound = constraint.kind, constraint.value
     where = constraint.field.location
+    if kind == "type":
+        return _type_cases(constraint, example)
+    if kind == "required":
+        return [Case(constraint, "missing", ABSENT, False)]
+    if kind == "decimals":
+        return _decimals_cases(constraint, example, decimals)
     cases: list[Case] = []
 
     def add(label: str, value: Any, valid: bool) -> None:

@@ -1,7 +1,8 @@
-"""Request editing: read and replace one field of a known-valid request.
+"""Request editing: read, replace or leave out one field of a known-valid request.
 
-``get_value`` and ``with_value`` read and replace one field of a ``RequestSpec`` (a known-valid
-request from ``conformance.suite.factories``), so a case varies exactly one field.
+``get_value``, ``with_value`` and ``without`` read, replace and remove one field of a
+``RequestSpec`` (a known-valid request from ``conformance.suite.factories``), so a case varies
+exactly one field.
 """
 
 from __future__ import annotations
@@ -85,3 +86,23 @@ def with_value(request: RequestSpec, ref: FieldRef, value: Any) -> RequestSpec:
         return replace(request, path_params={**request.path_params, name: str(value)})
     headers = {k: v for k, v in request.headers.items() if k.lower() != name.lower()}
     return replace(request, headers={**headers, name: str(value)})
+
+
+def without(request: RequestSpec, ref: FieldRef) -> RequestSpec:
+    """A copy of ``request`` without the field at ``ref`` (an object's member or a parameter)."""
+    if not ref.pointer or ref.pointer[-1] in (ARRAY_ITEM, MAP_VALUE) or not can_set(request, ref):
+        raise KeyError(f"the request has no member to leave out at {ref}")
+    name = ref.pointer[-1]
+    if ref.location == "body":
+        body = copy.deepcopy(request.body)
+        parent = body
+        for step in ref.pointer[:-1]:
+            parent = _step_into(parent, step)
+        parent.pop(name, None)
+        return replace(request, body=body)
+    if ref.location == "query":
+        return replace(request, query={k: v for k, v in request.query.items() if k != name})
+    if ref.location == "header":
+        kept = {k: v for k, v in request.headers.items() if k.lower() != name.lower()}
+        return replace(request, headers=kept)
+    raise KeyError(f"a path parameter cannot be left out: {ref}")

@@ -39,6 +39,7 @@ class RequirementMap:
     error_shape: tuple[str, ...]
     success_created: tuple[str, ...]
     success_other: tuple[str, ...]
+    refusal_status: Mapping[str, str]  # constraint kind -> the profile's status name
 
     @classmethod
     def load(cls) -> RequirementMap:
@@ -50,7 +51,12 @@ class RequirementMap:
             error_shape=tuple(data["error_shape"]),
             success_created=tuple(success["created"]),
             success_other=tuple(success["other"]),
+            refusal_status=dict(data.get("refusal_status") or {}),
         )
+
+    def refusal_status_of(self, constraint: Constraint) -> str:
+        """The name under the profile's ``[status]`` a refused case of ``constraint`` gets."""
+        return self.refusal_status.get(constraint.kind, "validation")
 
     def _applies(self, rule: Mapping[str, Any], constraint: Constraint) -> bool:
         match = rule.get("match", {})
@@ -66,7 +72,7 @@ class RequirementMap:
     def ids_for(self, constraint: Constraint, *, created: bool) -> RequirementIds:
         rejected: list[str] = []
         with_status: list[str] = list(self.by_kind.get(constraint.kind, ()))
-        if constraint.field.location in ("query", "path"):
+        if constraint.field.location in ("query", "path") and constraint.kind != "required":
             with_status += self.by_kind.get("parameters", ())
         accepted: list[str] = list(self.success_created if created else self.success_other)
         for rule in self.rules:

@@ -21,14 +21,15 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.core.contract import operation as contract_operation
-from conformance.core.contract import operations
+from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.core.signing import AUTH_HEADERS
-from conformance.suite.boundaries.constraints import Constraint, iter_constraints
+from conformance.suite.boundaries.classes import key as class_key
+from conformance.suite.boundaries.classes import keys_of
+from conformance.suite.boundaries.constraints import PARAMETER_KINDS, Constraint, iter_constraints
 from conformance.suite.boundaries.near_misses import Case, cases_for
-from conformance.suite.boundaries.requests import can_set, get_value, with_value
+from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.boundaries.requirements import RequirementMap
 from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
@@ -39,7 +40,7 @@ from conformance.suite.outcomes import (
     summary,
     validation_details_problems,
 )
-from conformance.suite.selection import collection_operations, quick_subset
+from conformance.suite.selection import collection_contract, collection_operations, quick_subset
 from conformance.suite.wire.client import IDEMPOTENCY_HEADER, SuiteClient
 
 REQUIREMENTS = RequirementMap.load()
@@ -50,32 +51,22 @@ pytestmark = pytest.mark.family("boundaries")
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "operation_id" in metafunc.fixturenames:
-        operations = collection_operations(metafunc.config, with_constraints=True)
+        contract = collection_contract(metafunc.config)
+        operations = [
+            op
+            for op in collection_operations(metafunc.config, with_constraints=True)
+            if any(keys_of(c) for c in constraints_of(contract, op))
+        ]
         metafunc.parametrize("operation_id", operations, ids=operations)
 
 
 def constraints_of(contract: dict[str, Any], operation_id: str) -> list[Constraint]:
-    return list(iter_constraints(contract, operation_id, skip_headers=OTHER_FAMILIES_HEADERS))
-
-
-def representative_of_its_resource(contract: dict[str, Any], operation_id: str) -> bool:
-    """Whether ``operation_id`` is the first operation with constraints of its tag (resource):
-    --quick runs every constraint there and one constraint of each kind elsewhere."""
-    tag = contract_operation(operation_id, contract).tags[:1]
-    for op in operations(contract):
-        if op.tags[:1] == tag and constraints_of(contract, op.operation_id):
-            return op.operation_id == operation_id
-    return False
-
-
-def first_of_each_kind(constraints: list[Constraint]) -> list[Constraint]:
-    seen: set[str] = set()
-    kept = []
-    for constraint in constraints:
-        if constraint.kind not in seen:
-            seen.add(constraint.kind)
-            kept.append(constraint)
-    return kept
+    """The constraints this test sends cases for (``test_parameters.py`` has the others)."""
+    return [
+        c
+        for c in iter_constraints(contract, operation_id, skip_headers=OTHER_FAMILIES_HEADERS)
+        if c.kind not in PARAMETER_KINDS
+    ]
 
 
 def shown(value: Any) -> str:
@@ -156,17 +147,36 @@ def _refused_problems(response: httpx.Response) -> list[str]:
 
 
 def _iter_cases(
-    constraint: Constraint, shared: RequestSpec, profile: Profile, quick: bool
+    constraint: Constraint,
+    shared: RequestSpec,
+    profile: Profile,
+    quick: bool,
+    decimals: int | None,
 ) -> Iterator[Case]:
     example = get_value(shared, constraint.field)
     cases = cases_for(
         constraint,
         None if example is ABSENT else example,
         integer_float_form=profile.status.integer_accepts_float_form,
+        decimals=decimals,
     )
     if quick:
         cases = quick_subset(cases)
     yield from cases
+
+
+def _decimals(factories: Factories) -> int | None:
+    """The decimal places of the currency the factories' requests use (the ``decimals`` pin)."""
+    try:
+        return factories.decimals
+    except (PrerequisiteError, KeyError):
+        return None
+
+
+def _edited(base: RequestSpec, case: Case) -> RequestSpec:
+    if case.value is ABSENT:
+        return without(base, case.constraint.field)
+    return with_value(base, case.constraint.field, case.value)
 
 
 @pytest.mark.requirement(*REQUIREMENTS.every_id())
@@ -177,26 +187,29 @@ def test_boundaries(
     effective_contract: dict[str, Any],
     conformance_settings: Any,
     check_recorder: Any,
+    case_log: CaseLog,
 ) -> None:
-    """Every constraint of the operation: in-range values accepted, the first value beyond
-    each edge and every near miss refused with the validation status and the error shape."""
+    """Every constraint of the operation: in-range values accepted, and a case of every
+    near-miss class that applies (``near_miss_classes.yaml``) refused with the profile's status
+    and the error shape."""
     op = operation_id
     profile = conformance_profile
     factories = Factories(suite_client, profile, effective_contract)
-    validation = profile.error("status", "validation")
     created = profile.creates(op)
     quick = bool(getattr(conformance_settings, "quick", False))
+    constraints = constraints_of(effective_contract, op)
+    for constraint in constraints:
+        case_log.expect(keys_of(constraint))
     try:
         shared = factories.request(op)
     except PrerequisiteError as exc:
         pytest.skip(f"not exercised: {exc}")
+    decimals = _decimals(factories)
 
     shape = ErrorShapes()
-    constraints = constraints_of(effective_contract, op)
-    if quick and not representative_of_its_resource(effective_contract, op):
-        constraints = first_of_each_kind(constraints)
     for constraint in constraints:
         ids = REQUIREMENTS.ids_for(constraint, created=created)
+        refusal = profile.error("status", REQUIREMENTS.refusal_status_of(constraint))
         check_id = f"boundaries {constraint.id}"
         if not can_set(shared, constraint.field):
             check_recorder.record(
@@ -208,7 +221,7 @@ def test_boundaries(
             )
             continue
         refused, with_status, accepted = Side(), Side(), Side()
-        for case in _iter_cases(constraint, shared, profile, quick):
+        for case in _iter_cases(constraint, shared, profile, quick, decimals):
             if not case.valid and not (ids.rejected or ids.rejected_with_status):
                 continue  # no requirement of the catalogue says this value must be refused
             try:
@@ -216,21 +229,26 @@ def test_boundaries(
             except PrerequisiteError as exc:
                 accepted.unexercised.append(f"{case.label}: {exc}")
                 continue
-            spec = with_value(base, constraint.field, case.value)
+            spec = _edited(base, case)
             response = factories.send(spec)
             if case.valid:
+                case_log.count(op)
                 accepted.add(_accepted_problems(response, spec, case, profile), case, suite_client)
                 continue
+            if case.near_miss is not None:
+                case_log.record(class_key(constraint, case.near_miss))
+            else:
+                case_log.count(op)
             refused.add(_refused_problems(response), case, suite_client)
-            with_status.add(status_problems(response, validation), case, suite_client)
-            if response.status_code == validation.status:
+            with_status.add(status_problems(response, refusal), case, suite_client)
+            if response.status_code == refusal.status and refusal.code is not None:
                 label = f"{case.label} ({shown(case.value)}): "
                 shape.add(response, suite_client.last_exchange, label)
                 details = validation_details_problems(response, profile)
                 shape.add_problems(VALIDATION_DETAILS, details, suite_client.last_exchange, label)
         for side, side_ids, what in (
             (refused, ids.rejected, "refused"),
-            (with_status, ids.rejected_with_status, "refused with the validation status"),
+            (with_status, ids.rejected_with_status, f"refused with the {refusal.status} status"),
             (accepted, ids.accepted, "accepted"),
         ):
             if side_ids and (side.cases or side.unexercised):

@@ -146,3 +146,19 @@ def record_operation(request: pytest.FixtureRequest) -> Callable[[str], None]:
             item_state.recorder.operation_id = operation_id
 
     return record
+
+
+@pytest.fixture
+def case_log(request: pytest.FixtureRequest) -> Any:  # TEMP(lead21): replaced at merge
+    import json
+    import os
+    import uuid
+
+    from conformance.core.case_coverage import CaseLog
+
+    log = CaseLog()
+    yield log
+    where = os.environ.get("CASE_LOG_DIR")
+    if where:
+        with open(f"{where}/{uuid.uuid4().hex}.json", "w") as f:
+            json.dump(log.to_dict(), f)

@@ -8,7 +8,12 @@ import pytest
 
 from conformance.core.contract import effective_contract, load_document
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries.constraints import iter_constraints, profile_key, satisfies
+from conformance.suite.boundaries.constraints import (
+    FieldRef,
+    iter_constraints,
+    profile_key,
+    satisfies,
+)
 from conformance.suite.selection import SKIPPED_HEADERS
 
 DECIMAL = "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"
@@ -61,8 +66,48 @@ def test_profile_pinned_limits_are_profile_layer(contract: dict[str, Any]) -> No
 
 
 def test_the_plain_document_has_no_profile_limits() -> None:
-    kinds = {c.kind for c in iter_constraints(load_document(), "listPayments")}
-    assert kinds == {"integer"}
+    limit = FieldRef("query", ("limit",))
+    kinds = {c.kind for c in iter_constraints(load_document(), "listPayments") if c.field == limit}
+    assert kinds == {"type", "integer", "encoding"}  # no minimum or maximum: the profile's
+
+
+def test_every_field_has_its_type_and_every_required_field_its_presence(
+    contract: dict[str, Any],
+) -> None:
+    found = {(str(c.field), c.kind) for c in iter_constraints(contract, "createPayoutSchedule")}
+    assert ("body", "type") in found  # the body itself must be an object
+    assert ("body.min_send_amount", "type") in found
+    assert ("body.min_send_amount", "required") in found
+    assert ("body.first_run_at", "type") in found
+    assert ("body.first_run_at", "required") not in found  # optional
+
+
+def test_query_and_path_parameters_have_their_encoding_and_cursors_their_issuer(
+    contract: dict[str, Any],
+) -> None:
+    listing = {(str(c.field), c.kind, c.layer) for c in iter_constraints(contract, "listPayments")}
+    assert ("query.cursor", "encoding", "contract") in listing
+    assert ("query.cursor", "cursor", "profile") in listing
+    assert ("query.status", "required", "contract") not in listing
+    statement = {(str(c.field), c.kind) for c in iter_constraints(contract, "getStatement")}
+    assert {("query.from", "required"), ("query.currency_id", "required")} <= statement
+    cancel = {(str(c.field), c.kind) for c in iter_constraints(contract, "cancelPayment")}
+    assert ("path.id", "encoding") in cancel
+    assert ("path.id", "required") not in cancel  # leaving it out changes the route
+
+
+def test_amounts_carry_the_decimal_places_pin(contract: dict[str, Any]) -> None:
+    pinned = {
+        (c.operation_id, str(c.field), c.layer)
+        for op in ("createPayment", "createPayoutSchedule", "createX402Requirements")
+        for c in iter_constraints(contract, op)
+        if c.kind == "decimals"
+    }
+    assert pinned == {
+        ("createPayment", "body.quotes.{}.amount", "profile"),
+        ("createPayoutSchedule", "body.min_send_amount", "profile"),
+        ("createX402Requirements", "body.amount", "profile"),
+    }
 
 
 def test_other_families_headers_can_be_left_out(contract: dict[str, Any]) -> None:

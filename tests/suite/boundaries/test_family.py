@@ -59,6 +59,8 @@ def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool)
         ("validation-identifier-length-off-by-one", {"LIMIT-010"}),
         ("validation-bps-range-as-business-rule", {"STATUS-008", "SPLIT-006"}),
         ("validation-amount-unicode-digits", {"SHAPE-040", "OPS-028", "STATUS-006"}),
+        ("validation-date-time-fromisoformat", {"SHAPE-045", "STATUS-022"}),
+        ("payout-replace-rounds-decimals", {"PAYOUT-003"}),
     ],
 )
 def test_a_validation_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:

@@ -10,7 +10,13 @@ from conformance.core.contract import effective_contract
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries.constraints import Constraint, FieldRef, iter_constraints
+from conformance.suite.boundaries.classes import applicable
+from conformance.suite.boundaries.constraints import (
+    PARAMETER_KINDS,
+    Constraint,
+    FieldRef,
+    iter_constraints,
+)
 from conformance.suite.boundaries.near_misses import (
     Case,
     cases_for,
@@ -18,6 +24,7 @@ from conformance.suite.boundaries.near_misses import (
     near_miss_corpus,
     string_of_length,
 )
+from conformance.suite.factories import ABSENT
 from conformance.suite.selection import SKIPPED_HEADERS, quick_subset
 
 DECIMAL = "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"
@@ -187,9 +194,11 @@ def test_format_cases_keep_the_example_and_refuse_the_misses() -> None:
 
 
 # ------------------------------------------------------------------ the contract's constraints
-def test_every_constraint_of_the_default_contract_has_a_refused_case(
+def test_every_class_that_applies_to_a_constraint_of_the_default_contract_has_a_case(
     contract: dict[str, Any],
 ) -> None:
+    """The static form of the case-coverage gate: from known-valid examples alone, every
+    (operation, constraint, near-miss class) triple this module generates gets a refused case."""
     examples = {
         "url": "https://hooks.example.test/x",
         "resource": "https://api.example.test/r",
@@ -199,17 +208,62 @@ def test_every_constraint_of_the_default_contract_has_a_refused_case(
         "from": "0x" + "1f" * 20,
         "to": "0x" + "2e" * 20,
         "nonce": "0x" + "3d" * 32,
+        "value": "1000",
+        "max_amount_required": "1000",
+        "min_send_amount": "1.5",
+        "amount": "12.5",
     }
     from conformance.core.contract import operations
 
+    missing = []
     for op in operations(contract):
         for c in iter_constraints(contract, op.operation_id, skip_headers=SKIPPED_HEADERS):
+            if c.kind in PARAMETER_KINDS:
+                continue  # whole requests, sent by test_parameters.py
             example = examples.get(c.field.name)
             if c.kind == "format":
                 example = {"uri": "https://x.example/a", "date-time": "2026-01-01T00:00:00Z"}[
                     c.value
                 ]
-            cases = cases_for(c, example)
-            if c.kind == "minLength" and c.field.location == "path":
-                continue  # an empty path segment is a routing matter, not a value
-            assert any(not case.valid for case in cases), c.id
+            cases = cases_for(c, example, decimals=6)
+            sent = {case.near_miss for case in cases}
+            missing += [
+                f"{c.id}: no {near_miss}" for near_miss in applicable(c) if near_miss not in sent
+            ]
+    assert missing == []
+
+
+def test_a_case_of_each_other_json_type_and_null() -> None:
+    text = constraint("type", ("string",), {"type": "string"})
+    assert {c.near_miss: c.value for c in cases_for(text, "x")} == {
+        "null": None,
+        "object": {"conformance": 1},
+        "array": ["conformance"],
+        "number": 12,
+        "boolean": True,
+    }
+    number = constraint("type", ("integer",), {"type": "integer"})
+    by_class = {c.near_miss: c.value for c in cases_for(number, 86400)}
+    assert by_class["string"] == "86400"  # the digit string a coercing parser lets through
+    assert "number" not in by_class  # a fraction is the integer kind's case
+    nullable = constraint("type", ("string",), {"type": "string", "nullable": True})
+    assert "null" not in {c.near_miss for c in cases_for(nullable, "x")}
+    limit = constraint("type", ("integer",), {"type": "integer"}, where="query")
+    assert [(c.near_miss, c.value) for c in cases_for(limit, "20")] == [("string", "abc")]
+
+
+def test_a_required_field_is_left_out() -> None:
+    [case] = cases_for(constraint("required", True, {"type": "string"}), "x")
+    assert (case.value, case.valid, case.near_miss) == (ABSENT, False, "missing")
+
+
+def test_decimal_places_of_the_currency_are_accepted_and_one_more_refused() -> None:
+    amount = constraint("decimals", "currency", {"type": "string", "pattern": DECIMAL})
+    assert by_validity(cases_for(amount, "12.00005", decimals=6)) == (
+        ["12.111111"],
+        ["12.1111111"],
+    )
+    assert [c.near_miss for c in cases_for(amount, "12", decimals=6) if not c.valid] == [
+        "too-many-decimals"
+    ]
+    assert cases_for(amount, "12", decimals=None) == []  # the currency is not known
