@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.core.case_coverage import CaseLog
 from conformance.core.resources import package_data
 from conformance.reporting import diff, waivers
 from conformance.reporting.view import (
@@ -24,7 +25,8 @@ from conformance.reporting.view import (
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
 # 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec"), outside_selection, statuses_seen,
-# webhook_receiver; next: waivers, requirements[].waived_by, outcome "waived", counts.waived
+# webhook_receiver; next: waivers, requirements[].waived_by, outcome "waived", counts.waived,
+# case_coverage
 SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
@@ -132,6 +134,7 @@ def document(view: RunView) -> dict[str, Any]:
         "webhook_receiver": (
             None if view.webhook_receiver is None else view.webhook_receiver.as_dict()
         ),
+        **_case_coverage(view),
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),
@@ -144,6 +147,21 @@ def document(view: RunView) -> dict[str, Any]:
         "sections": [_section(s) for s in view.sections],
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],
+    }
+
+
+def _case_coverage(view: RunView) -> dict[str, Any]:
+    """``case_coverage``: the per-operation summaries and the triples behind them (applicable,
+    sent, cases per operation), so that ``merge`` unions the shards' sets; absent when no test
+    logged a constraint case."""
+    if view.case_log is None and not view.case_coverage:
+        return {}
+    log = view.case_log if view.case_log is not None else CaseLog()
+    return {
+        "case_coverage": {
+            "operations": [c.to_dict() for c in view.case_coverage],
+            **log.to_dict(),
+        }
     }
 
 

@@ -10,11 +10,13 @@ again, as one unsharded run folds its checks, so the verdict and every requireme
 those of a run of all the checks.
 
 What the merged run reports of the shards together: requests, rate limits, statuses and webhook
-receiver counts added up; the earliest start; the longest shard's duration (the wall time of
-shards run at the same time); the earliest first failure; every shard's reason for not
-finishing. What results.json no longer holds cannot be merged back: the full length of a body
-cut at ``json_report.BODY_LIMIT`` (the merged report says the cut length) and the results left
-out as outside ``--only``/``--skip`` (not counted in the merged report).
+receiver counts added up; the constraint-case triples united (applicable and sent: one
+operation's cases may come from several shards) and their cases added up; the earliest start;
+the longest shard's duration (the wall time of shards run at the same time); the earliest first
+failure; every shard's reason for not finishing. What results.json no longer holds cannot be
+merged back: the full length of a body cut at ``json_report.BODY_LIMIT`` (the merged report says
+the cut length) and the results left out as outside ``--only``/``--skip`` (not counted in the
+merged report).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.core.case_coverage import CaseLog, logged
 from conformance.core.catalogue import Catalogue
 from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.evidence import check_from_dict
@@ -216,6 +219,10 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
         if s.document["incomplete_reason"] is not None
     ]
     failures = [d["first_failure_s"] for d in documents if d["first_failure_s"] is not None]
+    case_log = CaseLog()
+    for document in documents:
+        if isinstance(document.get("case_coverage"), dict):
+            case_log.merge(CaseLog.from_dict(document["case_coverage"]))
     target = first["target"]
     return RunResult(
         suite_version=first["suite_version"],
@@ -236,6 +243,8 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
         outside_ids=outside,
         statuses_seen=statuses,
         webhook_receiver=_receiver(documents),
+        case_coverage=case_log.by_operation(),
+        case_log=logged(case_log),
     )
 
 

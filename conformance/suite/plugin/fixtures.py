@@ -1,6 +1,7 @@
 """The fixtures conformance checks ask for: the settings, profile and target of the run, both
-merchants' clients, the effective contract, a state machine's context and the check recorder.
-All are lazy: a session without conformance checks builds none of them."""
+merchants' clients, the effective contract, a state machine's context, the check recorder and
+the log of constraint cases. All are lazy: a session without conformance checks builds none of
+them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
 from conformance.core.results import Target
 from conformance.suite.plugin.collection import family_of
@@ -133,6 +135,18 @@ def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
             family_of(item), _state(request).secrets, item_state.operation_id
         )
     return item_state.recorder
+
+
+@pytest.fixture
+def case_log(request: pytest.FixtureRequest) -> CaseLog:
+    """A fresh ``CaseLog`` for this test: the (operation, constraint, near-miss class) triples
+    that apply (``expect``) and those it sent a case for (``record``). The plugin hands it on
+    at the test's end (``CASE_COVERAGE_PROPERTY``, when it logged anything), and the engine
+    merges the logs of every test into the run's ``case_coverage``."""
+    item_state = _item_state(request.node)
+    if item_state.case_log is None:
+        item_state.case_log = CaseLog()
+    return item_state.case_log
 
 
 @pytest.fixture
