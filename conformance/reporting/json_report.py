@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.core.case_coverage import CaseLog
 from conformance.core.resources import package_data
 from conformance.reporting import diff, waivers
 from conformance.reporting.view import (
@@ -153,16 +152,12 @@ def document(view: RunView) -> dict[str, Any]:
 def _case_coverage(view: RunView) -> dict[str, Any]:
     """``case_coverage``: the per-operation summaries and the triples behind them (applicable,
     sent, cases per operation), so that ``merge`` unions the shards' sets; absent when no test
-    logged a constraint case."""
+    logged a constraint case. A result built with summaries alone (no ``case_log``: never one
+    of ``run``) keeps them alone."""
     if view.case_log is None and not view.case_coverage:
         return {}
-    log = view.case_log if view.case_log is not None else CaseLog()
-    return {
-        "case_coverage": {
-            "operations": [c.to_dict() for c in view.case_coverage],
-            **log.to_dict(),
-        }
-    }
+    triples = {} if view.case_log is None else view.case_log.to_dict()
+    return {"case_coverage": {"operations": [c.to_dict() for c in view.case_coverage], **triples}}
 
 
 def _with_shard(view: RunView, data: dict[str, Any]) -> dict[str, Any]:

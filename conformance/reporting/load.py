@@ -285,7 +285,12 @@ def _case_coverage(value: Any) -> tuple[tuple[OperationCaseCoverage, ...], CaseL
     if not isinstance(value, dict):
         return (), None
     operations = tuple(OperationCaseCoverage.from_dict(o) for o in value["operations"])
-    return operations, CaseLog.from_dict(value)
+    if "applicable" not in value:  # summaries alone (the schema wants all three or none)
+        return operations, None
+    log = CaseLog.from_dict(value)
+    if operations != log.by_operation():
+        raise LoadError("case_coverage: its operations do not match the triples it lists")
+    return operations, log
 
 
 def _receiver_counts(value: Any) -> ReceiverCounts | None:

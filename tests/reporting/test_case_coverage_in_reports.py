@@ -98,6 +98,22 @@ def test_results_json_reads_back_as_written(passing_run: RunResult, report_dir: 
         assert render(view).encode() == (report_dir / name).read_bytes(), name
 
 
+def test_summaries_without_their_triples_are_kept_alone(
+    passing_run: RunResult, report_dir: Path
+) -> None:
+    """A result built with ``case_coverage`` only (``run`` always keeps the triples too)."""
+    run = replace(passing_run, case_coverage=case_log().by_operation())
+    write_reports(run, report_dir)
+    path = report_dir / json_report.FILENAME
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert set(document["case_coverage"]) == {"operations"}
+    view = load_view(path)
+    assert (view.case_coverage, view.case_log) == (run.case_coverage, None)
+    assert json_report.render(view).encode() == path.read_bytes()
+    assert summary.render(view).encode() == (report_dir / summary.FILENAME).read_bytes()
+    assert f"- `{GAP}`" in summary.render(view)
+
+
 def test_a_run_that_logged_no_case_has_no_field(passing_run: RunResult, report_dir: Path) -> None:
     write_reports(passing_run, report_dir)
     document = json.loads((report_dir / json_report.FILENAME).read_text(encoding="utf-8"))
@@ -126,6 +142,7 @@ def test_a_results_json_written_before_the_field_existed_still_loads(
         (lambda c: c["applicable"].append(["createPayment", "body.x", "type"]), "applicable"),
         (lambda c: c["operations"][0].update(cases=-1), "cases"),
         (lambda c: c.pop("sent"), "case_coverage"),
+        (lambda c: c.pop("operations"), "operations"),
         (lambda c: c["cases"].update(createPayment=True), "createPayment"),
     ],
 )
@@ -140,6 +157,28 @@ def test_an_edited_field_is_refused_by_the_schema(
     edit(document["case_coverage"])  # type: ignore[operator]
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(LoadError, match=where):
+        load_view(path)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda c: c["operations"][1].update(covered=2, missing=[]),  # the gap hidden
+        lambda c: c["sent"].pop(),  # a case taken away, the summary left
+        lambda c: c["operations"].pop(),  # an operation's summary left out
+    ],
+)
+def test_summaries_that_do_not_match_their_triples_are_refused(
+    passing_run: RunResult, report_dir: Path, edit: object
+) -> None:
+    from conformance.reporting.load import LoadError
+
+    write_reports(with_cases(passing_run), report_dir)
+    path = report_dir / json_report.FILENAME
+    document = json.loads(path.read_text(encoding="utf-8"))
+    edit(document["case_coverage"])  # type: ignore[operator]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(LoadError, match="operations do not match the triples"):
         load_view(path)
 
 

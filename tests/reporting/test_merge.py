@@ -213,3 +213,41 @@ def test_constraint_cases_of_the_shards_are_united(tmp_path: Path) -> None:
 def test_shards_that_logged_no_constraint_case_merge_into_none(tmp_path: Path) -> None:
     merged = merge_shards(shards(tmp_path), CATALOGUE)
     assert (merged.case_coverage, merged.case_log) == ((), None)
+
+
+def _summaries_alone(log: CaseLog) -> dict[str, Any]:
+    return {"case_coverage": log.by_operation(), "case_log": None}
+
+
+def test_summaries_without_triples_are_taken_for_operations_no_other_shard_has(
+    tmp_path: Path,
+) -> None:
+    dot = CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", "trailing-dot")
+    cursor = CaseKey("listPayments", "query.cursor", "cursor", "foreign-cursor")
+    given = [
+        write_shard(tmp_path, shard_result(1, 3, **_summaries_alone(_case_log([dot], [dot])))),
+        write_shard(tmp_path, shard_result(2, 3, case_log=_case_log([cursor], []))),
+        write_shard(tmp_path, shard_result(3, 3)),
+    ]
+    merged = merge_shards(given, CATALOGUE)
+    assert merged.case_log is None  # not all shards kept their triples: summaries alone
+    assert [(c.operation_id, c.covered, c.triples) for c in merged.case_coverage] == [
+        ("createPayoutSchedule", 1, 1),
+        ("listPayments", 0, 1),
+    ]
+    write_reports(merged, tmp_path / "merged", CATALOGUE)
+    read_document(tmp_path / "merged" / "results.json")  # validated by its schema
+
+
+def test_summaries_without_triples_of_one_operation_in_two_shards_are_refused(
+    tmp_path: Path,
+) -> None:
+    dot = CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", "trailing-dot")
+    null = CaseKey("createPayoutSchedule", "body.min_send_amount", "type", "null")
+    given = [
+        write_shard(tmp_path, shard_result(1, 3, **_summaries_alone(_case_log([dot], [dot])))),
+        write_shard(tmp_path, shard_result(2, 3, case_log=_case_log([null], [null]))),
+        write_shard(tmp_path, shard_result(3, 3)),
+    ]
+    with pytest.raises(MergeError, match=r"shard 1/3 .* createPayoutSchedule without its triples"):
+        merge_shards(given, CATALOGUE)
