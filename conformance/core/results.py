@@ -236,6 +236,7 @@ class RunResult:
     case_coverage: tuple[OperationCaseCoverage, ...] = ()
     # The triples behind ``case_coverage``, merged over every test (None: none was logged):
     # results.json keeps them, so that ``merge`` unions the shards' sets, not their summaries.
+    # When given, the reports compute the summaries from them (``reporting.view``).
     case_log: CaseLog | None = None
 
     def count(self, outcome: Outcome) -> int:
