@@ -95,7 +95,7 @@ class CaseLog:
         cases = data.get("cases")
         if isinstance(cases, Mapping):
             for operation_id, count in cases.items():
-                if isinstance(operation_id, str) and isinstance(count, int) and count >= 0:
+                if isinstance(operation_id, str) and type(count) is int and count >= 0:
                     log.cases[operation_id] = count
         return log
 
@@ -150,3 +150,22 @@ class OperationCaseCoverage:
             cases=int(data["cases"]),
             missing=tuple(str(m) for m in data.get("missing", ())),
         )
+
+
+def logged(log: CaseLog) -> CaseLog | None:
+    """``log``, or None when nothing was logged in it (a run without the boundaries family)."""
+    return log if log.applicable or log.sent else None
+
+
+def coverage_line(coverage: Iterable[OperationCaseCoverage]) -> str:
+    """The totals as the console and summary.md say them: "constraint cases: 1,234 cases over
+    612 of 612 (constraint, class) pairs in 20 operations"."""
+    rows = list(coverage)
+    cases = sum(r.cases for r in rows)
+    covered = sum(r.covered for r in rows)
+    pairs = sum(r.triples for r in rows)
+    return (
+        f"constraint cases: {cases:,} case{'' if cases == 1 else 's'} over {covered:,} of "
+        f"{pairs:,} (constraint, class) pairs in {len(rows):,} "
+        f"operation{'' if len(rows) == 1 else 's'}"
+    )

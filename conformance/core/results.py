@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from conformance.core.case_coverage import CaseLog, OperationCaseCoverage
 from conformance.core.catalogue import Requirement
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.shards import ShardPlan
@@ -230,6 +231,13 @@ class RunResult:
     baseline: Diff | None = None
     # run --shard: the part of the run's tests this shard ran (None: an unsharded run)
     shard: ShardPlan | None = None
+    # Constraint-case coverage per operation (``case_log.by_operation()``); empty when no test
+    # logged a constraint case (no boundaries family ran, or ``validate``'s recordings).
+    case_coverage: tuple[OperationCaseCoverage, ...] = ()
+    # The triples behind ``case_coverage``, merged over every test (None: none was logged):
+    # results.json keeps them, so that ``merge`` unions the shards' sets, not their summaries.
+    # When given, the reports compute the summaries from them (``reporting.view``).
+    case_log: CaseLog | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for r in self.requirements if r.outcome is outcome)

@@ -1,9 +1,9 @@
 """The CheckResults of a run, gathered from its test reports as the tests finish.
 
 ``ResultCollector`` is a pytest plugin on the controller side: it reads what each test carried
-through pytest-xdist (``suite.wire.check_properties``), feeds the display, and counts requests,
-rate limits and the statuses seen. ``server_gone`` and ``_not_reached`` say what a run that
-stopped early did not judge.
+through pytest-xdist (``suite.wire.check_properties``), feeds the display, counts requests,
+rate limits and the statuses seen, and merges the constraint cases the tests logged.
+``server_gone`` and ``_not_reached`` say what a run that stopped early did not judge.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance.core.case_coverage import CaseLog
 from conformance.core.catalogue import Requirement
 from conformance.core.evidence import check_from_dict
 from conformance.core.receiver_counts import ReceiverCounts
@@ -22,6 +23,7 @@ from conformance.core.shards import ShardPlan
 from conformance.engine.progress import Display
 from conformance.suite.tool_errors import SERVER_GONE
 from conformance.suite.wire.check_properties import (
+    CASE_COVERAGE_PROPERTY,
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
@@ -104,6 +106,9 @@ class ResultCollector:
         self.requests_sent = 0
         self.rate_limits = RateLimitCounts()  # summed over the tests' RATE_LIMITS_PROPERTY
         self.webhook_receiver: ReceiverCounts | None = None  # WEBHOOK_RECEIVER_PROPERTY
+        # merged over every test's CASE_COVERAGE_PROPERTY: one operation's cases may come from
+        # several tests, run by several test processes
+        self.case_log = CaseLog()
         self.collection_errors: list[str] = []
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
@@ -165,5 +170,7 @@ class ResultCollector:
                 merge_statuses(self.statuses_seen, statuses_of(value))
             elif name == WEBHOOK_RECEIVER_PROPERTY and isinstance(value, dict):
                 self.webhook_receiver = ReceiverCounts.from_dict(value)
+            elif name == CASE_COVERAGE_PROPERTY and isinstance(value, dict):
+                self.case_log.merge(CaseLog.from_dict(value))  # what is malformed is left out
         self.requests_sent += requests
         self.display.test_done(phase_of(report.nodeid), family, failed, requests)

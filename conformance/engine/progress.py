@@ -21,6 +21,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from conformance.core.case_coverage import coverage_line
 from conformance.core.catalogue import Layer, Requirement
 from conformance.core.diff import describe
 from conformance.core.redaction import redact_text
@@ -299,6 +300,8 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         )
         console.print()
     console.print(f"rate limits: {run.rate_limits.describe()}", highlight=False, soft_wrap=True)
+    if run.case_coverage:  # numbers only: the pairs without a case are named in the reports
+        console.print(coverage_line(run.case_coverage), highlight=False, soft_wrap=True)
     if run.webhook_receiver is not None and run.webhook_receiver.drops:
         # the paths are the server's choice: secrets masked, shown escaped
         line = redact_text(run.webhook_receiver.describe())

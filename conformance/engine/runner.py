@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from conformance import __version__
+from conformance.core.case_coverage import logged
 from conformance.core.catalogue import Catalogue, Requirement
 from conformance.core.diff import compare, outcomes_of
 from conformance.core.profile import Profile, ProfileError, load_profile, with_credential
@@ -150,6 +151,8 @@ def _execute(options: RunOptions, display: Display) -> Run:
         webhook_receiver=collector.webhook_receiver,
         waivers=waived,
         shard=collector.shard_plan,
+        case_coverage=collector.case_log.by_operation(),
+        case_log=logged(collector.case_log),
     )
     if options.baseline is not None:
         result = replace(result, baseline=compare(options.baseline, outcomes_of(result)))

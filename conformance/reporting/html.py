@@ -13,6 +13,7 @@ from functools import cache
 
 import jinja2
 
+from conformance.core.case_coverage import coverage_line
 from conformance.core.diff import CATEGORIES, category_title, entry_note
 from conformance.core.resources import package_data
 from conformance.reporting.check_titles import check_title
@@ -103,11 +104,16 @@ def environment() -> jinja2.Environment:
     return env
 
 
+def _sentence(line: str) -> str:
+    return line[:1].upper() + line[1:]
+
+
 def render(view: RunView) -> str:
     template = environment().get_template(TEMPLATE)
     return template.render(
         view=view,
         operations=by_operation(view),
+        case_line=_sentence(coverage_line(view.case_coverage)),
         max_evidence=MAX_EVIDENCE,
         places=EvidencePlaces.of(view, MAX_EVIDENCE),
         replay_note=view.replay_note,

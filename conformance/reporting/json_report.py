@@ -24,7 +24,8 @@ from conformance.reporting.view import (
 
 # 1.1: verdict_summary, requirements_exercised, rerun, replay_note; 1.2: first_failure_s;
 # 1.3: rate_limits; 1.4: counts.layers "contract" (was "spec"), outside_selection, statuses_seen,
-# webhook_receiver; next: waivers, requirements[].waived_by, outcome "waived", counts.waived
+# webhook_receiver; next: waivers, requirements[].waived_by, outcome "waived", counts.waived,
+# case_coverage
 SCHEMA_VERSION = "1.4"
 BODY_LIMIT = 65_536
 FILENAME = "results.json"
@@ -132,6 +133,7 @@ def document(view: RunView) -> dict[str, Any]:
         "webhook_receiver": (
             None if view.webhook_receiver is None else view.webhook_receiver.as_dict()
         ),
+        **_case_coverage(view),
         "counts": {
             "requirements": view.counts.as_dict(),
             "checks": view.check_counts.as_dict(),
@@ -145,6 +147,17 @@ def document(view: RunView) -> dict[str, Any]:
         "requirements": [_requirement(r) for r in view.requirements],
         "checks": [_check(c) for c in view.checks],
     }
+
+
+def _case_coverage(view: RunView) -> dict[str, Any]:
+    """``case_coverage``: the per-operation summaries and the triples behind them (applicable,
+    sent, cases per operation), so that ``merge`` unions the shards' sets; absent when no test
+    logged a constraint case. A result built with summaries alone (no ``case_log``: never one
+    of ``run``) keeps them alone."""
+    if view.case_log is None and not view.case_coverage:
+        return {}
+    triples = {} if view.case_log is None else view.case_log.to_dict()
+    return {"case_coverage": {"operations": [c.to_dict() for c in view.case_coverage], **triples}}
 
 
 def _with_shard(view: RunView, data: dict[str, Any]) -> dict[str, Any]:

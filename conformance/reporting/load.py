@@ -31,6 +31,7 @@ from typing import Any
 import jsonschema
 
 from conformance.core import untrusted_files
+from conformance.core.case_coverage import CaseLog, OperationCaseCoverage
 from conformance.core.catalogue import Layer, Section
 from conformance.core.diff import Diff
 from conformance.core.receiver_counts import ReceiverCounts
@@ -208,6 +209,7 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
             SectionView(sections[s["key"]], tuple(by_id[rid] for rid in s["requirements"]))
         )
     target = document["target"]
+    case_coverage, case_log = _case_coverage(document.get("case_coverage"))
     view = RunView(
         suite_version=document["suite_version"],
         contract_sha256=document["contract_sha256"],
@@ -240,6 +242,8 @@ def view_of(document: dict[str, Any], *, reports_dir: str) -> RunView:
         webhook_receiver=_receiver_counts(document.get("webhook_receiver")),  # 1.4
         waivers=_waivers(document.get("waivers")),
         baseline=_baseline(document.get("baseline")),
+        case_coverage=case_coverage,
+        case_log=case_log,
     )
     _check_waived_by(view)
     if view.verdict_summary != document["verdict_summary"]:
@@ -273,6 +277,20 @@ def _baseline(value: Any) -> Diff | None:
         return diff.from_dict(value)
     except ValueError as exc:
         raise LoadError(str(exc)) from None
+
+
+def _case_coverage(value: Any) -> tuple[tuple[OperationCaseCoverage, ...], CaseLog | None]:
+    """``case_coverage`` and ``case_log`` of the view, as stored (a results.json written before
+    the field existed, or of a run that logged no constraint case, has none)."""
+    if not isinstance(value, dict):
+        return (), None
+    operations = tuple(OperationCaseCoverage.from_dict(o) for o in value["operations"])
+    if "applicable" not in value:  # summaries alone (the schema wants all three or none)
+        return operations, None
+    log = CaseLog.from_dict(value)
+    if operations != log.by_operation():
+        raise LoadError("case_coverage: its operations do not match the triples it lists")
+    return operations, log
 
 
 def _receiver_counts(value: Any) -> ReceiverCounts | None:

@@ -10,11 +10,13 @@ again, as one unsharded run folds its checks, so the verdict and every requireme
 those of a run of all the checks.
 
 What the merged run reports of the shards together: requests, rate limits, statuses and webhook
-receiver counts added up; the earliest start; the longest shard's duration (the wall time of
-shards run at the same time); the earliest first failure; every shard's reason for not
-finishing. What results.json no longer holds cannot be merged back: the full length of a body
-cut at ``json_report.BODY_LIMIT`` (the merged report says the cut length) and the results left
-out as outside ``--only``/``--skip`` (not counted in the merged report).
+receiver counts added up; the constraint-case triples united (applicable and sent: one
+operation's cases may come from several shards) and their cases added up; the earliest start;
+the longest shard's duration (the wall time of shards run at the same time); the earliest first
+failure; every shard's reason for not finishing. What results.json no longer holds cannot be
+merged back: the full length of a body cut at ``json_report.BODY_LIMIT`` (the merged report says
+the cut length) and the results left out as outside ``--only``/``--skip`` (not counted in the
+merged report).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.core.case_coverage import CaseLog, OperationCaseCoverage, logged
 from conformance.core.catalogue import Catalogue
 from conformance.core.diff import RunOutcomes, compare, outcomes_of
 from conformance.core.evidence import check_from_dict
@@ -190,6 +193,42 @@ def _receiver(documents: Sequence[dict[str, Any]]) -> ReceiverCounts | None:
     )
 
 
+def _case_coverage(
+    shards: Sequence[ShardRun],
+) -> tuple[CaseLog | None, tuple[OperationCaseCoverage, ...]]:
+    """The shards' constraint cases united: their triples as sets, their cases added up. A
+    shard whose results.json keeps summaries without triples (never one of ``run``) cannot be
+    united: its summary of an operation is taken when no other shard has that operation, and
+    otherwise the merge is refused; the merged run then keeps summaries alone too."""
+    log = CaseLog()
+    alone: dict[str, tuple[ShardRun, OperationCaseCoverage]] = {}
+    for shard in shards:
+        value = shard.document.get("case_coverage")
+        if not isinstance(value, dict):
+            continue
+        if "applicable" in value:
+            log.merge(CaseLog.from_dict(value))
+            continue
+        for data in value["operations"]:
+            summary = OperationCaseCoverage.from_dict(data)
+            if summary.operation_id in alone:
+                raise MergeError(_cannot_unite(summary.operation_id, shard))
+            alone[summary.operation_id] = (shard, summary)
+    united = {c.operation_id: c for c in log.by_operation()}
+    for operation_id, (shard, summary) in alone.items():
+        if operation_id in united:
+            raise MergeError(_cannot_unite(operation_id, shard))
+        united[operation_id] = summary
+    return logged(log) if not alone else None, tuple(united[op] for op in sorted(united))
+
+
+def _cannot_unite(operation_id: str, shard: ShardRun) -> str:
+    return (
+        f"{shard.name} keeps the constraint-case summary of {operation_id} without its triples, "
+        "and another shard has that operation too: their cases cannot be united"
+    )
+
+
 def _selectors(options: dict[str, str], name: str) -> tuple[str, ...]:
     return tuple(filter(None, options.get(name, "").split(",")))
 
@@ -216,6 +255,7 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
         if s.document["incomplete_reason"] is not None
     ]
     failures = [d["first_failure_s"] for d in documents if d["first_failure_s"] is not None]
+    case_log, case_coverage = _case_coverage(shards)
     target = first["target"]
     return RunResult(
         suite_version=first["suite_version"],
@@ -236,6 +276,8 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
         outside_ids=outside,
         statuses_seen=statuses,
         webhook_receiver=_receiver(documents),
+        case_coverage=case_coverage,
+        case_log=case_log,
     )
 
 

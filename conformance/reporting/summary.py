@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from conformance.core.case_coverage import coverage_line
 from conformance.core.results import split_steps
 from conformance.reporting import waivers
 from conformance.reporting.coverage import by_operation
@@ -19,6 +20,7 @@ MAX_FAILURES = 50
 TEXT_LIMIT = 160
 MESSAGE_LIMIT = 240
 MAX_STEP_LINES = 30  # of a failure's step list (report.html and results.json carry it whole)
+MAX_GAPS = 50  # (constraint, class) pairs without a case listed; report.html lists them all
 
 VERDICT_MARK = {"CONFORMANT": "✅", "NOT CONFORMANT": "❌", "NOT TESTED": "⚠️", "INCOMPLETE": "⚠️"}
 
@@ -74,6 +76,21 @@ def _baseline(view: RunView) -> list[str]:
     return [] if view.baseline is None else diff.markdown(view.baseline)
 
 
+def _case_coverage(view: RunView) -> list[str]:
+    """The constraint-case totals and each pair without a case, or nothing when no test logged
+    a constraint case."""
+    if not view.case_coverage:
+        return []
+    lines = [escape(coverage_line(view.case_coverage)), ""]
+    gaps = [gap for op in view.case_coverage for gap in op.missing]
+    if gaps:
+        lines += [f"- {code(gap)}" for gap in gaps[:MAX_GAPS]]
+        if len(gaps) > MAX_GAPS:
+            lines.append(f"- … and {len(gaps) - MAX_GAPS} more: see report.html or results.json")
+        lines.append("")
+    return lines
+
+
 def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
@@ -95,6 +112,7 @@ def render(view: RunView) -> str:
         "",
         f"rate limits: {escape(view.rate_limits.describe())}",
         "",
+        *_case_coverage(view),
         *(
             [escape(view.webhook_receiver.describe()), ""]
             if view.webhook_receiver is not None and view.webhook_receiver.drops

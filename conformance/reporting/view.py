@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from conformance.core.case_coverage import CaseKey, CaseLog, OperationCaseCoverage
 from conformance.core.catalogue import Layer, Section
 from conformance.core.diff import Diff, scrubbed, verdict_note
 from conformance.core.receiver_counts import ReceiverCounts
@@ -222,6 +223,9 @@ class RunView:
     waivers: WaiverReport | None = None  # run --waivers: what each waiver did (None: none)
     baseline: Diff | None = None  # run --baseline: the run against an earlier one
     shard: dict[str, object] | None = None  # run --shard: ShardPlan.as_dict (None: unsharded)
+    # constraint-case coverage per operation, and the triples behind it (None: none logged)
+    case_coverage: tuple[OperationCaseCoverage, ...] = ()
+    case_log: CaseLog | None = None
 
     @property
     def outside_selection_note(self) -> str:
@@ -451,6 +455,7 @@ def build_view(
     )
     sections = tuple(SectionView(s, tuple(grouped[s])) for s in ordered)
 
+    case_coverage, case_log = _case_coverage(run, scrubber)
     options = tuple(
         (scrubber.text(k), REDACTED if scrubber.is_secret_option(k) else scrubber.text(v))
         for k, v in sorted(run.options.items())
@@ -492,7 +497,40 @@ def build_view(
         waivers=waivers.scrubbed(run.waivers, scrubber),
         baseline=None if run.baseline is None else scrubbed(run.baseline, scrubber.text),
         shard=None if run.shard is None else run.shard.as_dict(),
+        case_coverage=case_coverage,
+        case_log=case_log,
     )
+
+
+def _case_coverage(
+    run: RunResult, scrubber: Scrubber
+) -> tuple[tuple[OperationCaseCoverage, ...], CaseLog | None]:
+    """``case_coverage`` and ``case_log`` of the view: the names of operations, fields, keywords
+    and classes come from the effective contract (a profile's too), so they are made printable.
+    With the triples at hand the summaries are computed from the printable ones, so that both
+    name a gap alike."""
+    if run.case_log is None:
+        coverage = tuple(
+            replace(
+                c,
+                operation_id=scrubber.catalogue(c.operation_id),
+                missing=tuple(scrubber.catalogue(m) for m in c.missing),
+            )
+            for c in run.case_coverage
+        )
+        return coverage, None
+    log = CaseLog(
+        applicable={_printable_key(k, scrubber) for k in run.case_log.applicable},
+        sent={_printable_key(k, scrubber) for k in run.case_log.sent},
+    )
+    for operation_id, count in run.case_log.cases.items():
+        shown = scrubber.catalogue(operation_id)
+        log.cases[shown] = log.cases.get(shown, 0) + count
+    return log.by_operation(), log
+
+
+def _printable_key(key: CaseKey, scrubber: Scrubber) -> CaseKey:
+    return CaseKey(*(scrubber.catalogue(part) for part in key.to_list()))
 
 
 def _receiver_counts(counts: ReceiverCounts | None, scrubber: Scrubber) -> ReceiverCounts | None:

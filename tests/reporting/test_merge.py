@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.case_coverage import CaseKey, CaseLog, OperationCaseCoverage
 from conformance.core.results import Target, Verdict, fold
 from conformance.reporting import write_reports
 from conformance.reporting.load import read_document
@@ -156,3 +157,97 @@ def test_a_shard_that_did_not_finish_leaves_the_merged_run_incomplete(tmp_path: 
     merged = merge_shards(given, CATALOGUE)
     assert merged.incomplete_reason == "shard 2/2: interrupted"
     assert merged.exit_code == 2
+
+
+def _case_log(applicable: list[CaseKey], sent: list[CaseKey]) -> CaseLog:
+    log = CaseLog()
+    log.expect(applicable)
+    for key in sent:
+        log.record(key)
+    return log
+
+
+def test_constraint_cases_of_the_shards_are_united(tmp_path: Path) -> None:
+    """Two shards ran tests of one operation: its pairs are the union of theirs (a pair one
+    shard had no case for is covered if the other sent one), its cases the sum; a shard that
+    logged none adds nothing."""
+    dot = CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", "trailing-dot")
+    null = CaseKey("createPayoutSchedule", "body.min_send_amount", "type", "null")
+    cursor = CaseKey("listPayments", "query.cursor", "cursor", "foreign-cursor")
+    logs = {
+        1: _case_log([dot, null], [dot, dot]),  # no null case here...
+        2: _case_log([null, cursor], [null]),  # ...but in this shard; no cursor case anywhere
+        3: None,
+    }
+    given = [
+        write_shard(
+            tmp_path,
+            shard_result(
+                i,
+                3,
+                case_log=log,
+                case_coverage=() if log is None else log.by_operation(),
+            ),
+        )
+        for i, log in logs.items()
+    ]
+    merged = merge_shards(given, CATALOGUE)
+    assert merged.case_log is not None
+    assert (merged.case_log.applicable, merged.case_log.sent) == ({dot, null, cursor}, {dot, null})
+    assert merged.case_coverage == (
+        OperationCaseCoverage("createPayoutSchedule", 2, 2, 2, 3, ()),
+        OperationCaseCoverage(
+            "listPayments",
+            1,
+            1,
+            0,
+            0,
+            ("listPayments query.cursor: no foreign-cursor case (cursor)",),
+        ),
+    )
+    write_reports(merged, tmp_path / "merged", CATALOGUE)
+    document = read_document(tmp_path / "merged" / "results.json")  # validated by its schema
+    assert document["case_coverage"]["cases"] == {"createPayoutSchedule": 3}
+
+
+def test_shards_that_logged_no_constraint_case_merge_into_none(tmp_path: Path) -> None:
+    merged = merge_shards(shards(tmp_path), CATALOGUE)
+    assert (merged.case_coverage, merged.case_log) == ((), None)
+
+
+def _summaries_alone(log: CaseLog) -> dict[str, Any]:
+    return {"case_coverage": log.by_operation(), "case_log": None}
+
+
+def test_summaries_without_triples_are_taken_for_operations_no_other_shard_has(
+    tmp_path: Path,
+) -> None:
+    dot = CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", "trailing-dot")
+    cursor = CaseKey("listPayments", "query.cursor", "cursor", "foreign-cursor")
+    given = [
+        write_shard(tmp_path, shard_result(1, 3, **_summaries_alone(_case_log([dot], [dot])))),
+        write_shard(tmp_path, shard_result(2, 3, case_log=_case_log([cursor], []))),
+        write_shard(tmp_path, shard_result(3, 3)),
+    ]
+    merged = merge_shards(given, CATALOGUE)
+    assert merged.case_log is None  # not all shards kept their triples: summaries alone
+    assert [(c.operation_id, c.covered, c.triples) for c in merged.case_coverage] == [
+        ("createPayoutSchedule", 1, 1),
+        ("listPayments", 0, 1),
+    ]
+    write_reports(merged, tmp_path / "merged", CATALOGUE)
+    read_document(tmp_path / "merged" / "results.json")  # validated by its schema
+
+
+def test_summaries_without_triples_of_one_operation_in_two_shards_are_refused(
+    tmp_path: Path,
+) -> None:
+    dot = CaseKey("createPayoutSchedule", "body.min_send_amount", "pattern", "trailing-dot")
+    null = CaseKey("createPayoutSchedule", "body.min_send_amount", "type", "null")
+    given = [
+        write_shard(tmp_path, shard_result(1, 3, **_summaries_alone(_case_log([dot], [dot])))),
+        write_shard(tmp_path, shard_result(2, 3, case_log=_case_log([null], [null]))),
+        write_shard(tmp_path, shard_result(3, 3)),
+    ]
+    with pytest.raises(MergeError, match=r"shard 1/3 .* createPayoutSchedule without its triples"):
+        merge_shards(given, CATALOGUE)

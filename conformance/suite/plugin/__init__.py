@@ -42,7 +42,7 @@ from conformance.suite.plugin.collection import (
     pytest_collectstart,
 )
 from conformance.suite.plugin.fixtures import (
-    case_log,  # TEMP(lead21)
+    case_log,
     check_recorder,
     conformance_profile,
     conformance_seed,

@@ -1,6 +1,7 @@
 """The fixtures conformance checks ask for: the settings, profile and target of the run, both
-merchants' clients, the effective contract, a state machine's context and the check recorder.
-All are lazy: a session without conformance checks builds none of them."""
+merchants' clients, the effective contract, a state machine's context, the check recorder and
+the log of constraint cases. All are lazy: a session without conformance checks builds none of
+them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
 from conformance.core.results import Target
 from conformance.suite.plugin.collection import family_of
@@ -136,6 +138,18 @@ def check_recorder(request: pytest.FixtureRequest) -> CheckRecorder:
 
 
 @pytest.fixture
+def case_log(request: pytest.FixtureRequest) -> CaseLog:
+    """A fresh ``CaseLog`` for this test: the (operation, constraint, near-miss class) triples
+    that apply (``expect``) and those it sent a case for (``record``). The plugin hands it on
+    at the test's end (``CASE_COVERAGE_PROPERTY``, when it logged anything), and the engine
+    merges the logs of every test into the run's ``case_coverage``."""
+    item_state = _item_state(request.node)
+    if item_state.case_log is None:
+        item_state.case_log = CaseLog()
+    return item_state.case_log
+
+
+@pytest.fixture
 def record_operation(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """``record_operation("createPayment")``: the operation this test exercised."""
     item_state = _item_state(request.node)
@@ -146,19 +160,3 @@ def record_operation(request: pytest.FixtureRequest) -> Callable[[str], None]:
             item_state.recorder.operation_id = operation_id
 
     return record
-
-
-@pytest.fixture
-def case_log(request: pytest.FixtureRequest) -> Any:  # TEMP(lead21): replaced at merge
-    import json
-    import os
-    import uuid
-
-    from conformance.core.case_coverage import CaseLog
-
-    log = CaseLog()
-    yield log
-    where = os.environ.get("CASE_LOG_DIR")
-    if where:
-        with open(f"{where}/{uuid.uuid4().hex}.json", "w") as f:
-            json.dump(log.to_dict(), f)

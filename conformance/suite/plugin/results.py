@@ -1,6 +1,7 @@
 """What each conformance check gives: its outcome from the reports of its phases (only an
 answer of the server fails a requirement), and the CheckResults and counts it hands on as
-user properties (``conformance.suite.wire.check_properties``)."""
+user properties (``conformance.suite.wire.check_properties``), with the constraint cases its
+``case_log`` logged, if it asked for one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from conformance.core.case_coverage import CaseLog, logged
 from conformance.core.evidence import check_to_dict
 from conformance.core.results import CheckResult, Evidence, Outcome, RateLimitCounts, budget_reason
 from conformance.suite import rate_limit_checks
@@ -23,6 +25,7 @@ from conformance.suite.plugin.collection import (
 from conformance.suite.plugin.session import _STATE, _SessionState
 from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
 from conformance.suite.wire.check_properties import (
+    CASE_COVERAGE_PROPERTY,
     CHECK_PROPERTY,
     FAMILY_PROPERTY,
     RATE_LIMITS_PROPERTY,
@@ -44,6 +47,7 @@ class _ItemState:
     rate_limits_at_start: rate_limit_checks.Mark = field(default_factory=rate_limit_checks.Mark)
     operation_id: str | None = None
     recorder: CheckRecorder | None = None
+    case_log: CaseLog | None = None  # the ``case_log`` fixture's, if the test asked for it
     reports: dict[str, pytest.TestReport] = field(default_factory=dict)
     evidence: Evidence | None = None
     synthesized_failure: bool = False
@@ -299,5 +303,8 @@ def _final_properties(
     answers = state.statuses.take_property() if state.statuses is not None else {}
     if answers:
         properties.append((STATUSES_PROPERTY, answers))
+    log = None if item_state.case_log is None else logged(item_state.case_log)
+    if log is not None:
+        properties.append((CASE_COVERAGE_PROPERTY, log.to_dict()))
     properties.append((FAMILY_PROPERTY, family))
     return properties

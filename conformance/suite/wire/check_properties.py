@@ -19,6 +19,8 @@ RATE_LIMITS_PROPERTY = "conformance_rate_limits"  # a test's RateLimitCounts.as_
 # the statuses the server answered during a test: {operation id: {"201": answers}}
 STATUSES_PROPERTY = "conformance_statuses"
 WEBHOOK_RECEIVER_PROPERTY = "conformance_webhook_receiver"  # ReceiverCounts.as_dict()
+# the constraint cases a test applied and sent (``case_log`` fixture): CaseLog.to_dict()
+CASE_COVERAGE_PROPERTY = "conformance_case_coverage"
 MESSAGE_LIMIT = 4000
 
 
