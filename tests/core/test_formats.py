@@ -327,4 +327,7 @@ def test_epoch_seconds_and_the_parsed_instant_agree(text: str) -> None:
     exact, moment = epoch_seconds(text), parse_date_time(text)
     assert (exact is None) is (moment is None) is (not conforms("date-time", text))
     if exact is not None and moment is not None and 1 < moment.year < 9999:
-        assert abs(exact - Decimal(str(moment.timestamp()))) < Decimal("0.000001")
+        # timedelta arithmetic is exact; a float timestamp loses microseconds far from 1970
+        since = moment - datetime(1970, 1, 1, tzinfo=UTC)
+        seconds = Decimal(since.days * 86400 + since.seconds) + Decimal(since.microseconds) / 10**6
+        assert abs(exact - seconds) < Decimal("0.000001")

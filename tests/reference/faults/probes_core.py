@@ -403,6 +403,19 @@ def validation_amount_unicode_digits(probe: Probe) -> None:
     assert probe.client.post("/v1/x402/requirements", x402).status_code == 201
 
 
+def validation_date_time_fromisoformat(probe: Probe) -> None:
+    # the date passes validation; the schedule code then fails on it
+    assert _payout_status(probe, first_run_at="2099-01-01") == 500
+
+
+def payout_replace_rounds_decimals(probe: Probe) -> None:
+    schedule = probe.client.post("/v1/payout-schedules", payout_body()).json()
+    path = f"/v1/payout-schedules/{schedule['id']}"
+    replaced = probe.client.put(path, payout_body(min_send_amount="1.1234567"))  # usdc: 6
+    assert replaced.status_code == 200
+    assert replaced.json()["min_send_amount"] == "1.123456"
+
+
 def error_body_without_message(probe: Probe) -> None:
     body = probe.client.get("/v1/nowhere").json()
     assert body["code"] == "not_found"
