@@ -260,7 +260,7 @@ class Pipeline:
         token = ACTIVE_FAULTS.set(self.config.faults)
         try:
             return (
-                validator.path(match.path_params),
+                validator.path(match.path_params, _raw_path_params(request, match)),
                 validator.query(request.query),
                 validator.json_body(request.body, content_type),
             )
@@ -268,6 +268,13 @@ class Pipeline:
             raise validation_failure(self.config.profile, exc.details) from None
         finally:
             ACTIVE_FAULTS.reset(token)
+
+
+def _raw_path_params(request: IncomingRequest, match: Match) -> dict[str, str]:
+    """The path parameters as sent, still percent-encoded (none when the raw path does not
+    match the route, e.g. behind a gateway's base path)."""
+    found = match.route.regex.fullmatch(request.raw_path)
+    return found.groupdict() if found is not None else {}
 
 
 def _respond(outcome: Outcome) -> Response:

@@ -42,6 +42,7 @@ from conformance.suite.plugin.collection import (
     pytest_collectstart,
 )
 from conformance.suite.plugin.fixtures import (
+    case_log,  # TEMP(h21-params)
     check_recorder,
     conformance_profile,
     conformance_seed,
@@ -63,6 +64,7 @@ from conformance.suite.plugin.session import (
 )
 
 __all__ = [
+    "case_log",  # TEMP(h21-params)
     "check_recorder",
     "conformance_profile",
     "conformance_seed",

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
 from conformance.core.results import Target
 from conformance.suite.plugin.collection import family_of
@@ -146,3 +147,9 @@ def record_operation(request: pytest.FixtureRequest) -> Callable[[str], None]:
             item_state.recorder.operation_id = operation_id
 
     return record
+
+
+@pytest.fixture
+def case_log() -> CaseLog:  # TEMP(h21-params): the plugin's real fixture comes from issue 21
+    """The (operation, constraint, near-miss class) triples one test applied and sent."""
+    return CaseLog()
