@@ -271,10 +271,12 @@ class Pipeline:
 
 
 def _raw_path_params(request: IncomingRequest, match: Match) -> dict[str, str]:
-    """The path parameters as sent, still percent-encoded (none when the raw path does not
-    match the route, e.g. behind a gateway's base path)."""
-    found = match.route.regex.fullmatch(request.raw_path)
-    return found.groupdict() if found is not None else {}
+    """The path parameters as sent, still percent-encoded: the route is the end of the raw
+    path (all of it, unless a gateway's base path comes first)."""
+    found = match.route.regex.search(request.raw_path)
+    if found is None or found.end() != len(request.raw_path):
+        return {}
+    return found.groupdict()
 
 
 def _respond(outcome: Outcome) -> Response:
