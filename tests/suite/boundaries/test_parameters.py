@@ -24,6 +24,8 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.contract import effective_contract, operations
 from conformance.core.profile import ErrorSpec, Profile, load_profile
 from conformance.core.results import CheckResult, Outcome
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
 from conformance.reference import statements, validation
 from conformance.reference.server import ReferenceServer
 from conformance.suite.boundaries.parameters import (
@@ -381,3 +383,32 @@ def test_a_truncated_cursor_that_crashes_the_server_fails_err_006(
     assert set(failed) == {"ERR-006", "STMT-013"}
     assert failed["ERR-006"][0].startswith("getStatement query.cursor cursor: 1 of 3 cases")
     assert "truncated-cursor" in failed["ERR-006"][0]
+
+
+# ----------------------------------------------------------------------------- through the engine
+def engine_run(seed: int, fault: str | None = None) -> list[CheckResult]:
+    """A run selecting the two cursor ids: the listPayments and getStatement tests of this
+    module (their markers name them) with the payments and statements families."""
+    result = run_suite(RunOptions(seed=seed, only=("PAY-020", "STMT-013"), embedded_fault=fault))
+    return [c for c in result.checks if c.family == "boundaries"]
+
+
+@pytest.mark.slow
+def test_a_run_reports_the_parameter_cases_under_the_boundaries_family() -> None:
+    mine = engine_run(7)
+    assert {c.operation_id for c in mine} == {"listPayments", "getStatement"}
+    assert [c.message for c in mine if c.outcome is not Outcome.PASSED] == []
+    assert "boundaries getStatement query.cursor cursor refused (any 4xx)" in {
+        c.check_id for c in mine
+    }
+
+
+@pytest.mark.slow
+def test_a_run_against_a_faulted_server_fails_the_cursor_requirement() -> None:
+    failed = [
+        c for c in engine_run(7, "payments-cursor-foreign-accepted") if c.outcome is Outcome.FAILED
+    ]
+    assert [(c.check_id, c.requirement_ids) for c in failed] == [
+        ("boundaries listPayments query.cursor cursor refused with 400", ("PAY-020",))
+    ]
+    assert failed[0].evidence is not None  # the exchange that was served
