@@ -260,7 +260,7 @@ class Pipeline:
         token = ACTIVE_FAULTS.set(self.config.faults)
         try:
             return (
-                validator.path(match.path_params),
+                validator.path(match.path_params, _raw_path_params(request, match)),
                 validator.query(request.query),
                 validator.json_body(request.body, content_type),
             )
@@ -268,6 +268,15 @@ class Pipeline:
             raise validation_failure(self.config.profile, exc.details) from None
         finally:
             ACTIVE_FAULTS.reset(token)
+
+
+def _raw_path_params(request: IncomingRequest, match: Match) -> dict[str, str]:
+    """The path parameters as sent, still percent-encoded: the route is the end of the raw
+    path (all of it, unless a gateway's base path comes first)."""
+    found = match.route.regex.search(request.raw_path)
+    if found is None or found.end() != len(request.raw_path):
+        return {}
+    return found.groupdict()
 
 
 def _respond(outcome: Outcome) -> Response:

@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote, unquote_to_bytes
 
 import jsonschema
 import yaml
@@ -43,6 +43,35 @@ class RequestInvalid(Exception):
     def __init__(self, details: list[dict[str, str]]) -> None:
         super().__init__(details[0]["message"] if details else "invalid request")
         self.details = details[:MAX_DETAILS]
+
+
+# A "%" not followed by two hex digits: ``unquote`` would keep it as text, so "%zz" would be read
+# as the three characters "%zz" instead of refused as a malformed parameter (profile 3).
+_MALFORMED_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
+def unreadable(raw: str) -> str | None:
+    """Why ``raw`` (a path segment or query value as sent, still percent-encoded) is no text:
+    a malformed percent-escape, or escapes that decode to bytes that are not UTF-8; else None."""
+    if _MALFORMED_ESCAPE.search(raw):
+        return "has a malformed percent-escape"
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 once percent-decoded"
+    return None
+
+
+def _unreadable_query(raw: str) -> list[dict[str, str]]:
+    """A detail for each query parameter whose name or value, as sent, is no text."""
+    details = []
+    for pair in raw.split("&"):
+        name, _, value = pair.partition("=")
+        if (problem := unreadable(name)) is not None:
+            details.append(_detail("query", f"a parameter name {problem}"))
+        elif (problem := unreadable(value)) is not None:
+            details.append(_detail(f"query.{unquote(name)}", problem))
+    return details
 
 
 def _detail(where: str, message: str) -> dict[str, str]:
@@ -251,8 +280,16 @@ class OperationValidator:
     body: Any = None  # a compiled validator, or None when the operation takes no body
     body_required: bool = False
 
-    def path(self, values: dict[str, str]) -> dict[str, str]:
+    def path(self, values: dict[str, str], raw: dict[str, str] | None = None) -> dict[str, str]:
+        """``values`` checked against the contract; ``raw`` (the same parameters as sent, still
+        percent-encoded) checked to be text first."""
         details: list[dict[str, str]] = []
+        for name, text in (raw or {}).items():
+            problem = unreadable(text)
+            if problem is not None:
+                details.append(_detail(f"path.{name}", problem))
+        if details:
+            raise RequestInvalid(details)
         for name, value in values.items():
             param = self.path_params.get(name)
             if param is not None:
@@ -263,9 +300,11 @@ class OperationValidator:
 
     def query(self, raw: bytes) -> dict[str, Any]:
         try:
-            pairs = parse_qsl(
-                raw.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict"
-            )
+            text = raw.decode("ascii")
+            malformed = _unreadable_query(text) if text else []
+            if malformed:
+                raise RequestInvalid(malformed)
+            pairs = parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict")
         except (UnicodeDecodeError, ValueError):
             raise RequestInvalid([_detail("query", "is not a valid query string")]) from None
         values: dict[str, Any] = {}

@@ -112,6 +112,26 @@ def test_odd_path_ids_are_404_not_5xx(alpha: SignedClient, path_id: str) -> None
     _json_error(response, response.status_code)
 
 
+@pytest.mark.parametrize("bad", ["%zz", "%", "%4", "%FF%FE"])
+def test_a_put_on_a_path_id_with_a_bad_escape_is_400_and_creates_nothing(
+    alpha: SignedClient, bad: str
+) -> None:
+    # A PUT creates its id: read as text, "we_1%zz" would become an endpoint of that name.
+    body = {"url": "https://example.test/hook", "event_types": ["payment.created"]}
+    response = alpha.put(f"/v1/webhook-endpoints/we_bad_escape{bad}", body)
+    _json_error(response, 400, "validation_error")
+    assert response.json()["details"][0]["field"] == "path.id"
+    listed = alpha.get("/v1/webhook-endpoints").json()["endpoints"]
+    assert not [e for e in listed if e["id"].startswith("we_bad_escape")]
+
+
+@pytest.mark.parametrize("bad", ["%zz", "%", "%FF%FE"])
+def test_a_filter_with_a_bad_escape_is_400_not_an_empty_list(alpha: SignedClient, bad: str) -> None:
+    response = alpha.get(f"/v1/payments?merchant_order_no=order{bad}")
+    _json_error(response, 400, "validation_error")
+    assert response.json()["details"][0]["field"] == "query.merchant_order_no"
+
+
 def test_query_on_an_operation_without_parameters_is_400(alpha: SignedClient) -> None:
     response = alpha.post("/v1/payments?debug=1", payment_body())
     _json_error(response, 400, "validation_error")

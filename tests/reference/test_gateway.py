@@ -196,6 +196,16 @@ def test_behind_a_base_path_the_signature_covers_the_full_path_as_sent(behind: A
     assert refused.json()["code"] == "unauthorized"
 
 
+def test_behind_a_base_path_a_path_id_that_is_no_text_is_still_refused(behind: Any) -> None:
+    gw = behind(GatewaySettings(base_path="/payments-api"))
+    target = "/payments-api/v1/webhook-endpoints/we_1%zz"
+    body = json.dumps({"url": "https://example.test/h", "event_types": ["payment.created"]})
+    headers = gw.headers("PUT", target, body.encode(), extra={"Idempotency-Key": "key-2"})
+    refused = gw.send("PUT", target, headers, body.encode())
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["details"][0]["field"] == "path.id"
+
+
 # ------------------------------------------------------------------------- gateway header
 def test_a_request_without_the_gateway_header_never_reaches_the_api(behind: Any) -> None:
     name, value = GATEWAY_HEADER

@@ -16,6 +16,7 @@ from conformance.reference.validation import (
     normalise_integers,
     operation_validators,
     parse_json,
+    unreadable,
 )
 from tests.reference.factories import payment_body, payout_body, subscription_body
 from tests.reference.signed_client import SignedClient
@@ -142,6 +143,34 @@ def test_path_ids_are_checked_where_the_contract_bounds_them() -> None:
     assert validator.path({"id": "x" * 128}) == {"id": "x" * 128}
     with pytest.raises(RequestInvalid):
         validator.path({"id": "x" * 129})
+
+
+@pytest.mark.parametrize("value", ["%zz", "20%", "%4", "2%4", "%FF%FE", "%C3", "%C0%AF"])
+def test_a_query_value_with_a_bad_escape_or_not_utf8_is_refused(value: str) -> None:
+    # parse_qsl keeps "%zz" as text: without the check a filter would read "%zz" literally.
+    validator = operation_validators()["listPayments"]
+    with pytest.raises(RequestInvalid) as caught:
+        validator.query(f"limit=20&merchant_order_no={value}".encode())
+    assert [d["field"] for d in caught.value.details] == ["query.merchant_order_no"]
+
+
+def test_a_query_name_with_a_bad_escape_is_refused() -> None:
+    with pytest.raises(RequestInvalid) as caught:
+        operation_validators()["listPayments"].query(b"lim%zzit=20")
+    assert [d["field"] for d in caught.value.details] == ["query"]
+
+
+@pytest.mark.parametrize("raw", ["abc%zz", "abc%", "%4", "%FF%FE", "%C3"])
+def test_a_path_id_with_a_bad_escape_or_not_utf8_is_refused(raw: str) -> None:
+    validator = operation_validators()["putWebhookEndpoint"]
+    with pytest.raises(RequestInvalid) as caught:
+        validator.path({"id": "decoded"}, {"id": raw})
+    assert [d["field"] for d in caught.value.details] == ["path.id"]
+
+
+@pytest.mark.parametrize("raw", ["we_1", "caf%C3%A9", "a%2Fb", "%25zz"])
+def test_well_formed_escapes_are_text(raw: str) -> None:
+    assert unreadable(raw) is None
 
 
 def test_every_operation_and_helper_has_a_validator() -> None:

@@ -5,6 +5,8 @@ each edge built from a known-valid example (``near_misses.py``), and each value 
 ONE field of a known-valid request from the factories (``requests.py``). The results are
 reported under the ids ``boundary_requirements.yaml`` maps each constraint to
 (``requirements.py``); ``test_boundaries.py`` sends the cases and judges the answers.
+``test_parameters.py`` does the same for every query and path parameter's encoding and every
+cursor (``parameters.py``, ``parameter_classes.yaml``).
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ class NearMissClass:
 
 def _holds(rule: Mapping[str, Any], constraint: Constraint) -> bool:
     facts: dict[str, set[str]] = {
-        "types": types_of(constraint.schema) | ({"null"} if allows_null(constraint.schema) else set()),
+        "types": types_of(constraint.schema)
+        | ({"null"} if allows_null(constraint.schema) else set()),
         "locations": {constraint.field.location},
         "names": {constraint.field.name},
         "patterns": {str(constraint.value)} if constraint.kind == "pattern" else set(),

@@ -29,7 +29,7 @@ from conformance.suite.outcomes import (
     status_problems,
     summary,
 )
-from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Raw, Variant
+from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Variant, send_raw
 from conformance.suite.selection import collection_operations, is_quick
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
 from conformance.suite.wire.client import SuiteTransportError
@@ -87,16 +87,6 @@ def applicable(requirement_ids: Sequence[str], operation_id: str) -> list[str]:
     return [rid for rid in requirement_ids if not owned[rid] or operation_id in owned[rid]]
 
 
-def send_raw(ctx: MachineContext, spec: RequestSpec, raw: Raw) -> httpx.Response:
-    return ctx.client.request(
-        raw.method,
-        raw.target,
-        content=raw.content,
-        headers=raw.headers or None,
-        operation_id=spec.operation_id,
-    )
-
-
 def judge(
     verdicts: Verdicts,
     profile: Profile,
@@ -141,7 +131,7 @@ def malformed_requests(ctx: MachineContext, spec: RequestSpec, ids: Sequence[str
             continue
         transcript.step(f"{spec.operation_id} with {variant.name}")
         try:
-            response = send_raw(ctx, spec, raw)
+            response = send_raw(ctx.client, spec, raw)
         except SuiteTransportError as exc:
             if not variant.may_drop_connection:
                 raise

@@ -21,6 +21,7 @@ import httpx
 from conformance.core.openapi import operation_at, resolve
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.suite.factories import RequestSpec
+from conformance.suite.wire.client import SuiteClient
 
 VERSION_PREFIX = "/v1"
 # Contract ids: the body is not JSON (SHAPE-030) or not an object / a field of another type
@@ -101,18 +102,39 @@ def _body_only(build: Builder) -> Builder:
     return built
 
 
-def _path_with(spec: RequestSpec, raw_id: str) -> str | None:
-    """The spec's path with its first path id replaced by ``raw_id``, sent as is."""
-    if not spec.path_params:
+def path_with(spec: RequestSpec, raw_id: str, name: str | None = None) -> str | None:
+    """The spec's path with its path parameter ``name`` (default: the first) replaced by
+    ``raw_id``, sent as is; None when the spec has no such path parameter."""
+    if not spec.path_params or (name is not None and name not in spec.path_params):
         return None
-    name = next(iter(spec.path_params))
+    name = next(iter(spec.path_params)) if name is None else name
     path = spec.path_template.replace("{" + name + "}", raw_id)
     for other, value in spec.path_params.items():
         path = path.replace("{" + other + "}", httpx.URL(f"/{value}").raw_path.decode()[1:])
     return path
 
 
-def _creates_by_path(spec: RequestSpec) -> bool:
+def query_with(spec: RequestSpec, name: str, raw_value: str) -> str:
+    """The spec's target with the query parameter ``name`` set to ``raw_value``, sent as is
+    (the other parameters encoded as usual)."""
+    others = query_string({k: v for k, v in spec.query.items() if k != name})
+    query = f"{others}&{name}={raw_value}" if others else f"{name}={raw_value}"
+    return target_of(spec, query=query)
+
+
+def send_raw(client: SuiteClient, spec: RequestSpec, raw: Raw) -> httpx.Response:
+    """Send ``raw`` byte for byte (signed, with a fresh Idempotency-Key where the operation
+    takes one) as a request of ``spec``'s operation."""
+    return client.request(
+        raw.method,
+        raw.target,
+        content=raw.content,
+        headers=raw.headers or None,
+        operation_id=spec.operation_id,
+    )
+
+
+def creates_by_path(spec: RequestSpec) -> bool:
     # PUT on a path id creates the resource (putWebhookEndpoint): any id is a new one.
     return spec.method == "PUT" and bool(spec.path_params)
 
@@ -244,26 +266,25 @@ def _query_escape(spec: RequestSpec, contract: Mapping[str, Any], profile: Profi
     name = _integer_query(spec, contract)
     if name is None:
         return None
-    others = query_string({k: v for k, v in spec.query.items() if k != name})
-    query = f"{others}&{name}={BAD_ESCAPE}" if others else f"{name}={BAD_ESCAPE}"
-    return Raw(spec.method, target_of(spec, query=query), _content(spec))
+    return Raw(spec.method, query_with(spec, name, BAD_ESCAPE), content_of(spec))
 
 
-def _content(spec: RequestSpec) -> bytes | None:
+def content_of(spec: RequestSpec) -> bytes | None:
+    """The body bytes of ``spec`` as a SuiteClient sends them, None when it has no body."""
     return body_bytes(spec) if spec.has_body else None
 
 
 def _path_escape(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile) -> Raw | None:
-    path = None if _creates_by_path(spec) else _path_with(spec, f"conformance{BAD_ESCAPE}")
-    return None if path is None else Raw(spec.method, target_of(spec, path), _content(spec))
+    path = None if creates_by_path(spec) else path_with(spec, f"conformance{BAD_ESCAPE}")
+    return None if path is None else Raw(spec.method, target_of(spec, path), content_of(spec))
 
 
 def _non_ascii(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile) -> Raw | None:
-    if _creates_by_path(spec):
+    if creates_by_path(spec):
         return None
     unknown = f"conformance-é-{uuid.uuid4().hex[:8]}"
-    path = _path_with(spec, httpx.URL("/" + unknown).raw_path.decode()[1:])
-    return None if path is None else Raw(spec.method, target_of(spec, path), _content(spec))
+    path = path_with(spec, httpx.URL("/" + unknown).raw_path.decode()[1:])
+    return None if path is None else Raw(spec.method, target_of(spec, path), content_of(spec))
 
 
 def _unversioned(spec: RequestSpec, contract: Mapping[str, Any], profile: Profile) -> Raw | None:
@@ -271,7 +292,7 @@ def _unversioned(spec: RequestSpec, contract: Mapping[str, Any], profile: Profil
     if not path.startswith(VERSION_PREFIX + "/"):
         return None
     unversioned = path.removeprefix(VERSION_PREFIX)
-    return Raw(spec.method, target_of(spec, unversioned), _content(spec))
+    return Raw(spec.method, target_of(spec, unversioned), content_of(spec))
 
 
 # ------------------------------------------------------------------------------ the table
