@@ -81,9 +81,12 @@ def statuses_of(value: Mapping[object, object]) -> dict[str, dict[int, int]]:
 
 
 def phase_of(nodeid: str) -> str:
-    """``conformance/suite/test_auth.py::test_x[y]`` -> ``auth``."""
-    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return module.removesuffix(".py").removeprefix("test_")
+    """``conformance/suite/test_auth.py::test_x[y]`` -> ``auth``; a module of a family's
+    package is its family: ``conformance/suite/boundaries/test_parameters.py`` -> ``boundaries``."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    if len(parts) >= 3 and parts[-3] == "suite":
+        return parts[-2]
+    return parts[-1].removesuffix(".py").removeprefix("test_")
 
 
 class ResultCollector:

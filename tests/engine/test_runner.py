@@ -252,6 +252,9 @@ def test_requirements_no_check_exercised_are_not_exercised() -> None:
 def test_phase_names_come_from_module_names() -> None:
     assert phase_of("conformance/suite/test_idempotency.py::test_x[createPayment]") == "idempotency"
     assert phase_of("../../site-packages/conformance/suite/test_auth.py::t") == "auth"
+    assert phase_of("conformance/suite/boundaries/test_parameters.py::t[cancelPayment]") == (
+        "boundaries"
+    )
 
 
 def test_a_crashed_test_process_leaves_the_run_incomplete() -> None:
