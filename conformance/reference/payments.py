@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import struct
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -56,8 +57,19 @@ KIND_PAYMENT = "payment"
 KIND_X402 = "x402"
 
 
+PAYMENT_ID_PREFIX = "pay_"
+
+
 def new_payment_id() -> str:
-    return "pay_" + secrets.token_hex(12)
+    return PAYMENT_ID_PREFIX + secrets.token_hex(12)
+
+
+def _cursor_shard(cursor: str) -> int:
+    """The bug of payments-cursor-truncated-500: a cursor (a payment id) is unpacked as the
+    shard number and row key of its 12 bytes before it is looked up, unguarded, so a cut one
+    (hex of another length) raises struct.error or ValueError: a 500."""
+    shard, _row = struct.unpack(">IQ", bytes.fromhex(cursor.removeprefix(PAYMENT_ID_PREFIX)))
+    return int(shard)
 
 
 def insert_payment(
@@ -338,6 +350,8 @@ def list_payments(ctx: RequestContext) -> Reply:
     newest_first = not ctx.fault("payments-list-oldest-first")
     cursor = ctx.query.get("cursor")
     if cursor is not None:
+        if ctx.fault("payments-cursor-truncated-500") and cursor.startswith(PAYMENT_ID_PREFIX):
+            _cursor_shard(cursor)
         scope = "" if ctx.fault("payments-cursor-foreign-accepted") else " AND merchant_id = ?"
         args: tuple[str, ...] = (cursor, KIND_PAYMENT)
         if scope:

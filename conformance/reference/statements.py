@@ -184,6 +184,8 @@ def _parse_query(ctx: RequestContext) -> tuple[StatementQuery, int, int]:
     cursor = ctx.query.get("cursor")
     if cursor is not None:
         decoded = decode_cursor(query, str(cursor))
+        if decoded is None and ctx.fault("statement-bad-cursor-first-page"):
+            decoded = 0  # the bug: `decode_cursor(...) or 0`, a cursor it cannot read restarts
         if decoded is None:
             raise validation_error(
                 ctx,

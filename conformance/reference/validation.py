@@ -158,6 +158,13 @@ def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[Va
     ):
         return  # the bug: isinstance(True, int) holds in Python
     if (
+        "validation-object-field-accepts-array" in ACTIVE_FAULTS.get()
+        and types == "object"
+        and isinstance(instance, list)
+        and schema.get("additionalProperties") is True
+    ):
+        return  # the bug: a free-form object (x402 usage evidence) checked as "any container"
+    if (
         "validation-integer-float-rejected" in ACTIVE_FAULTS.get()
         and types == "integer"
         and isinstance(instance, float)
@@ -345,7 +352,7 @@ class OperationValidator:
             raise RequestInvalid(
                 [_detail("Content-Type", "must be application/json for a JSON body")]
             )
-        document = parse_json(raw)
+        document = _lenient_body(self.operation_id, parse_json(raw), ACTIVE_FAULTS.get())
         details = _errors(self.body, document, "")
         if details:
             for d in details:
@@ -443,6 +450,46 @@ def normalise_integers(value: Any) -> Any:
     if isinstance(value, list):
         return [normalise_integers(v) for v in value]
     return value
+
+
+def _lenient_body(operation_id: str, document: Any, faults: frozenset[str]) -> Any:
+    """The body as a lenient server rewrites it before validation: the bugs of the faults of
+    faults/near_misses.yaml that coerce a value of the wrong JSON type (or null) into one the
+    contract accepts. Without those faults the body is returned unchanged."""
+    if not faults or not isinstance(document, dict):
+        return document
+    document = dict(document)
+    if operation_id == "replacePayoutSchedule":
+        if (
+            "validation-null-as-absent" in faults
+            and "first_run_at" in document
+            and document["first_run_at"] is None
+        ):
+            del document["first_run_at"]  # the bug: a PUT reads null as "clear this field"
+        amount = document.get("min_send_amount")
+        if (
+            "validation-number-coerced-to-string" in faults
+            and isinstance(amount, int | float)
+            and not isinstance(amount, bool)
+        ):
+            document["min_send_amount"] = str(amount)  # the bug: amounts sent as JSON numbers
+    interval = document.get("interval_secs")
+    if (
+        operation_id == "createSubscription"
+        and "validation-numeric-string-coerced" in faults
+        and isinstance(interval, str)
+        and interval.isascii()
+        and interval.isdigit()
+    ):
+        document["interval_secs"] = int(interval)  # the bug: int() "to be safe"
+    usage_id = document.get("usage_id")
+    if (
+        operation_id == "reportX402Usage"
+        and "validation-object-stored-as-json-text" in faults
+        and isinstance(usage_id, dict)
+    ):
+        document["usage_id"] = json.dumps(usage_id, sort_keys=True)  # the bug: kept as text
+    return document
 
 
 # ------------------------------------------------------------------------- compilation

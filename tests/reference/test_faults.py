@@ -25,6 +25,7 @@ from tests.reference.faults import Probe, ProbeFn
 from tests.reference.faults.probes_core import PROBES as CORE_PROBES
 from tests.reference.faults.probes_domain import PROBES as DOMAIN_PROBES
 from tests.reference.faults.probes_isolation import PROBES as ISOLATION_PROBES
+from tests.reference.faults.probes_near_misses import PROBES as NEAR_MISS_PROBES
 from tests.reference.faults.probes_payments import PROBES as PAYMENTS_PROBES
 from tests.reference.faults.probes_responses import PROBES as RESPONSES_PROBES
 from tests.reference.faults.probes_robustness import PROBES as ROBUSTNESS_PROBES
@@ -39,6 +40,7 @@ PROBES: dict[str, ProbeFn] = {
     **CORE_PROBES,
     **DOMAIN_PROBES,
     **ISOLATION_PROBES,
+    **NEAR_MISS_PROBES,
     **PAYMENTS_PROBES,
     **ROBUSTNESS_PROBES,
     **SCHEDULES_PROBES,

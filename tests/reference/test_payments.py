@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -237,6 +238,44 @@ def test_list_never_shows_or_pages_into_another_merchant(
     assert all(p["id"] != theirs["payments"][0]["id"] for p in listed)
     foreign = alpha.get(f"/v1/payments?cursor={theirs['next_cursor']}")
     assert foreign.status_code == 400
+
+
+def _cursor_cases(client: SignedClient, other: SignedClient) -> dict[str, str]:
+    """An unknown, another merchant's and a cut cursor, each beside a real one of ``client``."""
+    for c in (client, client, other, other):
+        create_payment(c)
+    mine = client.get("/v1/payments?limit=1").json()["next_cursor"]
+    theirs = other.get("/v1/payments?limit=1").json()["next_cursor"]
+    return {
+        "unknown": "pay_" + uuid.uuid4().hex[:24],
+        "foreign": theirs,
+        "truncated": mine[: len(mine) // 2],
+    }
+
+
+def test_unknown_foreign_and_truncated_cursors_are_400_never_500(
+    alpha: SignedClient, beta: SignedClient
+) -> None:
+    for kind, cursor in _cursor_cases(alpha, beta).items():
+        response = alpha.get(f"/v1/payments?limit=1&cursor={cursor}")
+        assert response.status_code == 400, (kind, response.text)
+        assert error_code(response) == "validation_error"
+        assert [d["field"] for d in response.json()["details"]] == ["query.cursor"]
+
+
+def test_a_truncated_cursor_crashes_only_with_its_fault(profile: Profile) -> None:
+    """payments-cursor-truncated-500: the cut cursor is a 500; an unknown cursor of full length
+    and another merchant's are still refused, so only the truncated near miss sees the bug."""
+    with (
+        ReferenceServer(profile=profile, faults=("payments-cursor-truncated-500",)) as faulty,
+        SignedClient(faulty.base_url, profile.primary) as client,
+        SignedClient(faulty.base_url, profile.secondary) as other,
+    ):
+        answers = {
+            kind: client.get(f"/v1/payments?limit=1&cursor={cursor}").status_code
+            for kind, cursor in _cursor_cases(client, other).items()
+        }
+    assert answers == {"unknown": 400, "foreign": 400, "truncated": 500}
 
 
 # ------------------------------------------------------------------------------- transitions

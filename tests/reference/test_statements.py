@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from conformance.core.profile import Profile
+from conformance.reference.server import ReferenceServer
 from tests.reference.domain_factories import statement, statement_pages, utc_now
 from tests.reference.factories import create_payment, deposit, error_code
 from tests.reference.signed_client import SignedClient
@@ -198,3 +200,47 @@ def test_garbage_and_foreign_cursors_are_400(
     for response in attempts:
         assert response.status_code == 400 and error_code(response) == "validation_error"
     assert statement(alpha, start, end, limit=5, cursor=cursor).status_code == 200
+
+
+def _bad_cursors(
+    client: SignedClient, other: SignedClient, start: datetime, end: datetime
+) -> dict[str, str]:
+    """Cursors of the window [start, end) that ``client`` was never issued: an unknown one,
+    one of ``other`` (same currency and window) and one of its own cut in half."""
+    mine = statement(client, start, end, limit=1).json()["next_cursor"]
+    theirs = statement(other, start, end, limit=1).json()["next_cursor"]
+    return {"unknown": "never-issued", "foreign": theirs, "truncated": mine[: len(mine) // 2]}
+
+
+def _two_merchant_window(client: SignedClient, other: SignedClient) -> tuple[datetime, datetime]:
+    start = utc_now()
+    for c in (client, other):
+        paid(c, "1", splits=False)
+        paid(c, "2", splits=False)
+    return start, utc_now() + timedelta(milliseconds=1)
+
+
+def test_unknown_foreign_and_truncated_cursors_are_400(
+    alpha: SignedClient, beta: SignedClient
+) -> None:
+    start, end = _two_merchant_window(alpha, beta)
+    for kind, cursor in _bad_cursors(alpha, beta, start, end).items():
+        response = statement(alpha, start, end, limit=1, cursor=cursor)
+        assert response.status_code == 400, (kind, response.text)
+        assert [d["field"] for d in response.json()["details"]] == ["query.cursor"]
+
+
+def test_a_bad_cursor_restarts_the_statement_only_with_its_fault(profile: Profile) -> None:
+    """statement-bad-cursor-first-page: every cursor the server cannot verify is answered with
+    the window's first page (200) instead of 400."""
+    with (
+        ReferenceServer(profile=profile, faults=("statement-bad-cursor-first-page",)) as faulty,
+        SignedClient(faulty.base_url, profile.primary) as client,
+        SignedClient(faulty.base_url, profile.secondary) as other,
+    ):
+        start, end = _two_merchant_window(client, other)
+        first = statement(client, start, end, limit=1).json()
+        for kind, cursor in _bad_cursors(client, other, start, end).items():
+            response = statement(client, start, end, limit=1, cursor=cursor)
+            assert response.status_code == 200, (kind, response.text)
+            assert response.json()["lines"] == first["lines"]
