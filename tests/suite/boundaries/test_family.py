@@ -61,6 +61,12 @@ def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool)
         ("validation-amount-unicode-digits", {"SHAPE-040", "OPS-028", "STATUS-006"}),
         ("validation-date-time-fromisoformat", {"SHAPE-045", "STATUS-022"}),
         ("payout-replace-rounds-decimals", {"PAYOUT-003"}),
+        # issue 21: one fault per near-miss class no older fault exercised
+        ("validation-null-as-absent", {"SHAPE-031", "STATUS-004"}),
+        ("validation-number-coerced-to-string", {"SHAPE-031", "STATUS-004"}),
+        ("validation-numeric-string-coerced", {"SHAPE-031", "STATUS-004"}),
+        ("validation-object-stored-as-json-text", {"SHAPE-031", "STATUS-004"}),
+        ("validation-object-field-accepts-array", {"SHAPE-031", "SHAPE-043", "STATUS-004"}),
     ],
 )
 def test_a_validation_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:

@@ -412,3 +412,21 @@ def test_a_run_against_a_faulted_server_fails_the_cursor_requirement() -> None:
         ("boundaries listPayments query.cursor cursor refused with 400", ("PAY-020",))
     ]
     assert failed[0].evidence is not None  # the exchange that was served
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fault", "breaks"),
+    [
+        ("payments-cursor-truncated-500", {"PAY-020", "ERR-006"}),
+        ("statement-bad-cursor-first-page", {"STMT-018"}),
+    ],
+)
+def test_a_cursor_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
+    failed = {
+        rid
+        for c in engine_run(7, fault)
+        if c.outcome is Outcome.FAILED
+        for rid in c.requirement_ids
+    }
+    assert breaks <= failed, f"{fault}: failed {sorted(failed)}"
