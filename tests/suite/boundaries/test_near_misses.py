@@ -267,3 +267,10 @@ def test_decimal_places_of_the_currency_are_accepted_and_one_more_refused() -> N
         "too-many-decimals"
     ]
     assert cases_for(amount, "12", decimals=None) == []  # the currency is not known
+
+
+def test_quick_keeps_null_and_the_types_a_coercing_parser_confuses() -> None:
+    text = constraint("type", ("string",), {"type": "string"})
+    assert [c.near_miss for c in quick_subset(cases_for(text, "x"))] == ["null", "object", "number"]
+    number = constraint("type", ("integer",), {"type": "integer"})
+    assert [c.near_miss for c in quick_subset(cases_for(number, 60))] == ["null", "string"]
