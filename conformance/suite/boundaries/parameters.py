@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -32,7 +32,6 @@ import yaml
 from conformance.core.case_coverage import CaseKey, CaseLog
 from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import ErrorSpec, Profile
-from conformance.core.results import Evidence, Outcome
 from conformance.suite.boundaries.classes import keys_of
 from conformance.suite.boundaries.constraints import (
     PARAMETER_KINDS,
@@ -41,6 +40,7 @@ from conformance.suite.boundaries.constraints import (
     iter_constraints,
 )
 from conformance.suite.boundaries.requirements import RequirementMap
+from conformance.suite.boundaries.sides import Side
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
@@ -445,52 +445,8 @@ def every_id(contract: Mapping[str, Any], operation_id: str) -> tuple[str, ...]:
 
 
 # ----------------------------------------------------------------------------- one operation
-@dataclass
-class Tally:
-    """The problems found on one side of one constraint, and the first failing exchange."""
-
-    cases: int = 0
-    problems: list[str] = field(default_factory=list)
-    evidence: Evidence | None = None
-    unexercised: list[str] = field(default_factory=list)
-
-    def add(self, problems: list[str], case: ParameterCase, client: SuiteClient) -> None:
-        self.cases += 1
-        if problems:
-            self.problems += [f"{case.near_miss} {case.label}: {p}" for p in problems]
-            if self.evidence is None:
-                self.evidence = client.last_exchange
-
-    def record(
-        self, recorder: CheckRecorder, constraint: Constraint, ids: Sequence[str], what: str
-    ) -> None:
-        """One result for this side of ``constraint`` (nothing when no id judges it)."""
-        if not ids or not (self.cases or self.unexercised):
-            return
-        name = f"{constraint.operation_id} {constraint.field} {constraint.kind}"
-        skipped = (
-            f" ({len(self.unexercised)} not exercised: {self.unexercised[0]})"
-            if self.unexercised
-            else ""
-        )
-        if self.problems:
-            outcome = Outcome.FAILED
-            message = (
-                f"{name}: {len(self.problems)} of {self.cases} cases not {what}: "
-                + "; ".join(self.problems[:8])
-            )
-        elif self.cases:
-            outcome, message = Outcome.PASSED, f"{name}: {self.cases} cases {what}{skipped}"
-        else:
-            outcome, message = Outcome.NOT_EXERCISED, f"{name}: not exercised{skipped}"
-        recorder.record(
-            f"boundaries {name} {what}",
-            tuple(ids),
-            outcome,
-            message,
-            constraint.operation_id,
-            self.evidence,
-        )
+def _name(constraint: Constraint) -> str:
+    return f"{constraint.operation_id} {constraint.field} {constraint.kind}"
 
 
 def server_error_problems(response: httpx.Response) -> list[str]:
@@ -519,7 +475,9 @@ def check_operation(
     except PrerequisiteError as exc:
         for constraint in constraints:
             ids = (*found.no_server_error, *expectation_ids(constraint, found))
-            Tally(unexercised=[str(exc)]).record(recorder, constraint, ids, "refused")
+            Side(unexercised=[str(exc)]).record(
+                recorder, ids, _name(constraint), operation_id, "refused"
+            )
         return
     other = Factories(other_client, profile, contract)
     rng = random.Random(f"{seed}:{operation_id}")
@@ -532,7 +490,7 @@ def check_operation(
         else:
             cases = encoding_cases(constraint, spec, quick=quick, found=found)
         expected = expectation(constraint, spec, profile, found)
-        no_error, refused = Tally(), Tally()
+        no_error, refused = Side(), Side()
         for case in cases:
             if case.raw is None:
                 for side in (no_error, refused):
@@ -540,14 +498,18 @@ def check_operation(
                 continue
             response = send_raw(client, spec, case.raw)
             case_log.record(case.key)
-            no_error.add(server_error_problems(response), case, client)
-            refused.add(expected.problems(response), case, client)
+            named = f"{case.near_miss} {case.label}"
+            no_error.add(server_error_problems(response), named, client)
+            refused.add(expected.problems(response), named, client)
             if 400 <= response.status_code < 500:
                 label = f"{constraint.field} {case.near_miss} {case.label}: "
                 shape.add(response, client.last_exchange, label)
                 if response.status_code == validation.status:
                     details = validation_details_problems(response, profile)
                     shape.add_problems(VALIDATION_DETAILS, details, client.last_exchange, label)
-        no_error.record(recorder, constraint, found.no_server_error, "without a server error")
-        refused.record(recorder, constraint, expected.ids, expected.what)
+        name = _name(constraint)
+        no_error.record(
+            recorder, found.no_server_error, name, operation_id, "without a server error"
+        )
+        refused.record(recorder, expected.ids, name, operation_id, expected.what)
     shape.record(recorder, f"boundaries {operation_id} parameters error shape", operation_id)

@@ -15,7 +15,6 @@ values). The error body of every refusal is checked once per operation (spec 7, 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -23,7 +22,7 @@ import pytest
 
 from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
-from conformance.core.results import Evidence, Outcome
+from conformance.core.results import Outcome
 from conformance.core.signing import AUTH_HEADERS
 from conformance.suite.boundaries.classes import key as class_key
 from conformance.suite.boundaries.classes import keys_of
@@ -31,6 +30,7 @@ from conformance.suite.boundaries.constraints import PARAMETER_KINDS, Constraint
 from conformance.suite.boundaries.near_misses import Case, cases_for
 from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.boundaries.requirements import RequirementMap
+from conformance.suite.boundaries.sides import Side
 from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
@@ -76,50 +76,6 @@ def shown(value: Any) -> str:
         return text
     size = f", {len(value)} characters" if isinstance(value, (str, list)) else ""
     return f"{text[:40]}...{text[-8:]}{size}"
-
-
-@dataclass
-class Side:
-    """The problems found on one side of one constraint, and the first failing exchange."""
-
-    problems: list[str] = field(default_factory=list)
-    cases: int = 0
-    evidence: Evidence | None = None
-    unexercised: list[str] = field(default_factory=list)  # cases whose request could not be made
-
-    def add(self, problems: list[str], case: Case, client: SuiteClient) -> None:
-        self.cases += 1
-        if problems:
-            self.problems += [f"{case.label} ({shown(case.value)}): {p}" for p in problems]
-            if self.evidence is None:
-                self.evidence = client.last_exchange
-
-
-def record_side(
-    recorder: Any,
-    check_id: str,
-    ids: tuple[str, ...],
-    side: Side,
-    constraint: Constraint,
-    what: str,
-) -> None:
-    """One result for one side of one constraint."""
-    skipped = (
-        f" ({len(side.unexercised)} not exercised: {side.unexercised[0]})"
-        if side.unexercised
-        else ""
-    )
-    if side.problems:
-        outcome = Outcome.FAILED
-        message = (
-            f"{constraint.id}: {len(side.problems)} of {side.cases} cases not {what}: "
-            + "; ".join(side.problems[:8])
-        )
-    elif side.cases:
-        outcome, message = Outcome.PASSED, f"{constraint.id}: {side.cases} cases {what}{skipped}"
-    else:
-        outcome, message = Outcome.NOT_EXERCISED, f"{constraint.id}: no case could be sent{skipped}"
-    recorder.record(check_id, ids, outcome, message, constraint.operation_id, side.evidence)
 
 
 def _accepted_problems(
@@ -233,16 +189,18 @@ def test_boundaries(
             response = factories.send(spec)
             if case.valid:
                 case_log.count(op)
-                accepted.add(_accepted_problems(response, spec, case, profile), case, suite_client)
+                problems = _accepted_problems(response, spec, case, profile)
+                accepted.add(problems, f"{case.label} ({shown(case.value)})", suite_client)
                 continue
             if case.near_miss is not None:
                 case_log.record(class_key(constraint, case.near_miss))
             else:
                 case_log.count(op)
-            refused.add(_refused_problems(response), case, suite_client)
-            with_status.add(status_problems(response, refusal), case, suite_client)
+            named = f"{case.label} ({shown(case.value)})"
+            refused.add(_refused_problems(response), named, suite_client)
+            with_status.add(status_problems(response, refusal), named, suite_client)
             if response.status_code == refusal.status and refusal.code is not None:
-                label = f"{case.label} ({shown(case.value)}): "
+                label = f"{named}: "
                 shape.add(response, suite_client.last_exchange, label)
                 details = validation_details_problems(response, profile)
                 shape.add_problems(VALIDATION_DETAILS, details, suite_client.last_exchange, label)
@@ -251,6 +209,5 @@ def test_boundaries(
             (with_status, ids.rejected_with_status, f"refused with the {refusal.status} status"),
             (accepted, ids.accepted, "accepted"),
         ):
-            if side_ids and (side.cases or side.unexercised):
-                record_side(check_recorder, f"{check_id} {what}", side_ids, side, constraint, what)
+            side.record(check_recorder, side_ids, constraint.id, op, what)
     shape.record(check_recorder, f"boundaries {op} error shape", op)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.suite.boundaries.constraints import ARRAY_ITEM, MAP_VALUE, FieldRef
-from conformance.suite.boundaries.requests import can_set, get_value, with_value
+from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.factories import ABSENT, RequestSpec
 
 
@@ -48,3 +48,23 @@ def test_parameters_are_replaced_in_place() -> None:
     assert moved.path == "/v1/payments/a%2Fb"
     header = with_value(request, FieldRef("header", ("idempotency-key",)), "new")
     assert header.headers == {"idempotency-key": "new"}
+
+
+def test_without_leaves_out_one_member_and_nothing_else() -> None:
+    original = spec()
+    amount = FieldRef("body", ("quotes", MAP_VALUE, "amount"))
+    left = without(original, amount)
+    assert get_value(left, amount) is ABSENT
+    assert get_value(left, FieldRef("body", ("splits", ARRAY_ITEM, "bps"))) == 5
+    assert original.body["quotes"]["usdc"] == {"amount": "1"}  # the original is untouched
+    assert without(original, FieldRef("query", ("limit",))).query == {}
+
+
+def test_without_refuses_what_cannot_be_left_out() -> None:
+    for ref in (
+        FieldRef("path", ("id",)),  # the route would change
+        FieldRef("body", ("splits", ARRAY_ITEM)),  # an item, not a member
+        FieldRef("body", ()),
+    ):
+        with pytest.raises(KeyError):
+            without(spec(), ref)
