@@ -157,15 +157,17 @@ def logged(log: CaseLog) -> CaseLog | None:
     return log if log.applicable or log.sent else None
 
 
-def coverage_line(coverage: Iterable[OperationCaseCoverage]) -> str:
+def coverage_line(coverage: Iterable[OperationCaseCoverage], *, sampled: bool = False) -> str:
     """The totals as the console and summary.md say them: "constraint cases: 1,234 cases over
-    612 of 612 (constraint, class) pairs in 20 operations"."""
+    612 of 612 (constraint, class) pairs in 20 operations"; ``sampled`` (a --quick run) says
+    that the classes were sampled, so pairs without a case are expected."""
     rows = list(coverage)
     cases = sum(r.cases for r in rows)
     covered = sum(r.covered for r in rows)
     pairs = sum(r.triples for r in rows)
-    return (
+    line = (
         f"constraint cases: {cases:,} case{'' if cases == 1 else 's'} over {covered:,} of "
         f"{pairs:,} (constraint, class) pairs in {len(rows):,} "
         f"operation{'' if len(rows) == 1 else 's'}"
     )
+    return line + (" (--quick samples the classes)" if sampled else "")

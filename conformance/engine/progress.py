@@ -301,7 +301,9 @@ def render_summary(console: Console, run: RunResult, report_paths: Sequence[Path
         console.print()
     console.print(f"rate limits: {run.rate_limits.describe()}", highlight=False, soft_wrap=True)
     if run.case_coverage:  # numbers only: the pairs without a case are named in the reports
-        console.print(coverage_line(run.case_coverage), highlight=False, soft_wrap=True)
+        sampled = run.options.get("quick") == "true"
+        line = coverage_line(run.case_coverage, sampled=sampled)
+        console.print(line, highlight=False, soft_wrap=True)
     if run.webhook_receiver is not None and run.webhook_receiver.drops:
         # the paths are the server's choice: secrets masked, shown escaped
         line = redact_text(run.webhook_receiver.describe())

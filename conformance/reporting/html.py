@@ -113,7 +113,7 @@ def render(view: RunView) -> str:
     return template.render(
         view=view,
         operations=by_operation(view),
-        case_line=_sentence(coverage_line(view.case_coverage)),
+        case_line=_sentence(coverage_line(view.case_coverage, sampled=view.quick)),
         max_evidence=MAX_EVIDENCE,
         places=EvidencePlaces.of(view, MAX_EVIDENCE),
         replay_note=view.replay_note,

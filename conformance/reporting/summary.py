@@ -81,9 +81,9 @@ def _case_coverage(view: RunView) -> list[str]:
     a constraint case."""
     if not view.case_coverage:
         return []
-    lines = [escape(coverage_line(view.case_coverage)), ""]
+    lines = [escape(coverage_line(view.case_coverage, sampled=view.quick)), ""]
     gaps = [gap for op in view.case_coverage for gap in op.missing]
-    if gaps:
+    if gaps and not view.quick:
         lines += [f"- {code(gap)}" for gap in gaps[:MAX_GAPS]]
         if len(gaps) > MAX_GAPS:
             lines.append(f"- … and {len(gaps) - MAX_GAPS} more: see report.html or results.json")

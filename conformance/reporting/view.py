@@ -237,6 +237,11 @@ class RunView:
         return self.counts.passed + self.counts.failed + self.counts.waived
 
     @property
+    def quick(self) -> bool:
+        """A ``--quick`` run: it samples the near-miss classes of each constraint."""
+        return dict(self.options).get("quick") == "true"
+
+    @property
     def insecure(self) -> bool:
         """The run did not verify the server's TLS certificate (``run --insecure``)."""
         return dict(self.options).get("insecure") == "true"

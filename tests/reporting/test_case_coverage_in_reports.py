@@ -42,8 +42,10 @@ def case_log() -> CaseLog:
 
 
 def with_cases(run: RunResult, log: CaseLog | None = None) -> RunResult:
+    """``run`` as a default (not --quick) run that logged ``log``."""
     log = case_log() if log is None else log
-    return replace(run, case_coverage=log.by_operation(), case_log=log)
+    options = {**run.options, "quick": "false"}
+    return replace(run, case_coverage=log.by_operation(), case_log=log, options=options)
 
 
 @pytest.fixture
@@ -102,7 +104,7 @@ def test_summaries_without_their_triples_are_kept_alone(
     passing_run: RunResult, report_dir: Path
 ) -> None:
     """A result built with ``case_coverage`` only (``run`` always keeps the triples too)."""
-    run = replace(passing_run, case_coverage=case_log().by_operation())
+    run = replace(with_cases(passing_run), case_log=None)
     write_reports(run, report_dir)
     path = report_dir / json_report.FILENAME
     document = json.loads(path.read_text(encoding="utf-8"))
@@ -227,6 +229,17 @@ def test_summary_md_caps_the_gaps_it_lists(passing_run: RunResult) -> None:
     text = summary.render(build_view(with_cases(passing_run, log)))
     assert text.count(": no null case (type)`") == summary.MAX_GAPS
     assert "- … and 10 more: see report.html or results.json" in text
+
+
+def test_a_quick_run_says_it_samples_and_lists_no_pair_as_missing(passing_run: RunResult) -> None:
+    quick = replace(with_cases(passing_run), options={**passing_run.options, "quick": "true"})
+    text = summary.render(build_view(quick))
+    assert f"{summary.escape(LINE)} (--quick samples the classes)" in text
+    assert GAP not in text
+    out = io.StringIO()
+    render_summary(Console(file=out, width=400), quick)
+    assert f"\n{LINE} (--quick samples the classes)\n" in out.getvalue()
+    assert "(--quick samples the classes)" in html.render(build_view(quick))
 
 
 def test_the_console_says_the_same_line(passing_run: RunResult) -> None:
