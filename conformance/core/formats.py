@@ -9,6 +9,10 @@
   Schema, and the default profile's ``integer_accepts_float_form``), so an integer-valued float
   is judged by its value; whether a non-integral number is an integer is ``type``'s business.
 
+``unreadable`` is the one meaning of a query value or path segment that is no text (a malformed
+percent-escape, or bytes that are not UTF-8): the reference server refuses it, the boundaries
+family sends it, the validator expects it refused.
+
 A format judges only the values of its own type: any other value conforms (JSON Schema). The
 reference server validates requests with ``format_checker()``, the suite checks responses and keeps
 its boundary cases with it, the validator checks recorded exchanges with it.
@@ -21,6 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import partial
 from typing import Final
+from urllib.parse import unquote_to_bytes
 
 from jsonschema import FormatChecker
 
@@ -146,3 +151,20 @@ def format_checker() -> FormatChecker:
     for name in FORMATS:
         checker.checks(name)(partial(conforms, name))
     return checker
+
+
+# A "%" not followed by two hex digits: ``unquote`` would keep it as text, so "%zz" would be read
+# as the three characters "%zz" instead of refused as a malformed parameter (profile 3).
+_MALFORMED_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
+def unreadable(raw: str) -> str | None:
+    """Why ``raw`` (a path segment or query value as sent, still percent-encoded) is no text:
+    a malformed percent-escape, or escapes that decode to bytes that are not UTF-8; else None."""
+    if _MALFORMED_ESCAPE.search(raw):
+        return "has a malformed percent-escape"
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 once percent-decoded"
+    return None

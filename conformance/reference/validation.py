@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, unquote_to_bytes
+from urllib.parse import parse_qsl, unquote
 
 import jsonschema
 import yaml
@@ -27,7 +27,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
-from conformance.core.formats import format_checker
+from conformance.core.formats import format_checker, unreadable
 from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
 from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
@@ -43,23 +43,6 @@ class RequestInvalid(Exception):
     def __init__(self, details: list[dict[str, str]]) -> None:
         super().__init__(details[0]["message"] if details else "invalid request")
         self.details = details[:MAX_DETAILS]
-
-
-# A "%" not followed by two hex digits: ``unquote`` would keep it as text, so "%zz" would be read
-# as the three characters "%zz" instead of refused as a malformed parameter (profile 3).
-_MALFORMED_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
-
-
-def unreadable(raw: str) -> str | None:
-    """Why ``raw`` (a path segment or query value as sent, still percent-encoded) is no text:
-    a malformed percent-escape, or escapes that decode to bytes that are not UTF-8; else None."""
-    if _MALFORMED_ESCAPE.search(raw):
-        return "has a malformed percent-escape"
-    try:
-        unquote_to_bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        return "is not UTF-8 once percent-decoded"
-    return None
 
 
 def _unreadable_query(raw: str) -> list[dict[str, str]]:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.core.formats import epoch_seconds
+from conformance.core.formats import epoch_seconds, unreadable
 from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
@@ -59,6 +59,7 @@ FLOAT_FORM_OPERATIONS = frozenset(
     }
 )
 CURSOR = "cursor"
+MALFORMED_PARAMETER = "STATUS-011"  # profile 3: a malformed query or path parameter is refused
 CONTROL_ESCAPE = re.compile(r"%[01][0-9A-Fa-f]|%7[Ff]")  # a control character, percent-encoded
 # A JSON number with a fraction or an exponent (after ":", "[" or ","; inside a string it is
 # preceded by a quote or a letter): a cheap test before walking the document for one.
@@ -109,7 +110,11 @@ class AdmissionChecks:
         self._past_margin = auth.clock_window_secs + LATENCY_SECS
         self._unix_timestamps = auth.timestamp_format == "unix-seconds"
         # Rules whose refusal the profile gives a status of its own.
-        self._statuses = {"PAY-003": self._empty_quotes, "STMT-014": self._validation}
+        self._statuses = {
+            "PAY-003": self._empty_quotes,
+            "STMT-014": self._validation,
+            MALFORMED_PARAMETER: self._validation,
+        }
         self._rules: dict[str, list[Rule]] = {
             "createPayment": [self._splits, self._quotes],
             "createSubscription": [self._splits, self._subscription],
@@ -134,7 +139,7 @@ class AdmissionChecks:
             return []
         found: list[Finding] = []
         broken: list[tuple[tuple[str, ...], str]] = []
-        for rule in self._rules.get(call.operation_id, ()):
+        for rule in (self._query_text, *self._rules.get(call.operation_id, ())):
             broken += rule(call)
         for ids, what in broken:
             judged = self._refusal(call, ids, what, self._statuses.get(ids[0], self._business))
@@ -199,6 +204,17 @@ class AdmissionChecks:
             if media != "application/json" or call.request is NOT_JSON:
                 return False
         return True
+
+    # -- parameters -------------------------------------------------------------------------
+    @staticmethod
+    def _query_text(call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        """A query parameter sent as no text ("50%off": a malformed escape) is malformed."""
+        raw = call.exchange.query
+        for pair in raw.split("&") if raw else ():
+            name, _, value = pair.partition("=")
+            problem = unreadable(name) or unreadable(value)
+            if problem is not None:
+                yield (MALFORMED_PARAMETER,), f"the query parameter {pair!r} {problem}"
 
     # -- statements -------------------------------------------------------------------------
     def _window(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:

@@ -27,6 +27,7 @@ from conformance.core.formats import (
     epoch_seconds,
     format_checker,
     parse_date_time,
+    unreadable,
 )
 from conformance.reference.validation import RequestInvalid, check_value
 from conformance.suite.boundaries.constraints import satisfies
@@ -331,3 +332,20 @@ def test_epoch_seconds_and_the_parsed_instant_agree(text: str) -> None:
         since = moment - datetime(1970, 1, 1, tzinfo=UTC)
         seconds = Decimal(since.days * 86400 + since.seconds) + Decimal(since.microseconds) / 10**6
         assert abs(exact - seconds) < Decimal("0.000001")
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("50%off", "has a malformed percent-escape"),
+        ("%4", "has a malformed percent-escape"),
+        ("%FF%FE", "is not UTF-8 once percent-decoded"),
+        ("%C0%AF", "is not UTF-8 once percent-decoded"),
+        ("50%25off", None),
+        ("caf%C3%A9", None),
+    ],
+)
+def test_a_query_value_or_path_segment_is_text_or_says_why_not(
+    raw: str, problem: str | None
+) -> None:
+    assert unreadable(raw) == problem

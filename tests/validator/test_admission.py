@@ -223,3 +223,25 @@ def test_a_request_with_an_escaped_character_is_not_judged_valid(
         status=400, response_body=VALIDATION,
     )  # fmt: skip
     assert about(validator, ex, "STATUS-002") == []
+
+
+def listing(query: str, status: int, answer: Any) -> Exchange:
+    return exchange(
+        "GET", f"/v1/payments?{query}", request_headers=AUTH, status=status, response_body=answer
+    )
+
+
+def test_a_query_value_with_a_malformed_escape_must_be_refused_not_read_as_text(
+    validator: ExchangeValidator,
+) -> None:
+    """ "50%off" is no text (the boundaries family and the reference server agree): its 400 is
+    the profile's answer, not a refusal of an allowed request."""
+    refused = listing("merchant_order_no=50%off", 400, VALIDATION)
+    assert outcomes(validator, refused, "STATUS-011") == [Outcome.PASSED]
+    assert about(validator, refused, "STATUS-002") == []
+    accepted = listing("merchant_order_no=50%off", 200, {"payments": []})
+    assert outcomes(validator, accepted, "STATUS-011") == [Outcome.FAILED]
+    assert (
+        about(validator, listing("merchant_order_no=50%25off", 200, {"payments": []}), "STATUS-011")
+        == []
+    )
