@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from conformance import suite
 from conformance.core.case_coverage import CaseLog
 from conformance.core.catalogue import Requirement
 from conformance.core.evidence import check_from_dict
@@ -84,9 +87,16 @@ def phase_of(nodeid: str) -> str:
     """``conformance/suite/test_auth.py::test_x[y]`` -> ``auth``; a module of a family's
     package is its family: ``conformance/suite/boundaries/test_parameters.py`` -> ``boundaries``."""
     parts = nodeid.split("::", 1)[0].split("/")
-    if len(parts) >= 3 and parts[-3] == "suite":
+    if len(parts) >= 2 and parts[-2] in _family_packages():  # ids may start below suite/
         return parts[-2]
     return parts[-1].removesuffix(".py").removeprefix("test_")
+
+
+@cache
+def _family_packages() -> frozenset[str]:
+    """The subpackages of ``conformance.suite`` that hold a family's test modules."""
+    root = Path(suite.__file__).parent
+    return frozenset(p.parent.name for p in root.glob("*/test_*.py"))
 
 
 class ResultCollector:

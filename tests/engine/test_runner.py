@@ -255,6 +255,8 @@ def test_phase_names_come_from_module_names() -> None:
     assert phase_of("conformance/suite/boundaries/test_parameters.py::t[cancelPayment]") == (
         "boundaries"
     )
+    assert phase_of("boundaries/test_parameters.py::t[cancelPayment]") == "boundaries"
+    assert phase_of("test_auth.py::t") == "auth"
 
 
 def test_a_crashed_test_process_leaves_the_run_incomplete() -> None:
