@@ -130,14 +130,6 @@ class ParameterClasses:
             },
         )
 
-    @property
-    def encoding_classes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(n.near_miss for n in self.encoding))
-
-    def classes_of(self, constraint: Constraint) -> tuple[str, ...]:
-        """The near-miss classes that apply to a constraint of ``parameter_constraints``."""
-        return self.encoding_classes if constraint.kind == ENCODING else self.cursor_classes
-
     def expected_keys(self, constraints: Sequence[Constraint]) -> list[CaseKey]:
         """The triples that apply: the class vocabulary's (``near_miss_classes.yaml``)."""
         return [key for c in constraints for key in keys_of(c)]
@@ -153,9 +145,7 @@ def key_of(constraint: Constraint, near_miss: str) -> CaseKey:
 
 
 # ----------------------------------------------------------------------------- constraints
-def parameter_constraints(
-    contract: Mapping[str, Any], operation_id: str, found: ParameterClasses | None = None
-) -> list[Constraint]:
+def parameter_constraints(contract: Mapping[str, Any], operation_id: str) -> list[Constraint]:
     """The operation's ``encoding`` (every query and path parameter) and ``cursor`` (the query
     parameters ``constraint_pins.yaml`` names) constraints, as ``iter_constraints`` finds them;
     header parameters are other families' (auth, Idempotency-Key)."""
@@ -438,7 +428,7 @@ def every_id(contract: Mapping[str, Any], operation_id: str) -> tuple[str, ...]:
     """Every id a test of the operation may report (for its requirement marker)."""
     found = classes()
     ids: list[str] = list(found.no_server_error)
-    for constraint in parameter_constraints(contract, operation_id, found):
+    for constraint in parameter_constraints(contract, operation_id):
         ids += expectation_ids(constraint, found)
     ids += RequirementMap.load().error_shape
     return applicable(tuple(dict.fromkeys(ids)), operation_id)
@@ -467,7 +457,7 @@ def check_operation(
 ) -> None:
     """Every parameter near miss of the operation, judged and logged (``test_parameters``)."""
     found = classes()
-    constraints = parameter_constraints(contract, operation_id, found)
+    constraints = parameter_constraints(contract, operation_id)
     case_log.expect(found.expected_keys(constraints))
     factories = Factories(client, profile, contract)
     try:
