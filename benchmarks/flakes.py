@@ -1,7 +1,7 @@
 """The flake gate: the suite, run again and again with new seeds, never fails a correct server.
 
     python -m benchmarks.flakes [--runs 20] [--quick] [--first-seed S]
-        [--workers N] [--report FILE]
+        [--workers N] [--escape-reading refuse|literal|alternate] [--report FILE]
 
 Each run is a ``payment-conformance run`` subprocess against the unfaulted embedded reference
 server, seeds S, S+1, ... (S drawn and printed unless given). A subprocess per run, as a user
@@ -10,7 +10,9 @@ can hide or cause a failure of the next. Prints a line per run and exits 1 when 
 a requirement or did not finish, naming each such seed with the command that repeats its run;
 0 when every run was conformant; 2 on bad arguments. The reports of a run that was not
 conformant are kept in ``reports/flakes/seed-<seed>/``. ``nox -s flakes`` runs 20 default runs;
-CI runs 3 quick ones.
+CI runs 3 quick ones. ``--escape-reading`` chooses how the server reads a malformed
+percent-escape (``run --server-escape-reading``): ``alternate`` reads it literally in every
+second run, so that both readings the default profile allows are shown conformant.
 """
 
 from __future__ import annotations
@@ -49,30 +51,39 @@ class FlakeRun:
         return self.exit_code == 0 and self.verdict == "CONFORMANT" and not self.failed
 
 
-Runner = Callable[[int, bool, "int | None"], FlakeRun]
+Runner = Callable[[int, bool, "int | None", "str | None"], FlakeRun]
+READINGS = ("refuse", "literal", "alternate")
 
 
 def run_command(
-    seed: int, quick: bool, workers: int | None, report_dir: Path | None = None
+    seed: int,
+    quick: bool,
+    workers: int | None,
+    report_dir: Path | None = None,
+    escape_reading: str | None = None,
 ) -> list[str]:
     argv = ["payment-conformance", "run", "--seed", str(seed)]
     if quick:
         argv.append("--quick")
     if workers is not None:
         argv += ["--workers", str(workers)]
+    if escape_reading is not None:
+        argv += ["--server-escape-reading", escape_reading]
     if report_dir is not None:
         argv += ["--no-progress", "--report-dir", str(report_dir)]
     return argv
 
 
-def run_once(seed: int, quick: bool, workers: int | None) -> FlakeRun:
+def run_once(
+    seed: int, quick: bool, workers: int | None, escape_reading: str | None = None
+) -> FlakeRun:
     with tempfile.TemporaryDirectory(prefix="payment-conformance-flakes-") as scratch:
         reports = Path(scratch) / "reports"
         argv = [
             sys.executable,
             "-m",
             "conformance",
-            *run_command(seed, quick, workers, reports)[1:],
+            *run_command(seed, quick, workers, reports, escape_reading)[1:],
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         started = time.perf_counter()
@@ -137,6 +148,12 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
     parser.add_argument("--quick", action="store_true", help="Quick runs.")
     parser.add_argument("--first-seed", type=int, help="Seeds S, S+1, ... (default: drawn).")
     parser.add_argument("--workers", type=int, help="Test processes per run (default: run's).")
+    parser.add_argument(
+        "--escape-reading",
+        choices=READINGS,
+        help="How the server reads a malformed percent-escape: refuse (the server's default), "
+        "literal, or alternate (literal in every second run).",
+    )
     parser.add_argument("--report", type=Path, help="Write every run's result as JSON here.")
     args = parser.parse_args(argv)  # argparse says what is wrong and exits 2
     for name in ("runs", "workers"):
@@ -154,12 +171,18 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
         f"seeds {first}..{first + args.runs - 1}"
     )
     runs: list[FlakeRun] = []
-    for seed in range(first, first + args.runs):
-        run = runner(seed, args.quick, args.workers)
+    readings: dict[int, str | None] = {}
+    for index, seed in enumerate(range(first, first + args.runs)):
+        reading = args.escape_reading
+        if reading == "alternate":
+            reading = "literal" if index % 2 else "refuse"
+        readings[seed] = reading
+        run = runner(seed, args.quick, args.workers, reading)
         runs.append(run)
         failed = ", ".join(run.failed) or "-"
+        shown = f"  escapes {reading:<7}" if reading is not None else ""
         print(
-            f"seed {seed:>10}  {run.verdict:<15} exercised {run.exercised or '?':<11} "
+            f"seed {seed:>10}{shown}  {run.verdict:<15} exercised {run.exercised or '?':<11} "
             f"requests {run.requests if run.requests is not None else '?':>6}  "
             f"{run.wall_s:6.1f} s  "
             f"failed: {failed}" + (f"  ({run.message})" if run.message else ""),
@@ -179,7 +202,9 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
     for run in bad:
         print(
             f"FLAKE seed {run.seed}: {run.verdict}; repeat it with: "
-            + " ".join(run_command(run.seed, args.quick, args.workers))
+            + " ".join(
+                run_command(run.seed, args.quick, args.workers, None, readings.get(run.seed))
+            )
         )
     return 1 if bad else 0
 

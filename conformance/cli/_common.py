@@ -134,3 +134,15 @@ def latency_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., An
         metavar="MS",
         help=help,
     )
+
+
+def escape_reading_option(
+    name: str, help: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--escape-reading refuse|literal`` (``name``): how the reference server reads a "%" not
+    followed by two hex digits where the profile allows either reading."""
+    from conformance.reference.config import ESCAPE_READINGS
+
+    return click.option(
+        name, "escape_reading", type=click.Choice(ESCAPE_READINGS), default=None, help=help
+    )

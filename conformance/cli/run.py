@@ -19,6 +19,7 @@ from rich.text import Text
 
 from conformance.cli import exit_codes
 from conformance.cli._common import (
+    escape_reading_option,
     fail,
     latency_option,
     profile_option,
@@ -188,6 +189,11 @@ def default_report_dir() -> Path:
     "The embedded server answers 429 with Retry-After past N requests a second per API key, "
     "as a rate-limited sandbox would (serve --rate-limit)."
 )
+@escape_reading_option(
+    "--server-escape-reading",
+    "The embedded server reads a % not followed by two hex digits as text (literal) or refuses "
+    "it (refuse), where the profile allows either (serve --escape-reading).",
+)
 @click.option(
     "--webhook-url",
     metavar="URL",
@@ -282,6 +288,7 @@ def run(
     fault: str | None,
     latency_ms: int,
     server_rate_limit: float | None,
+    escape_reading: str | None,
     webhook_url: str | None,
     webhook_bind: str | None,
     sign_key: Path | None,
@@ -334,6 +341,7 @@ def run(
         embedded_fault=fault,
         embedded_latency_ms=latency_ms,
         embedded_rate_limit=server_rate_limit,
+        embedded_escape_reading=escape_reading,
         quick=quick,
         max_examples=max_examples,
         report_dir=report_dir if report_dir is not None else default_report_dir(),

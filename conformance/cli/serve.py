@@ -12,10 +12,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from conformance.cli._common import fail, latency_option, parsed_by, profile_option
+from conformance.cli._common import (
+    escape_reading_option,
+    fail,
+    latency_option,
+    parsed_by,
+    profile_option,
+)
 from conformance.core.hosts import is_loopback
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.reference import connections, gateway
+from conformance.reference.config import check_escape_reading
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
@@ -53,6 +60,12 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
     help="Switch on a fault of the catalogue (repeatable; see `faults`).",
 )
 @latency_option("Answer every request this much later, as a remote server would (no CPU is used).")
+@escape_reading_option(
+    "--escape-reading",
+    "Read a % not followed by two hex digits in a query or path parameter as text (literal) or "
+    "refuse it (refuse); default: the profile's status.malformed_percent_escape, refuse where it "
+    "allows either.",
+)
 @click.option(
     "--tls-cert",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -116,6 +129,7 @@ def serve(
     profile_name: str,
     faults: tuple[str, ...],
     latency_ms: int,
+    escape_reading: str | None,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
@@ -145,6 +159,10 @@ def serve(
         profile = load_profile(profile_name)
     except ProfileError as exc:
         fail(str(exc))
+    try:
+        check_escape_reading(profile, escape_reading)
+    except ValueError as exc:
+        fail(str(exc))
     warning = exposure_warning(host, profile)
     if warning is not None:
         click.echo(warning, err=True)
@@ -163,6 +181,7 @@ def serve(
         base_path=base_path,
         header_timeout=header_timeout,
         max_connections=max_connections,
+        escape_reading=escape_reading,
     )
     with stop_requests(server) as stop_requested:
         try:
@@ -179,6 +198,8 @@ def serve(
             )
             if faults:
                 click.echo(f"faults switched on: {', '.join(faults)}")
+            if server.literal_escapes:
+                click.echo("a malformed percent-escape is read literally (usdc%zz as text)")
             for line in deployment_lines(server):
                 click.echo(line)
             click.echo(

@@ -11,7 +11,10 @@
 
 ``unreadable`` is the one meaning of a query value or path segment that is no text (a malformed
 percent-escape, or bytes that are not UTF-8): the reference server refuses it, the boundaries
-family sends it, the validator expects it refused.
+family sends it, the validator expects it refused. A malformed escape (a ``%`` not followed by
+two hex digits) may instead be read literally, as the profile's
+``status.malformed_percent_escape`` allows: ``literal=True`` reads it so (``as_literal`` gives the
+same value well-formed, ``usdc%zz`` -> ``usdc%25zz``).
 
 A format judges only the values of its own type: any other value conforms (JSON Schema). The
 reference server validates requests with ``format_checker()``, the suite checks responses and keeps
@@ -158,11 +161,28 @@ def format_checker() -> FormatChecker:
 _MALFORMED_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
 
 
-def unreadable(raw: str) -> str | None:
+MALFORMED_ESCAPE: Final = "has a malformed percent-escape"
+
+
+def has_malformed_escape(raw: str) -> bool:
+    """Whether ``raw`` (as sent, still percent-encoded) has a "%" not followed by two hex digits."""
+    return _MALFORMED_ESCAPE.search(raw) is not None
+
+
+def as_literal(raw: str) -> str:
+    """``raw`` with each malformed "%" escaped as ``%25``: the text a literal reading sees, sent
+    well-formed."""
+    return _MALFORMED_ESCAPE.sub("%25", raw)
+
+
+def unreadable(raw: str, *, literal: bool = False) -> str | None:
     """Why ``raw`` (a path segment or query value as sent, still percent-encoded) is no text:
-    a malformed percent-escape, or escapes that decode to bytes that are not UTF-8; else None."""
-    if _MALFORMED_ESCAPE.search(raw):
-        return "has a malformed percent-escape"
+    a malformed percent-escape (unless ``literal``: then read as the text it is), or escapes
+    that decode to bytes that are not UTF-8; else None."""
+    if has_malformed_escape(raw):
+        if not literal:
+            return MALFORMED_ESCAPE
+        raw = as_literal(raw)
     try:
         unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError:

@@ -202,6 +202,9 @@ class StatusSection:
     integer_accepts_float_form: bool
     validation_details: str
     unsupported_media_type: tuple[ErrorSpec, ...]  # empty: the profile declares no answer
+    # A "%" not followed by two hex digits in a query or path parameter: "refuse" (the
+    # validation error), "literal" (read as the text "%zz"), or "either" of the two.
+    malformed_percent_escape: str = "either"
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> StatusSection:
@@ -221,6 +224,7 @@ class StatusSection:
             unsupported_media_type=tuple(
                 _error_spec(a) for a in raw.get("unsupported_media_type") or ()
             ),
+            malformed_percent_escape=str(raw.get("malformed_percent_escape", "either")),
         )
 
     @property

@@ -35,6 +35,7 @@ class RunOptions:
     embedded_fault: str | None = None
     embedded_latency_ms: int = 0  # the embedded server answers each request this much later
     embedded_rate_limit: float | None = None  # and 429s past this many requests/s per API key
+    embedded_escape_reading: str | None = None  # "refuse" or "literal": a malformed escape
     quick: bool = False
     max_examples: int | None = None
     report_dir: Path | None = None
@@ -81,6 +82,11 @@ def _check_options(options: RunOptions) -> None:
         raise RunError(
             "--server-rate-limit rate-limits the embedded reference server; "
             "it cannot be combined with --base-url"
+        )
+    if options.embedded_escape_reading is not None and options.base_url is not None:
+        raise RunError(
+            "--server-escape-reading chooses how the embedded reference server reads a "
+            "malformed percent-escape; it cannot be combined with --base-url"
         )
     if options.base_url is not None and not options.base_url.startswith(("http://", "https://")):
         raise RunError(f"--base-url must start with http:// or https://, not {options.base_url!r}")
@@ -170,6 +176,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["latency_ms"] = str(options.embedded_latency_ms)
     if options.embedded_rate_limit is not None:
         recorded["server_rate_limit"] = f"{options.embedded_rate_limit:g}"
+    if options.embedded_escape_reading is not None:
+        recorded["escape_reading"] = options.embedded_escape_reading
     if options.only:
         recorded["only"] = ",".join(options.only)
     if options.skip:

@@ -61,6 +61,7 @@ def _target(options: RunOptions, profile: Profile) -> Iterator[Target]:
             faults=faults,
             latency_ms=options.embedded_latency_ms,
             rate_limit=options.embedded_rate_limit,
+            escape_reading=options.embedded_escape_reading,
         ).start()
     except (ValueError, ServerStartError) as exc:
         raise RunError(f"the embedded reference server cannot start: {exc}") from None

@@ -260,8 +260,12 @@ class Pipeline:
         token = ACTIVE_FAULTS.set(self.config.faults)
         try:
             return (
-                validator.path(match.path_params, _raw_path_params(request, match)),
-                validator.query(request.query),
+                validator.path(
+                    match.path_params,
+                    _raw_path_params(request, match),
+                    literal=self.config.literal_escapes,
+                ),
+                validator.query(request.query, literal=self.config.literal_escapes),
                 validator.json_body(request.body, content_type),
             )
         except RequestInvalid as exc:

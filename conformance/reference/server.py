@@ -111,8 +111,10 @@ class ReferenceServer:
         base_path: str = "",
         header_timeout: float = connections.HEADER_TIMEOUT_SECS,
         max_connections: int | None = None,
+        escape_reading: str | None = None,
     ) -> None:
         self.profile = profile if profile is not None else load_profile()
+        self.escape_reading = escape_reading
         self.faults = frozenset(faults)
         self.db_path = Path(db_path) if db_path is not None else None
         self.host = host
@@ -120,7 +122,9 @@ class ReferenceServer:
         self.shutdown_grace_secs = shutdown_grace_secs
         self.latency_ms = latency_ms
         # rejects unknown faults and a bad latency before binding
-        ServerConfig(self.profile, self.faults, latency_ms=latency_ms)
+        ServerConfig(
+            self.profile, self.faults, latency_ms=latency_ms, escape_reading=escape_reading
+        )
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key go together: give both or neither")
         if tls_client_ca is not None and tls_cert is None:
@@ -161,6 +165,12 @@ class ReferenceServer:
         host = self.host if ":" not in self.host else f"[{self.host}]"
         scheme = "https" if self.tls is not None else "http"
         return f"{scheme}://{host}:{self.port}{self.gateway.base_path}"
+
+    @property
+    def literal_escapes(self) -> bool:
+        """Whether a malformed percent-escape is read as the text it is."""
+        reading = self.escape_reading or self.profile.status.malformed_percent_escape
+        return reading == "literal"
 
     @property
     def config(self) -> ServerConfig:
@@ -208,7 +218,12 @@ class ReferenceServer:
         self._socket = sock
         self.port = sock.getsockname()[1]
         config = ServerConfig(
-            self.profile, self.faults, self.base_url, self.db_path, latency_ms=self.latency_ms
+            self.profile,
+            self.faults,
+            self.base_url,
+            self.db_path,
+            latency_ms=self.latency_ms,
+            escape_reading=self.escape_reading,
         )
         try:
             app = create_app(config)

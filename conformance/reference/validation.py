@@ -27,7 +27,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core import contract
-from conformance.core.formats import format_checker, unreadable
+from conformance.core.formats import format_checker, has_malformed_escape, unreadable
 from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
 from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
@@ -45,16 +45,21 @@ class RequestInvalid(Exception):
         self.details = details[:MAX_DETAILS]
 
 
-def _unreadable_query(raw: str) -> list[dict[str, str]]:
-    """A detail for each query parameter whose name or value, as sent, is no text."""
+def _unreadable_query(raw: str, literal: bool) -> list[dict[str, str]]:
+    """A detail for each query parameter whose name or value, as sent, is no text (``literal``:
+    a malformed escape is read as the text it is)."""
     details = []
     for pair in raw.split("&"):
         name, _, value = pair.partition("=")
-        if (problem := unreadable(name)) is not None:
+        if (problem := unreadable(name, literal=literal)) is not None:
             details.append(_detail("query", f"a parameter name {problem}"))
-        elif (problem := unreadable(value)) is not None:
+        elif (problem := unreadable(value, literal=literal)) is not None:
             details.append(_detail(f"query.{unquote(name)}", problem))
     return details
+
+
+def _without_malformed(raw: str) -> str:
+    return "&".join(p for p in raw.split("&") if not has_malformed_escape(p.partition("=")[2]))
 
 
 def _detail(where: str, message: str) -> dict[str, str]:
@@ -270,12 +275,14 @@ class OperationValidator:
     body: Any = None  # a compiled validator, or None when the operation takes no body
     body_required: bool = False
 
-    def path(self, values: dict[str, str], raw: dict[str, str] | None = None) -> dict[str, str]:
+    def path(
+        self, values: dict[str, str], raw: dict[str, str] | None = None, *, literal: bool = False
+    ) -> dict[str, str]:
         """``values`` checked against the contract; ``raw`` (the same parameters as sent, still
-        percent-encoded) checked to be text first."""
+        percent-encoded) checked to be text first (``literal``: a malformed escape is text)."""
         details: list[dict[str, str]] = []
         for name, text in (raw or {}).items():
-            problem = unreadable(text)
+            problem = unreadable(text, literal=literal)
             if problem is not None:
                 details.append(_detail(f"path.{name}", problem))
         if details:
@@ -288,10 +295,14 @@ class OperationValidator:
             raise RequestInvalid(details)
         return values
 
-    def query(self, raw: bytes) -> dict[str, Any]:
+    def query(self, raw: bytes, *, literal: bool = False) -> dict[str, Any]:
+        """The query's values checked against the contract (``literal``: a malformed escape is
+        read as the text it is)."""
         try:
             text = raw.decode("ascii")
-            malformed = _unreadable_query(text) if text else []
+            if "validation-malformed-escape-dropped" in ACTIVE_FAULTS.get():
+                text = _without_malformed(text)  # the bug: such a parameter is dropped
+            malformed = _unreadable_query(text, literal) if text else []
             if malformed:
                 raise RequestInvalid(malformed)
             pairs = parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict")

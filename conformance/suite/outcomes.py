@@ -131,6 +131,18 @@ def validation_details_problems(response: httpx.Response, profile: Profile) -> l
     return []
 
 
+def is_validation_error(response: httpx.Response, profile: Profile) -> bool:
+    """Whether ``response`` is the profile's validation error: its status and, when pinned, its
+    code. Without a pinned code, a status the profile also gives business rules tells nothing:
+    a business-rule refusal (422 ``unknown_currency``) is never taken for one."""
+    validation = profile.error("status", "validation")
+    if response.status_code != validation.status:
+        return False
+    if validation.code is None:
+        return profile.error("status", "business_rule").status != validation.status
+    return (json_object(response) or {}).get("code") == validation.code
+
+
 def status_problems(response: httpx.Response, expected: ErrorSpec) -> list[str]:
     """The response has ``expected``'s status and, when the profile pins one, its code."""
     if response.status_code != expected.status:

@@ -14,6 +14,10 @@ profile's rules and fixtures, and only where the request alone decides it:
   profile's status: a pass; another refusal is not judged (the server may have refused for a
   reason the recording cannot see).
 - statements whose ``from`` is not before ``to`` (STMT-014): the profile's validation error.
+- a query or path parameter that is no text (STATUS-011): escapes of bytes that are not UTF-8,
+  and a "%" not followed by two hex digits unless the profile's ``malformed_percent_escape``
+  lets the server read it literally (then the literal value is judged like any other; under
+  "either" a refusal of it is not judged).
 - refusals of requests the contract and profile allow, judged only when the refusal's own code
   says it was a validation refusal: an integer written ``60.0`` (STATUS-016), and any other
   request the effective contract allows answered with the validation error (STATUS-001,
@@ -31,7 +35,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.core.formats import epoch_seconds, unreadable
+from conformance.core.formats import epoch_seconds, has_malformed_escape, unreadable
 from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
@@ -109,6 +113,10 @@ class AdmissionChecks:
         auth = profile.auth
         self._past_margin = auth.clock_window_secs + LATENCY_SECS
         self._unix_timestamps = auth.timestamp_format == "unix-seconds"
+        # A "%" not followed by two hex digits: refused ("refuse"), read as text ("literal"),
+        # or either (then a refusal of it is not judged, nor its acceptance: the literal value
+        # is judged like any other, by the other checks).
+        self._escape_reading = profile.status.malformed_percent_escape
         # Rules whose refusal the profile gives a status of its own.
         self._statuses = {
             "PAY-003": self._empty_quotes,
@@ -139,12 +147,13 @@ class AdmissionChecks:
             return []
         found: list[Finding] = []
         broken: list[tuple[tuple[str, ...], str]] = []
-        for rule in (self._query_text, *self._rules.get(call.operation_id, ())):
+        for rule in (self._query_text, self._path_text, *self._rules.get(call.operation_id, ())):
             broken += rule(call)
         for ids, what in broken:
             judged = self._refusal(call, ids, what, self._statuses.get(ids[0], self._business))
             found += [judged] if judged is not None else []
         if not broken:
+            found += self._escape_refused(call)
             found += self._allowed(call, query_names)
         return found
 
@@ -186,6 +195,19 @@ class AdmissionChecks:
         ids = ("STATUS-001",) if call.operation_id in self._creates else ("STATUS-002",)
         yield Finding("admission", ids, Outcome.FAILED, message)
 
+    def _escape_refused(self, call: Call) -> Iterator[Finding]:
+        """Under "either", a malformed escape refused with the validation error is the
+        profile's answer; accepted, it was read literally, which only the value's own checks
+        judge."""
+        exchange = call.exchange
+        if self._escape_reading != "either" or call.success:
+            return
+        if not (has_malformed_escape(exchange.query) or has_malformed_escape(exchange.path)):
+            return
+        if call.status == self._validation.status and call.code == self._validation.code:
+            what = "a malformed percent-escape refused"
+            yield Finding("admission", (MALFORMED_PARAMETER,), Outcome.PASSED, what)
+
     def _decidable(self, call: Call, query_names: frozenset[str]) -> bool:
         exchange = call.exchange
         query = call.query
@@ -193,6 +215,10 @@ class AdmissionChecks:
             return False  # a cursor may be unknown; an extra parameter may be refused
         if len(query) != exchange.query.count("&") + 1 and exchange.query:
             return False  # a repeated parameter
+        if self._escape_reading == "either" and (
+            has_malformed_escape(exchange.query) or has_malformed_escape(exchange.path)
+        ):
+            return False  # refused, or read as text: either is allowed
         if REDACTED.encode() in exchange.request_body:
             return False  # a value the recorder masked (a signature) may be what was refused
         if b"\\" in exchange.request_body or CONTROL_ESCAPE.search(exchange.query):
@@ -206,15 +232,26 @@ class AdmissionChecks:
         return True
 
     # -- parameters -------------------------------------------------------------------------
-    @staticmethod
-    def _query_text(call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
-        """A query parameter sent as no text ("50%off": a malformed escape) is malformed."""
+    def _query_text(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        """A query parameter sent as no text (escapes of bytes that are not UTF-8; "50%off", a
+        malformed escape, unless the profile lets the server read it literally) is malformed."""
         raw = call.exchange.query
+        literal = self._escape_reading != "refuse"
         for pair in raw.split("&") if raw else ():
             name, _, value = pair.partition("=")
-            problem = unreadable(name) or unreadable(value)
+            problem = unreadable(name, literal=literal) or unreadable(value, literal=literal)
             if problem is not None:
                 yield (MALFORMED_PARAMETER,), f"the query parameter {pair!r} {problem}"
+
+    def _path_text(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+        """A path segment sent as no text is a malformed path parameter: refused with the
+        validation error, or as an unknown id (another refusal, which is not judged)."""
+        literal = self._escape_reading != "refuse"
+        for segment in call.exchange.path.split("/"):
+            problem = unreadable(segment, literal=literal)
+            if problem is not None:
+                yield (MALFORMED_PARAMETER,), f"the path segment {segment[:80]!r} {problem}"
+                return
 
     # -- statements -------------------------------------------------------------------------
     def _window(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:

@@ -16,8 +16,12 @@ class Runs:
     def __init__(self, bad: dict[int, FlakeRun] | None = None) -> None:
         self.bad = bad or {}
         self.calls: list[tuple[int, bool, int | None]] = []
+        self.readings: list[str | None] = []
 
-    def __call__(self, seed: int, quick: bool, workers: int | None) -> FlakeRun:
+    def __call__(
+        self, seed: int, quick: bool, workers: int | None, escape_reading: str | None = None
+    ) -> FlakeRun:
+        self.readings.append(escape_reading)
         self.calls.append((seed, quick, workers))
         if seed in self.bad:
             return self.bad[seed]
@@ -52,6 +56,17 @@ def test_one_failed_run_fails_the_gate_and_names_its_seed_and_command(
 )
 def test_an_unfinished_run_fails_the_gate(bad: FlakeRun) -> None:
     assert main(["--runs", "2", "--first-seed", "6"], Runs({7: bad})) == 1
+
+
+def test_alternate_reads_a_malformed_escape_literally_in_every_second_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runs = Runs({21: FlakeRun(21, "NOT CONFORMANT", 1, 1.0, ["STATUS-011"])})
+    assert main(["--runs", "3", "--first-seed", "20", "--escape-reading", "alternate"], runs) == 1
+    assert runs.readings == ["refuse", "literal", "refuse"]
+    out = capsys.readouterr().out
+    assert "escapes literal" in out
+    assert "payment-conformance run --seed 21 --server-escape-reading literal" in out
 
 
 def test_drawn_seeds_are_printed_and_distinct(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ status, business state the traffic does not show) is not judged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -231,17 +232,65 @@ def listing(query: str, status: int, answer: Any) -> Exchange:
     )
 
 
-def test_a_query_value_with_a_malformed_escape_must_be_refused_not_read_as_text(
+def test_a_query_value_with_a_malformed_escape_may_be_refused_or_read_as_text(
     validator: ExchangeValidator,
 ) -> None:
-    """ "50%off" is no text (the boundaries family and the reference server agree): its 400 is
-    the profile's answer, not a refusal of an allowed request."""
+    """ "50%off": the default profile lets the server refuse it (the validation error, a pass)
+    or read it as text (then the value's own checks judge the answer, not STATUS-011); neither
+    is a refusal of an allowed request (STATUS-002)."""
     refused = listing("merchant_order_no=50%off", 400, VALIDATION)
     assert outcomes(validator, refused, "STATUS-011") == [Outcome.PASSED]
     assert about(validator, refused, "STATUS-002") == []
-    accepted = listing("merchant_order_no=50%off", 200, {"payments": []})
-    assert outcomes(validator, accepted, "STATUS-011") == [Outcome.FAILED]
+    read_as_text = listing("merchant_order_no=50%off", 200, {"payments": []})
+    assert about(validator, read_as_text, "STATUS-011") == []
     assert (
         about(validator, listing("merchant_order_no=50%25off", 200, {"payments": []}), "STATUS-011")
         == []
     )
+
+
+def pinned(reading: str) -> ExchangeValidator:
+    profile = load_profile("default")
+    status = {**profile.data["status"], "malformed_percent_escape": reading}
+    return ExchangeValidator(replace(profile, data={**profile.data, "status": status}))
+
+
+def test_a_profile_that_pins_refusal_fails_a_malformed_escape_read_as_text() -> None:
+    refusing = pinned("refuse")
+    refused = listing("merchant_order_no=50%off", 400, VALIDATION)
+    assert outcomes(refusing, refused, "STATUS-011") == [Outcome.PASSED]
+    accepted = listing("merchant_order_no=50%off", 200, {"payments": []})
+    assert outcomes(refusing, accepted, "STATUS-011") == [Outcome.FAILED]
+
+
+def test_a_profile_that_pins_the_literal_reading_judges_the_literal_value() -> None:
+    literal = pinned("literal")
+    accepted = listing("merchant_order_no=50%off", 200, {"payments": []})
+    assert about(literal, accepted, "STATUS-011") == []
+    refused = listing("merchant_order_no=50%off", 400, VALIDATION)
+    assert outcomes(literal, refused, "STATUS-002") == [Outcome.FAILED]
+
+
+@pytest.mark.parametrize("segment", ["pay_1%zz", "pay_1%FF%FE", "pay_1%"])
+def test_a_path_id_that_is_no_text_refused_is_no_refusal_of_an_allowed_request(
+    validator: ExchangeValidator, segment: str
+) -> None:
+    """The suite's own bad path ids (a malformed escape, bytes that are not UTF-8), rightly
+    refused with 400: never "a request the contract and profile allow was refused"."""
+    refused = exchange(
+        "POST",
+        f"/v1/payments/{segment}/cancel",
+        request_headers=(*AUTH, ("Idempotency-Key", "k-0002")),
+        status=400,
+        response_body=VALIDATION,
+    )
+    assert outcomes(validator, refused, "STATUS-011") == [Outcome.PASSED]
+    assert about(validator, refused, "STATUS-002") == []
+    not_found = exchange(
+        "POST",
+        f"/v1/payments/{segment}/cancel",
+        request_headers=(*AUTH, ("Idempotency-Key", "k-0003")),
+        status=404,
+        response_body={"code": "not_found", "message": "no"},
+    )
+    assert about(validator, not_found, "STATUS-002") == []

@@ -14,12 +14,18 @@ Each case is a ``variants.Raw`` request: the operation's known-valid request fro
 with exactly ONE parameter changed, sent byte for byte (signature, Idempotency-Key and body stay
 valid). ``expectation`` says which answers pass and under which requirement ids; the test is
 ``test_parameters.py``.
+
+A malformed escape may be refused or read literally, as the profile's
+``status.malformed_percent_escape`` says ("refuse", "literal" or "either"). A literal reading is
+judged against a control: the same request with the same text sent well-formed (``usdc%zz`` as
+``usdc%25zz``), which a server that reads ``%zz`` as text must answer alike: the same status and
+code, or for a success the same items (never a 2xx that ignores the parameter).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -31,6 +37,7 @@ import yaml
 
 from conformance.core.case_coverage import CaseKey, CaseLog
 from conformance.core.catalogue import load_catalogue
+from conformance.core.formats import as_literal
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.suite.boundaries.classes import keys_of
 from conformance.suite.boundaries.constraints import (
@@ -45,6 +52,7 @@ from conformance.suite.factories import Factories, PrerequisiteError, RequestSpe
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
     ErrorShapes,
+    is_validation_error,
     json_object,
     status_problems,
     summary,
@@ -67,6 +75,7 @@ CURSOR: Final = "cursor"
 UNKNOWN_CURSOR: Final = "unknown-cursor"
 FOREIGN_CURSOR: Final = "foreign-cursor"
 TRUNCATED_CURSOR: Final = "truncated-cursor"
+MALFORMED_ESCAPE: Final = "malformed-percent-escape"
 # Where the valid request does not carry the parameter, the near miss follows this text.
 FILLER: Final = "conformance"
 # A real cursor is mutated into an unknown one of the same shape only when it has at least this
@@ -168,6 +177,8 @@ class ParameterCase:
     label: str
     raw: Raw | None
     why_not: str = ""
+    # A malformed escape's control: the same request with the same text sent well-formed.
+    control: Raw | None = None
 
     @property
     def key(self) -> CaseKey:
@@ -214,7 +225,10 @@ def encoding_cases(
         seen.add(miss.near_miss)
         raw = with_raw_value(spec, constraint.field, valid + miss.text)
         why = "" if raw is not None else f"the valid request has no {constraint.field}"
-        cases.append(ParameterCase(constraint, miss.near_miss, miss.label, raw, why))
+        control = None
+        if miss.near_miss == MALFORMED_ESCAPE:
+            control = with_raw_value(spec, constraint.field, as_literal(valid + miss.text))
+        cases.append(ParameterCase(constraint, miss.near_miss, miss.label, raw, why, control))
     return cases
 
 
@@ -363,10 +377,13 @@ def real_cursors(
 # ----------------------------------------------------------------------------- judging
 @dataclass(frozen=True)
 class Expectation:
-    """The answers that pass (none: any 4xx) and the ids the refusal is reported under."""
+    """The answers that pass (none: any 4xx) and the ids the refusal is reported under;
+    ``escape_reading``: how a malformed escape may be read (the profile's
+    ``status.malformed_percent_escape``, for an encoding constraint)."""
 
     answers: tuple[ErrorSpec, ...]
     ids: tuple[str, ...]
+    escape_reading: str = "refuse"
 
     @property
     def what(self) -> str:
@@ -374,7 +391,23 @@ class Expectation:
         if not self.answers:
             return "refused (any 4xx)"
         wanted = " or ".join(f"{a.status}" + (f" {a.code}" if a.code else "") for a in self.answers)
+        if self.escape_reading == "either":
+            return f"refused with {wanted}, or a malformed escape read literally"
+        if self.escape_reading == "literal":
+            return f"refused with {wanted}, a malformed escape read literally"
         return f"refused with {wanted}"
+
+    def case_problems(
+        self, case: ParameterCase, response: httpx.Response, control: Control
+    ) -> list[str]:
+        """The problems of ``response`` to ``case``; ``control`` sends its control request
+        when the case is a malformed escape the profile lets the server read literally."""
+        refusal = self.problems(response)
+        if case.near_miss != MALFORMED_ESCAPE or case.control is None:
+            return refusal
+        if self.escape_reading == "refuse" or (self.escape_reading == "either" and not refusal):
+            return refusal
+        return literal_problems(response, control(case.control))
 
     def problems(self, response: httpx.Response) -> list[str]:
         if not self.answers:
@@ -382,7 +415,42 @@ class Expectation:
             return [] if refused else [f"not refused: {summary(response)}"]
         if any(not status_problems(response, answer) for answer in self.answers):
             return []
-        return [f"{self.what.removeprefix('refused with ')} expected, got {summary(response)}"]
+        wanted = " or ".join(f"{a.status}" + (f" {a.code}" if a.code else "") for a in self.answers)
+        return [f"{wanted} expected, got {summary(response)}"]
+
+
+Control = Callable[[Raw], httpx.Response]
+
+
+def literal_problems(response: httpx.Response, control: httpx.Response) -> list[str]:
+    """A malformed escape read literally must be answered as ``control`` (the same text sent
+    well-formed) is: the same status and error code, or, both successes, the same items (a
+    success that ignored the parameter lists what the control's filter left out)."""
+    wanted = f"read literally, the answer to the same text well-formed ({summary(control, 80)})"
+    got = f"{wanted} expected, got {summary(response)}"
+    ok, control_ok = response.status_code < 300, control.status_code < 300
+    if ok != control_ok or (not ok and response.status_code != control.status_code):
+        return [got]
+    if not ok:
+        code, control_code = _code(response), _code(control)
+        return [got] if code != control_code else []
+    return [got] if _identity(response) != _identity(control) else []
+
+
+def _code(response: httpx.Response) -> object:
+    return (json_object(response) or {}).get("code")
+
+
+def _identity(response: httpx.Response) -> object:
+    """What a success answer is about: its resource's id and, for each list it holds (a
+    listing's items), the ids of the items (the items themselves where they have none)."""
+    body = json_object(response) or {}
+    lists = {
+        key: [item.get("id", item) if isinstance(item, dict) else item for item in value]
+        for key, value in body.items()
+        if isinstance(value, list)
+    }
+    return body.get("id"), lists
 
 
 def applicable(ids: Sequence[str], operation_id: str) -> tuple[str, ...]:
@@ -403,6 +471,7 @@ def expectation(
     found = found or classes()
     ids = expectation_ids(constraint, found)
     validation = profile.error("status", "validation")
+    reading = profile.status.malformed_percent_escape
     if constraint.kind == CURSOR:
         rule = found.cursor_rules.get(constraint.operation_id)
         if rule is None or rule.answer == "any_refusal":
@@ -411,8 +480,8 @@ def expectation(
     if constraint.field.location == "path" and applicable(found.unknown_id, spec.operation_id):
         # "%zz" in an id of an operation that answers an unknown id with 404: a malformed
         # parameter (400) or an id no resource has (404). A PUT that creates its id: 400 only.
-        return Expectation((validation, profile.error("status", "not_found")), ids)
-    return Expectation((validation,), ids)
+        return Expectation((validation, profile.error("status", "not_found")), ids, reading)
+    return Expectation((validation,), ids, reading)
 
 
 def expectation_ids(constraint: Constraint, found: ParameterClasses) -> tuple[str, ...]:
@@ -471,8 +540,11 @@ def check_operation(
         return
     other = Factories(other_client, profile, contract)
     rng = random.Random(f"{seed}:{operation_id}")
-    validation = profile.error("status", "validation")
     shape = ErrorShapes()
+
+    def control(raw: Raw) -> httpx.Response:
+        return send_raw(client, spec, raw)
+
     for constraint in constraints:
         if constraint.kind == CURSOR:
             cursors = real_cursors(factories, other, spec, constraint.field.pointer[0])
@@ -487,16 +559,18 @@ def check_operation(
                     side.unexercised.append(f"{case.near_miss}: {case.why_not}")
                 continue
             response = send_raw(client, spec, case.raw)
+            exchange = client.last_exchange
             case_log.record(case.key)
             named = f"{case.near_miss} {case.label}"
             no_error.add(server_error_problems(response), named, client)
-            refused.add(expected.problems(response), named, client)
+            problems = expected.case_problems(case, response, control)
+            refused.add(problems, named, client, exchange)
             if 400 <= response.status_code < 500:
                 label = f"{constraint.field} {case.near_miss} {case.label}: "
-                shape.add(response, client.last_exchange, label)
-                if response.status_code == validation.status:
+                shape.add(response, exchange, label)
+                if is_validation_error(response, profile):
                     details = validation_details_problems(response, profile)
-                    shape.add_problems(VALIDATION_DETAILS, details, client.last_exchange, label)
+                    shape.add_problems(VALIDATION_DETAILS, details, exchange, label)
         name = _name(constraint)
         no_error.record(
             recorder, found.no_server_error, name, operation_id, "without a server error"

@@ -20,13 +20,21 @@ class Side:
     evidence: Evidence | None = None
     unexercised: list[str] = field(default_factory=list)  # cases whose request could not be made
 
-    def add(self, problems: list[str], case: str, client: SuiteClient) -> None:
-        """One case sent; ``case`` names it in the messages (its label and value)."""
+    def add(
+        self,
+        problems: list[str],
+        case: str,
+        client: SuiteClient,
+        exchange: Evidence | None = None,
+    ) -> None:
+        """One case sent; ``case`` names it in the messages (its label and value);
+        ``exchange``: the case's own exchange when others were sent since (the client's last,
+        if not given)."""
         self.cases += 1
         if problems:
             self.problems += [f"{case}: {p}" for p in problems]
             if self.evidence is None:
-                self.evidence = client.last_exchange
+                self.evidence = exchange if exchange is not None else client.last_exchange
 
     def record(
         self,

@@ -35,6 +35,7 @@ from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, Re
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
     ErrorShapes,
+    is_validation_error,
     status_problems,
     success_problems,
     summary,
@@ -202,8 +203,10 @@ def test_boundaries(
             if response.status_code == refusal.status and refusal.code is not None:
                 label = f"{named}: "
                 shape.add(response, suite_client.last_exchange, label)
-                details = validation_details_problems(response, profile)
-                shape.add_problems(VALIDATION_DETAILS, details, suite_client.last_exchange, label)
+                if is_validation_error(response, profile):
+                    details = validation_details_problems(response, profile)
+                    exchange = suite_client.last_exchange
+                    shape.add_problems(VALIDATION_DETAILS, details, exchange, label)
         for side, side_ids, what in (
             (refused, ids.rejected, "refused"),
             (with_status, ids.rejected_with_status, f"refused with the {refusal.status} status"),

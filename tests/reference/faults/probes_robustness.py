@@ -31,6 +31,12 @@ def robust_query_escape_500(probe: Probe) -> None:
     assert probe.client.get("/v1/payments?limit=%zz").status_code == 500
 
 
+def validation_malformed_escape_dropped(probe: Probe) -> None:
+    probe.client.post("/v1/payments", payment_body())
+    listed = probe.client.get("/v1/payments?merchant_order_no=no-such-order%zz")
+    assert listed.status_code == 200 and listed.json()["payments"]
+
+
 def robust_unversioned_paths_served(probe: Probe) -> None:
     assert probe.client.get("/payments").status_code == 200
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -214,6 +214,7 @@ def test_a_path_id_that_is_no_text_may_be_refused_as_malformed_or_as_unknown() -
     assert wanted == Expectation(
         (PROFILE.error("status", "validation"), PROFILE.error("status", "not_found")),
         ("STATUS-013",),
+        "either",
     )
     assert wanted.problems(response(404, {"code": "not_found"})) == []
     assert wanted.problems(response(400, {"code": "validation_error"})) == []
@@ -225,7 +226,9 @@ def test_a_path_id_that_is_no_text_may_be_refused_as_malformed_or_as_unknown() -
 def test_a_put_that_creates_its_id_must_refuse_it_as_malformed() -> None:
     base = spec("putWebhookEndpoint", path_params={"id": "we_1"}, body={})
     wanted = expectation(constraint("putWebhookEndpoint", "path.id"), base, PROFILE)
-    assert wanted == Expectation((PROFILE.error("status", "validation"),), ("STATUS-011",))
+    assert wanted == Expectation(
+        (PROFILE.error("status", "validation"),), ("STATUS-011",), "either"
+    )
     assert wanted.problems(response(404, {"code": "not_found"}))
 
 
@@ -246,7 +249,9 @@ def test_a_payments_cursor_gets_the_validation_status_and_a_statement_cursor_any
 
 def test_a_query_value_that_is_no_text_gets_400_validation_error() -> None:
     wanted = expectation(constraint("listPayments", "query.limit"), spec("listPayments"), PROFILE)
-    assert wanted == Expectation((PROFILE.error("status", "validation"),), ("STATUS-011",))
+    assert wanted == Expectation(
+        (PROFILE.error("status", "validation"),), ("STATUS-011",), "either"
+    )
 
 
 def test_the_marker_names_every_id_a_test_may_report_and_all_are_in_the_catalogue() -> None:
@@ -277,12 +282,18 @@ class Run:
         return found
 
 
-def run(faults: tuple[str, ...] = (), *, seed: int = 7, quick: bool = False) -> Run:
+def run(
+    faults: tuple[str, ...] = (),
+    *,
+    seed: int = 7,
+    quick: bool = False,
+    profile: Profile = PROFILE,
+    escape_reading: str | None = None,
+) -> Run:
     """``test_parameters`` of every operation against a fresh reference server."""
     recorder, log = CheckRecorder("boundaries"), CaseLog()
-    profile: Profile = PROFILE
     with (
-        ReferenceServer(profile=profile, faults=faults) as server,
+        ReferenceServer(profile=profile, faults=faults, escape_reading=escape_reading) as server,
         SuiteClient(server.base_url, profile, profile.primary) as client,
         SuiteClient(server.base_url, profile, profile.secondary) as other,
     ):
@@ -315,6 +326,7 @@ def test_the_reference_server_passes_every_case_and_every_triple_gets_one(
         ("payments-cursor-foreign-accepted", {"PAY-020"}),
         ("robust-query-escape-500", {"ERR-006", "STATUS-011"}),
         ("robust-non-ascii-id-500", {"ERR-006", "STATUS-011", "STATUS-013"}),
+        ("validation-malformed-escape-dropped", {"STATUS-011"}),
     ],
 )
 def test_a_reference_fault_fails_the_ids_it_breaks(fault: str, breaks: set[str]) -> None:
@@ -328,18 +340,64 @@ def hostile(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     yield monkeypatch
 
 
-def test_a_server_that_reads_a_bad_escape_as_text_fails_status_011(
+def test_a_server_that_reads_invalid_utf8_as_text_fails_status_011(
     hostile: pytest.MonkeyPatch,
 ) -> None:
-    # The reference server before issue 21: "%zz" read as the text "%zz", so a filter answers
-    # an empty list and a PUT creates the endpoint "we_...%zz".
-    hostile.setattr(validation, "unreadable", lambda raw: None)
+    # A path id "we_x%FF%FE" decoded with replacement characters: a PUT creates the endpoint
+    # "we_x\ufffd\ufffd". No profile allows that reading. (The query's parser still refuses
+    # such bytes, and "%zz" read as text is a reading the default profile allows.)
+    hostile.setattr(validation, "unreadable", lambda raw, literal=False: None)
     failed = run().failed()
     assert set(failed) == {"STATUS-011"}
     messages = " ".join(failed["STATUS-011"])
+    assert "putWebhookEndpoint path.id encoding: 3 of 6 cases" in messages
+    assert "invalid-utf8" in messages and "malformed-percent-escape" not in messages
+
+
+def with_reading(reading: str) -> Profile:
+    status = {**PROFILE.data["status"], "malformed_percent_escape": reading}
+    return replace(PROFILE, data={**PROFILE.data, "status": status})
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_a_server_that_reads_a_malformed_escape_literally_passes_where_the_profile_allows_it(
+    quick: bool,
+) -> None:
+    # Issue 27: "usdc%zz" read as text, as most HTTP stacks do, is answered as "usdc%25zz" is.
+    for profile in (PROFILE, with_reading("literal")):
+        done = run(profile=profile, escape_reading="literal", quick=quick)
+        assert done.failed() == {}
+        assert [c.message for c in done.checks if c.outcome is not Outcome.PASSED] == []
+
+
+def test_a_literal_reading_fails_status_011_where_the_profile_pins_refusal(
+    hostile: pytest.MonkeyPatch,
+) -> None:
+    real = validation.unreadable
+    hostile.setattr(validation, "unreadable", lambda raw, literal=False: real(raw, literal=True))
+    failed = run(profile=with_reading("refuse")).failed()
+    assert set(failed) == {"STATUS-011"}
+    messages = " ".join(failed["STATUS-011"])
     assert "putWebhookEndpoint path.id encoding" in messages
-    assert "listPayments query.merchant_order_no encoding" in messages
-    assert "got 200" in messages
+    assert "malformed-percent-escape" in messages and "invalid-utf8" not in messages
+
+
+def test_a_refusing_server_fails_status_011_where_the_profile_pins_the_literal_reading(
+    hostile: pytest.MonkeyPatch,
+) -> None:
+    real = validation.unreadable
+    hostile.setattr(validation, "unreadable", lambda raw, literal=False: real(raw))
+    failed = run(profile=with_reading("literal"), quick=True).failed()
+    assert set(failed) == {"STATUS-011", "STATUS-013"}  # a path id: 400 where 404 was due
+    assert "malformed-percent-escape" in " ".join(failed["STATUS-011"])
+
+
+def test_a_literal_reading_that_ignores_the_parameter_fails_status_011() -> None:
+    failed = run(("validation-malformed-escape-dropped",), escape_reading="literal").failed()
+    assert set(failed) == {"STATUS-011"}
+    assert "read literally, the answer to the same text well-formed" in " ".join(
+        failed["STATUS-011"]
+    )
 
 
 def test_a_statement_cursor_not_bound_to_its_merchant_fails_stmt_013(
