@@ -488,3 +488,15 @@ def test_a_cursor_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[
         for rid in c.requirement_ids
     }
     assert breaks <= failed, f"{fault}: failed {sorted(failed)}"
+
+
+def test_a_business_rule_refusal_is_no_validation_error_where_both_are_422() -> None:
+    # Issue 27: a profile whose validation error is 422 invalid_request; "usdc%zz" read as
+    # text is an unknown currency, 422 unknown_currency without details: STATUS-012 (the
+    # details of a validation error) does not judge it.
+    status = {**PROFILE.data["status"], "validation": {"status": 422, "code": "invalid_request"}}
+    profile = replace(PROFILE, data={**PROFILE.data, "status": status})
+    done = run(profile=profile, escape_reading="literal", quick=True)
+    assert done.failed() == {}
+    details = [c for c in done.checks if "STATUS-012" in c.requirement_ids]
+    assert details and all(c.outcome is Outcome.PASSED for c in details)
