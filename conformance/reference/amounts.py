@@ -5,6 +5,7 @@ from __future__ import annotations
 from conformance.core.patterns import ecma_search
 
 DECIMAL_PATTERN = r"^(0|[1-9][0-9]*)(\.[0-9]+)?$"
+RAW_PATTERN = r"^(0|[1-9][0-9]*)$"
 
 
 def is_decimal_string(text: str) -> bool:

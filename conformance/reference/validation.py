@@ -30,7 +30,7 @@ from conformance.core import contract
 from conformance.core.formats import format_checker, has_malformed_escape, unreadable
 from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
-from conformance.reference.amounts import DECIMAL_PATTERN, is_decimal_by_isdecimal
+from conformance.reference.amounts import DECIMAL_PATTERN, RAW_PATTERN, is_decimal_by_isdecimal
 
 TEST_HELPERS_DOCUMENT = Path(__file__).resolve().parent / "test_helpers.yaml"
 MAX_DETAILS = 20
@@ -91,8 +91,25 @@ def _ecma_pattern(
         matched = re.search(pattern, instance) is not None  # Python's $ semantics: the bug
     else:
         matched = ecma_regex(pattern).search(instance) is not None
+    if not matched and _dot_without_fraction(faults, pattern, instance):
+        matched = True  # the bug: "10." read as 10, as a hand-written amount parser may
     if not matched:
         yield ValidationError(f"does not match the pattern {pattern}")
+
+
+_TRAILING_DOT_FAULTS = {
+    DECIMAL_PATTERN: "validation-decimal-amount-trailing-dot",
+    RAW_PATTERN: "validation-raw-amount-trailing-dot",
+}
+
+
+def _dot_without_fraction(faults: frozenset[str], pattern: str, instance: str) -> bool:
+    """An amount whose integer part is followed by a dot and nothing else (``10.``), under the
+    fault of its pattern; ``10.5.`` and ``.5`` stay refused."""
+    if _TRAILING_DOT_FAULTS.get(pattern) not in faults or not instance.endswith("."):
+        return False
+    integer = instance[:-1]
+    return "." not in integer and ecma_regex(pattern).search(integer) is not None
 
 
 def _is_bps(schema: Any) -> bool:

@@ -93,31 +93,97 @@ def string_of_length(
 _ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
 _FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 
-# (label, mutation of a valid example): values a lenient parser (int(), float(), Decimal(),
-# strip()) would accept although the pattern does not.
-NEAR_MISSES: Final[tuple[tuple[str, Callable[[str], str]], ...]] = (
-    ("leading zero", lambda v: "0" + v),
-    ("leading dot", lambda v: "." + v),
-    ("trailing dot", lambda v: v + "."),
-    ("minus sign", lambda v: "-" + v),
-    ("plus sign", lambda v: "+" + v),
-    ("exponent", lambda v: v + "e1"),
-    ("exponent only", lambda v: "1e" + str(max(len(v) - 1, 1))),
-    ("decimal comma", lambda v: v.replace(".", ",") if "." in v else v + ",5"),
-    ("digit separator", lambda v: v[:1] + "_" + v[1:]),
-    ("hex prefix", lambda v: "0x" + v),
-    ("leading space", lambda v: " " + v),
-    ("trailing space", lambda v: v + " "),
-    ("surrounding spaces", lambda v: " " + v + " "),
-    ("leading tab", lambda v: "\t" + v),
-    ("trailing newline", lambda v: v + "\n"),
-    ("leading newline", lambda v: "\n" + v),
-    ("non-ASCII digits", lambda v: v.translate(_ARABIC_INDIC)),
-    ("fullwidth digits", lambda v: v.translate(_FULLWIDTH)),
-    ("infinity", lambda v: "Infinity"),
-    ("not a number", lambda v: "NaN"),
-    ("empty", lambda v: ""),
+_FROM_ARABIC_INDIC = str.maketrans("٠١٢٣٤٥٦٧٨٩", "0123456789")
+_FROM_FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
+
+
+def _integer_part(value: str) -> str:
+    return value.partition(".")[0]
+
+
+def _after_dot(value: str) -> str:
+    """The digits a leading dot goes before: the fraction of ``10.5`` (``.5``), else all."""
+    return value.partition(".")[2] if "." in value else value
+
+
+def _without_dot(rest: str) -> tuple[str, ...]:
+    """``rest`` when it has no dot of its own (else the dot was not the only defect)."""
+    return () if "." in rest else (rest,)
+
+
+Repair = Callable[[str], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A mutation of a valid example that adds exactly the one defect its label names, in the
+    form closest to valid (a trailing dot after an integer part, ``10.``, not ``10.5.``), and
+    its ``repair``: the values that removing the defect can give, one of which the pattern must
+    accept (None: a whole-value replacement such as ``Infinity``, with no defect to remove)."""
+
+    label: str
+    mutate: Callable[[str], str]
+    repair: Repair | None
+
+
+def _one(fix: Callable[[str], str]) -> Repair:
+    return lambda value: (fix(value),)
+
+
+# Values a lenient parser (int(), float(), Decimal(), strip()) would accept although the
+# pattern does not.
+NEAR_MISSES: Final[tuple[NearMiss, ...]] = (
+    NearMiss("leading zero", lambda v: "0" + v, _one(lambda x: x[1:])),
+    # a dot before digits with no other dot (".5"), a dot after an integer part ("10.")
+    NearMiss("leading dot", lambda v: "." + _after_dot(v), lambda x: _without_dot(x[1:])),
+    NearMiss("trailing dot", lambda v: _integer_part(v) + ".", lambda x: _without_dot(x[:-1])),
+    NearMiss("minus sign", lambda v: "-" + v, _one(lambda x: x[1:])),
+    NearMiss("plus sign", lambda v: "+" + v, _one(lambda x: x[1:])),
+    NearMiss("exponent", lambda v: v + "e1", _one(lambda x: x[:-2])),
+    NearMiss(
+        "exponent only",
+        lambda v: "1e" + str(max(len(v) - 1, 1)),
+        _one(lambda x: x.partition("e")[0]),
+    ),
+    NearMiss(
+        "decimal comma",
+        lambda v: v.replace(".", ",") if "." in v else v + ",5",
+        # the comma read as a decimal point, or the comma's fraction dropped
+        lambda x: (x.replace(",", "."), x.partition(",")[0]),
+    ),
+    NearMiss("digit separator", lambda v: v[:1] + "_" + v[1:], _one(lambda x: x.replace("_", ""))),
+    NearMiss("hex prefix", lambda v: "0x" + v, _one(lambda x: x[2:])),
+    NearMiss("leading space", lambda v: " " + v, _one(str.strip)),
+    NearMiss("trailing space", lambda v: v + " ", _one(str.strip)),
+    NearMiss("surrounding spaces", lambda v: " " + v + " ", _one(str.strip)),
+    NearMiss("leading tab", lambda v: "\t" + v, _one(str.strip)),
+    NearMiss("trailing newline", lambda v: v + "\n", _one(str.strip)),
+    NearMiss("leading newline", lambda v: "\n" + v, _one(str.strip)),
+    NearMiss(
+        "non-ASCII digits",
+        lambda v: v.translate(_ARABIC_INDIC),
+        _one(lambda x: x.translate(_FROM_ARABIC_INDIC)),
+    ),
+    NearMiss(
+        "fullwidth digits",
+        lambda v: v.translate(_FULLWIDTH),
+        _one(lambda x: x.translate(_FROM_FULLWIDTH)),
+    ),
+    NearMiss("infinity", lambda v: "Infinity", None),
+    NearMiss("not a number", lambda v: "NaN", None),
+    NearMiss("empty", lambda v: "", None),
 )
+REPAIRS: Final[dict[str, Repair | None]] = {miss.label: miss.repair for miss in NEAR_MISSES}
+
+
+def one_defect(pattern: str, label: str, value: str) -> bool:
+    """Whether ``value`` breaks ``pattern`` by exactly the defect ``label`` names: removing it
+    gives a value the pattern accepts (a label without a repair always holds)."""
+    repair = REPAIRS.get(label)
+    if pattern_matches(pattern, value):
+        return False
+    return repair is None or any(pattern_matches(pattern, fixed) for fixed in repair(value))
+
 
 _ENUM_NEAR_MISSES: Final[tuple[tuple[str, Callable[[str], str]], ...]] = (
     ("upper case", str.upper),
@@ -169,16 +235,17 @@ def format_near_misses(name: str, example: str) -> list[tuple[str, str]]:
 def near_miss_corpus(pattern: str, examples: list[str]) -> list[tuple[str, str]]:
     """``(label, value)`` near misses that really do not match ``pattern``.
 
-    Each mutation is applied to the first example that yields a non-matching value, so the
-    corpus has at most one value per label, built from the earliest (most realistic) example.
+    Each mutation is applied to the first example that yields a value with exactly its one
+    defect (``one_defect``), so the corpus has at most one value per label, built from the
+    earliest (most realistic) example.
     """
     valid = [e for e in examples if pattern_matches(pattern, e)]
     kept: dict[str, str] = {}
-    for label, mutate in NEAR_MISSES:
+    for miss in NEAR_MISSES:
         for example in valid:
-            value = mutate(example)
-            if value not in kept.values() and not pattern_matches(pattern, value):
-                kept[label] = value
+            value = miss.mutate(example)
+            if value not in kept.values() and one_defect(pattern, miss.label, value):
+                kept[miss.label] = value
                 break
     return list(kept.items())
 
@@ -187,10 +254,10 @@ def near_match_corpus(pattern: str, examples: list[str]) -> list[tuple[str, str]
     """Mutations of ``examples`` that still match ``pattern`` (accepted-side companions)."""
     kept: dict[str, str] = {}
     for example in examples:
-        for label, mutate in NEAR_MISSES:
-            value = mutate(example)
+        for miss in NEAR_MISSES:
+            value = miss.mutate(example)
             if value not in kept and value not in examples and pattern_matches(pattern, value):
-                kept[value] = label
+                kept[value] = miss.label
     return [(label, value) for value, label in kept.items()]
 
 

@@ -139,6 +139,11 @@ def validation_amount_leading_zero(probe: Probe) -> None:
     assert _payout_status(probe, min_send_amount="01") == 201
 
 
+def validation_decimal_amount_trailing_dot(probe: Probe) -> None:
+    assert _payout_status(probe, min_send_amount="10.") == 201
+    assert _payout_status(probe, min_send_amount="10.5.") == 400  # only a dot without fraction
+
+
 def validation_pattern_trailing_newline(probe: Probe) -> None:
     assert _payout_status(probe, min_send_amount="1\n") in (201, 422)
 

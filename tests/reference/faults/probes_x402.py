@@ -82,7 +82,15 @@ def x402_usage_on_unsettled_accepted(probe: Probe) -> None:
     assert report_usage(probe.client, issued["payment_id"], "0.01").status_code == 200
 
 
+def validation_raw_amount_trailing_dot(probe: Probe) -> None:
+    issued = create_requirements(probe.client)
+    entry = {**_first(issued), "max_amount_required": _first(issued)["max_amount_required"] + "."}
+    answer = settle(probe.client, issued["payment_id"], entry, signed_payload(_first(issued)))
+    assert answer.status_code != 400, answer.text  # past validation: "10." taken as 10
+
+
 PROBES: dict[str, ProbeFn] = {
+    "validation-raw-amount-trailing-dot": validation_raw_amount_trailing_dot,
     "x402-valid-before-offset-tenfold": x402_valid_before_offset_tenfold,
     "x402-resource-default-relative": x402_resource_default_relative,
     "x402-malformed-payload-422": x402_malformed_payload_422,

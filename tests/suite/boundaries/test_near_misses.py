@@ -18,10 +18,12 @@ from conformance.suite.boundaries.constraints import (
     iter_constraints,
 )
 from conformance.suite.boundaries.near_misses import (
+    REPAIRS,
     Case,
     cases_for,
     format_near_misses,
     near_miss_corpus,
+    one_defect,
     string_of_length,
 )
 from conformance.suite.factories import ABSENT
@@ -54,6 +56,51 @@ def test_near_misses_of_a_decimal_amount_never_match_it() -> None:
     for label in ("plus sign", "minus sign", "exponent", "trailing dot", "surrounding spaces"):
         assert label in corpus
     assert all(not pattern_matches(DECIMAL, value) for value in corpus.values())
+
+
+def test_each_near_miss_is_the_form_closest_to_valid_for_its_name() -> None:
+    # Issue 27: "12.5." proves nothing about a parser that takes "12." (it refuses both).
+    corpus = dict(near_miss_corpus(DECIMAL, ["12.5", "10"]))
+    assert corpus["trailing dot"] == "12."
+    assert corpus["leading dot"] == ".5"
+    assert corpus["minus sign"] == "-12.5"
+    assert corpus["decimal comma"] == "12,5"
+    raw = dict(near_miss_corpus(RAW, ["10"]))
+    assert (raw["trailing dot"], raw["leading dot"], raw["decimal comma"]) == ("10.", ".10", "10,5")
+
+
+@pytest.mark.parametrize("pattern", [DECIMAL, RAW, "^[0-9]+$"])
+def test_each_near_miss_differs_from_a_valid_value_by_its_one_defect(pattern: str) -> None:
+    for label, value in near_miss_corpus(pattern, ["12.5", "10", "1", "0"]):
+        repair = REPAIRS[label]
+        assert not pattern_matches(pattern, value), (label, value)
+        if repair is not None:  # removing the defect gives a value the pattern accepts
+            assert any(pattern_matches(pattern, fixed) for fixed in repair(value)), (label, value)
+
+
+def test_every_pattern_case_of_the_default_contract_has_exactly_its_one_defect(
+    contract: dict[str, Any],
+) -> None:
+    from conformance.core.contract import operations
+
+    examples = {"min_send_amount": "1.5", "amount": "12.5", "max_amount_required": "1000"}
+    seen = 0
+    for op in operations(contract):
+        for c in iter_constraints(contract, op.operation_id, skip_headers=SKIPPED_HEADERS):
+            if c.kind != "pattern":
+                continue
+            for case in cases_for(c, examples.get(c.field.name)):
+                if case.valid or REPAIRS.get(case.label) is None:
+                    continue
+                seen += 1
+                assert one_defect(str(c.value), case.label, case.value), (c.id, case.label)
+    assert seen > 50
+
+
+def test_a_value_with_two_defects_is_not_a_near_miss() -> None:
+    assert not one_defect(DECIMAL, "trailing dot", "12.5.")  # "12.5" + dot: still no match
+    assert not one_defect(DECIMAL, "leading dot", ".12.5")
+    assert one_defect(DECIMAL, "trailing dot", "12.")
 
 
 def test_a_mutation_that_still_matches_is_left_out() -> None:
@@ -163,6 +210,7 @@ def test_quick_subset_keeps_edges_and_key_near_misses() -> None:
     kept = quick_subset(cases)
     assert {c.label for c in kept if not c.valid} == {
         "leading zero",
+        "trailing dot",
         "trailing newline",
         "non-ASCII digits",
         "surrounding spaces",
