@@ -99,6 +99,17 @@ def _family_packages() -> frozenset[str]:
     return frozenset(p.parent.name for p in root.glob("*/test_*.py"))
 
 
+def is_maxfail_stop(exc: BaseException) -> bool:
+    """Whether ``exc`` is pytest-xdist's end of a session at ``--maxfail`` (its ``Interrupted``
+    saying "stopping after N failures"), not a Ctrl-C."""
+    kind = type(exc)
+    return (
+        kind.__name__ == "Interrupted"
+        and kind.__module__.startswith("xdist")
+        and str(exc).startswith("stopping after")
+    )
+
+
 class ResultCollector:
     """A pytest plugin (controller side) gathering CheckResults and feeding the display."""
 
@@ -126,6 +137,9 @@ class ResultCollector:
         self.crashed: list[str] = []
         self.stop: StopSignals | None = None
         self.shard_plan: ShardPlan | None = None  # run --shard: what the test processes ran
+        # pytest-xdist ends a session that reached --maxfail (run --fail-fast) by raising its
+        # Interrupted, as if Ctrl-C had been pressed: that stop is no interruption
+        self.stopped_at_maxfail = False
         self._announced = False
 
     def _announce(self, nodeids: Sequence[str]) -> None:
@@ -146,7 +160,10 @@ class ResultCollector:
     def pytest_xdist_node_collection_finished(self, node: object, ids: Sequence[str]) -> None:
         self._announce(ids)
 
-    def pytest_keyboard_interrupt(self) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if is_maxfail_stop(excinfo.value):
+            self.stopped_at_maxfail = True
+            return
         if self.stop is not None:
             self.stop.taken = True
 

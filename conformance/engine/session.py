@@ -200,6 +200,8 @@ def _run_pytest(
             f"--shard {plan.shard}: this part holds no test (the selection has "
             f"{plan.plan_tests} for {plan.shard.total} shards): run fewer shards"
         )
+    if code == pytest.ExitCode.INTERRUPTED and collector.stopped_at_maxfail and not stop.reason:
+        code = pytest.ExitCode.TESTS_FAILED  # --fail-fast under pytest-xdist: a stop, as one
     reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
     if reason is None and options.max_duration_s is not None:
         spent = budget_reason(options.max_duration_s)
