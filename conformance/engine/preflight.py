@@ -79,13 +79,16 @@ def preflight(
     *,
     timeout_s: float = PREFLIGHT_TIMEOUT_S,
     rate_limit: float | None = None,
+    deadline: float | None = None,
 ) -> PreflightReport:
     """Run the three steps in order; stop at the first that fails. Rate limits are waited
-    out as in the suite; ``rate_limit`` (requests a second) spaces the requests."""
+    out as in the suite, never past ``deadline`` (the run's budget, epoch seconds);
+    ``rate_limit`` (requests a second) spaces the requests."""
     steps: list[PreflightStep] = []
     clients: list[SuiteClient] = []
     round_trips: list[float] = []  # per step: its time over its requests, in ms
     stats = ClientStats()
+    stats.deadline = deadline
     stats.rate_limiting.limiter = None if rate_limit is None else SendLimiter(rate_limit)
 
     def client(credential: Credential) -> SuiteClient:

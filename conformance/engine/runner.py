@@ -103,7 +103,9 @@ def _execute(options: RunOptions, display: Display) -> Run:
         checked: PreflightReport | None = None
         if options.preflight:
             with record.here("preflight", secrets):
-                checked = preflight(target.base_url, profile, rate_limit=options.rate_limit)
+                checked = preflight(
+                    target.base_url, profile, rate_limit=options.rate_limit, deadline=deadline
+                )
             display.preflight(checked)
             if not checked.ok:
                 raise RunError(checked.message)

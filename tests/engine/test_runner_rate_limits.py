@@ -3,6 +3,7 @@ file, is recorded with the run's options, and the per-test counts are summed int
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,20 @@ def test_preflight_round_trip_leaves_out_the_time_rate_limits_made_it_wait() -> 
     assert report.rate_limits.waited_s >= 2.0  # every step waited
     assert report.round_trip_ms is not None
     assert report.round_trip_ms < 250
+
+
+@pytest.mark.parametrize("retry_after", ["0", "Thu, 01 Jan 1970 00:00:00 GMT", "60"])
+def test_preflight_keeps_the_run_budget_when_every_answer_is_429(retry_after: str) -> None:
+    # Issue 28: "Retry-After: 0" on every request looped ~600 requests in 28 s, past any budget.
+    proxy = RateLimitingProxy(every=1, retry_after=retry_after)
+    with proxy.running():
+        started = time.monotonic()
+        report = preflight(proxy.base_url, load_profile(), deadline=time.time() + 3)
+        took = time.monotonic() - started
+    assert not report.ok
+    assert "rate limited" in report.message
+    assert took < 4.5
+    assert proxy.seen < 40
 
 
 class _Silent:

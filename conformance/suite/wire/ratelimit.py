@@ -7,7 +7,8 @@ again, and the check is judged on the answer after the wait.
 
 - **How long.** As ``Retry-After`` says (delta-seconds, or an HTTP-date); a malformed value
   counts as absent, and without one the wait is exponential backoff with full jitter (a random
-  time up to 0.5 s, doubling per attempt, capped at 30 s).
+  time up to 0.5 s, doubling per attempt, capped at 30 s). Never less than a floor that
+  doubles per attempt (0.1 s, 0.2 s, ...): "Retry-After: 0" on every answer is no loop.
 - **Bounds.** No wait goes past the run's budget (``run --max-duration``) and one request waits
   at most ``MAX_WAIT_PER_REQUEST_S`` in all. A request that cannot get through within them is
   given up at once (waiting until a bound only to give up then would spend it for nothing):
@@ -49,6 +50,10 @@ from conformance.core.results import Evidence, RateLimitCounts
 
 RETRY_AFTER = "Retry-After"
 BACKOFF_START_S = 0.5
+# The least wait before a resend, doubling per attempt (0.1 s, 0.2 s, ...): a server that says
+# "Retry-After: 0" (or a date in the past) on every answer is not hammered in a loop, and the
+# request reaches its bound (MAX_WAIT_PER_REQUEST_S, the run's budget) and is given up.
+MIN_RESEND_GAP_S = 0.1
 BACKOFF_CAP_S = 30.0
 MAX_WAIT_PER_REQUEST_S = 120.0
 RATE_LIMITED = "not exercised: rate limited"
@@ -252,6 +257,7 @@ class RequestWaits:
         """Sleep before the next resend; ``RateLimitExhausted`` when it would go past a bound."""
         asked = parse_retry_after(retry_after)
         delay = asked if asked is not None else backoff_s(self.attempt, self.shared.rng)
+        delay = max(delay, min(BACKOFF_CAP_S, MIN_RESEND_GAP_S * 2.0 ** min(self.attempt, 32)))
         said = f"{status}, Retry-After {retry_after!r}" if asked is not None else f"{status}"
         if self.waited_s + delay > self.shared.max_wait_s:
             self._give_up(

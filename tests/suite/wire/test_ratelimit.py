@@ -144,6 +144,18 @@ def test_a_request_gives_up_at_once_rather_than_wait_past_its_bound() -> None:
     assert shared.last_reason.startswith(RATE_LIMITED)
 
 
+@pytest.mark.parametrize("retry_after", ["0", "Thu, 01 Jan 1970 00:00:00 GMT"])
+def test_retry_now_on_every_answer_waits_a_doubling_floor_and_gives_up(retry_after: str) -> None:
+    # Issue 28: "Retry-After: 0" (or a past date) on every answer looped ~600 requests in 28 s.
+    slept: list[float] = []
+    waits = RequestWaits(_shared(slept, max_wait_s=10.0), deadline=None)
+    with pytest.raises(RateLimitExhausted):
+        for _ in range(1000):
+            waits.wait(429, retry_after)
+    assert slept[:3] == [0.1, 0.2, 0.4]
+    assert len(slept) < 10 and sum(slept) <= 10.0
+
+
 def test_no_wait_goes_past_the_run_budget() -> None:
     slept: list[float] = []
     shared = _shared(slept)
