@@ -106,6 +106,16 @@ def _after_dot(value: str) -> str:
     return value.partition(".")[2] if "." in value else value
 
 
+_BETWEEN_DIGITS = re.compile("(?<=[0-9])(?=[0-9])|(?<=[0-9A-Za-z])(?=[0-9A-Za-z])")
+
+
+def _separated(value: str) -> str:
+    """``value`` with "_" between its first two digits (``10`` -> ``1_0``; ``1.5`` has none:
+    unchanged, so the next example is tried), else between its first two letters or digits."""
+    found = _BETWEEN_DIGITS.search(value)
+    return value if found is None else value[: found.start()] + "_" + value[found.start() :]
+
+
 def _without_dot(rest: str) -> tuple[str, ...]:
     """``rest`` when it has no dot of its own (else the dot was not the only defect)."""
     return () if "." in rest else (rest,)
@@ -151,7 +161,7 @@ NEAR_MISSES: Final[tuple[NearMiss, ...]] = (
         # the comma read as a decimal point, or the comma's fraction dropped
         lambda x: (x.replace(",", "."), x.partition(",")[0]),
     ),
-    NearMiss("digit separator", lambda v: v[:1] + "_" + v[1:], _one(lambda x: x.replace("_", ""))),
+    NearMiss("digit separator", lambda v: _separated(v), _one(lambda x: x.replace("_", ""))),
     NearMiss("hex prefix", lambda v: "0x" + v, _one(lambda x: x[2:])),
     NearMiss("leading space", lambda v: " " + v, _one(str.strip)),
     NearMiss("trailing space", lambda v: v + " ", _one(str.strip)),

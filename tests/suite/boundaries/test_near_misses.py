@@ -65,6 +65,8 @@ def test_each_near_miss_is_the_form_closest_to_valid_for_its_name() -> None:
     assert corpus["leading dot"] == ".5"
     assert corpus["minus sign"] == "-12.5"
     assert corpus["decimal comma"] == "12,5"
+    # a separator between two digits, taken from the next example when the first has none
+    assert dict(near_miss_corpus(DECIMAL, ["1.5", "10"]))["digit separator"] == "1_0"
     raw = dict(near_miss_corpus(RAW, ["10"]))
     assert (raw["trailing dot"], raw["leading dot"], raw["decimal comma"]) == ("10.", ".10", "10,5")
 
