@@ -139,6 +139,18 @@ def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) 
     assert "verdict: CONFORMANT, " in result.output
 
 
+@pytest.mark.slow
+def test_the_suites_own_recording_of_malformed_path_ids_is_conformant(tmp_path: Path) -> None:
+    # STATUS-011 and STATUS-013 send ids with "%zz" and "%FF%FE", which a conformant server
+    # refuses with 400: validate must not take those refusals for a refused valid request.
+    har = _run_recorded(tmp_path, ("STATUS-011", "STATUS-013"))
+    assert "%zz" in har.read_text() and "%FF%FE" in har.read_text()
+    result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert " 0 failed" in result.output
+    assert "verdict: CONFORMANT, " in result.output
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
