@@ -1,12 +1,15 @@
 """``merge``: the report directories of a run's shards (``run --shard i/N``) as one run's reports.
 
 Exit codes: 0 every exercised requirement passed; 1 at least one failed; 2 the directories are
-not every shard of one run (one missing, given twice, of another run or options, unreadable),
-the reports could not be written, or a shard did not finish (``reporting.merge``).
+not every shard of one run (one missing, given twice, of another run or options, unreadable,
+not as its manifest lists it, or not signed with the key given by ``--public-key`` or
+``--sign-key``), the reports could not be written, or a shard did not finish
+(``reporting.merge``).
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -22,7 +25,7 @@ from conformance.reporting import ReportError, write_reports
 from conformance.reporting.load import LoadError
 from conformance.reporting.merge import MergeError, gated, merge_shards
 from conformance.reporting.outcomes import read_outcomes
-from conformance.reporting.signing import SigningError, load_private_key
+from conformance.reporting.signing import SigningError, load_private_key, load_public_key
 
 
 @click.command(epilog=exit_codes.MERGE)
@@ -42,13 +45,22 @@ from conformance.reporting.signing import SigningError, load_private_key
     "--sign-key",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="KEY.pem",
-    help="Sign the merged reports' manifest with this Ed25519 private key (PEM), as run does.",
+    help="Sign the merged reports' manifest with this Ed25519 private key (PEM), as run does. "
+    "Every shard must then be signed, with --public-key or else with this key.",
+)
+@click.option(
+    "--public-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KEY.pub.pem",
+    help="Merge only shards signed with this Ed25519 public key (PEM): an unsigned shard, or "
+    "one signed with another key, is refused (exit 2).",
 )
 @gate_options("Applied to the merged run (a shard sees only its part).")
 def merge(
     directories: tuple[Path, ...],
     report_dir: Path | None,
     sign_key: Path | None,
+    public_key: Path | None,
     waivers_file: Path | None,
     strict_waivers: bool,
     baseline: Path | None,
@@ -60,16 +72,21 @@ def merge(
     except LoadError as exc:
         fail(for_terminal(f"--baseline: {exc}"))
     signer = None
-    if sign_key is not None:
-        try:
+    shard_key = None
+    try:
+        if sign_key is not None:
             signer = load_private_key(sign_key)
-        except SigningError as exc:
-            fail(for_terminal(str(exc)))
+            # a signed merge vouches for its shards: they must be signed too
+            shard_key = signer.public_key
+        if public_key is not None:
+            shard_key = load_public_key(public_key)
+    except SigningError as exc:
+        fail(for_terminal(str(exc)))
     try:
         catalogue = load_catalogue()
-        result = gated(
-            merge_shards(directories, catalogue), waivers, strict_waivers, baseline_outcomes
-        )
+        merged = merge_shards(directories, catalogue, shard_key)
+        today = datetime.now(UTC).date()  # the merge's clock, not a shard's started_at
+        result = gated(merged, waivers, strict_waivers, baseline_outcomes, today)
     except MergeError as exc:
         fail(for_terminal(str(exc)))
     except (OSError, ValueError) as exc:

@@ -247,11 +247,22 @@ class RunView:
         return dict(self.options).get("insecure") == "true"
 
     @property
+    def unsigned_shards(self) -> str | None:
+        """The shards a merge took without a signature ("1/4, 3/4"); None: none."""
+        return dict(self.options).get("unsigned_shards")
+
+    @property
     def warnings(self) -> tuple[str, ...]:
         """What a reader of any report must know before trusting the verdict."""
         from conformance.suite.wire.tls import INSECURE_WARNING
 
-        return (INSECURE_WARNING,) if self.insecure else ()
+        found = [INSECURE_WARNING] if self.insecure else []
+        if self.unsigned_shards:
+            found.append(
+                f"merged from unsigned shards {self.unsigned_shards}: nothing proves their "
+                "results are those the shards wrote (merge --public-key takes signed shards only)"
+            )
+        return tuple(found)
 
     @property
     def verdict_summary(self) -> str:
