@@ -31,7 +31,7 @@ from conformance.cli._signals import sigterm_as_interrupt
 from conformance.cli.shard_option import shard_note, shard_option
 from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
-from conformance.core.results import Verdict
+from conformance.core.results import FAULT_SEPARATOR, Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
 from conformance.engine.options import RunError, RunOptions
@@ -181,8 +181,11 @@ def default_report_dir() -> Path:
 )
 @click.option(
     "--fault",
+    "faults",
     metavar="NAME",
-    help="Switch on a reference-server fault (embedded server only; list: `faults`).",
+    multiple=True,
+    help="Switch on a reference-server fault (embedded server only; repeatable, as for serve; "
+    "list: `faults`).",
 )
 @latency_option("The embedded server answers every request this much later, as a remote one would.")
 @server_rate_limit_option(
@@ -285,7 +288,7 @@ def run(
     quick: bool,
     fail_fast: bool,
     max_duration: float,
-    fault: str | None,
+    faults: tuple[str, ...],
     latency_ms: int,
     server_rate_limit: float | None,
     escape_reading: str | None,
@@ -307,7 +310,7 @@ def run(
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
-    if fault is not None and base_url is not None:
+    if faults and base_url is not None:
         fail(
             "--fault switches on a fault of the embedded reference server; "
             "it cannot be combined with --base-url"
@@ -338,7 +341,7 @@ def run(
         seed=seed,
         only=split_selectors(only),
         skip=split_selectors(skip),
-        embedded_fault=fault,
+        embedded_fault=FAULT_SEPARATOR.join(dict.fromkeys(faults)) or None,
         embedded_latency_ms=latency_ms,
         embedded_rate_limit=server_rate_limit,
         embedded_escape_reading=escape_reading,
