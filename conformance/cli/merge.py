@@ -9,6 +9,7 @@ not as its manifest lists it, or not signed with the key given by ``--public-key
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.catalogue import load_catalogue
 from conformance.core.results import RunResult
 from conformance.core.untrusted import for_terminal
-from conformance.reporting import ReportError, write_reports
+from conformance.reporting import ReportError, step_summary, write_reports
 from conformance.reporting.load import LoadError
 from conformance.reporting.merge import MergeError, gated, merge_shards
 from conformance.reporting.outcomes import read_outcomes
@@ -93,10 +94,13 @@ def merge(
         fail(for_terminal(f"the requirement catalogue cannot be read: {exc}"))
     target = report_dir if report_dir is not None else default_report_dir()
     try:
-        write_reports(result, target, catalogue, signer=signer)
+        paths = write_reports(result, target, catalogue, signer=signer)
     except ReportError as exc:
         fail(for_terminal(str(exc)))
     _say(result, len(directories), target)
+    problem = step_summary.append(paths, os.environ)
+    if problem is not None:
+        click.echo(f"warning: {for_terminal(problem)}", err=True)
     if result.waivers is not None:
         echo_waivers(result.waivers)
         if result.waivers.strict_failure is not None:

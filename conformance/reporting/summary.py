@@ -91,12 +91,31 @@ def _case_coverage(view: RunView) -> list[str]:
     return lines
 
 
+def _shard_title(view: RunView) -> str:
+    """ " shard 2 of 4" for one shard of a run; "" for a whole run."""
+    if view.shard is None:
+        return ""
+    return f" shard {view.shard['index']} of {view.shard['total']}"
+
+
+def _shard_note(view: RunView) -> list[str]:
+    if view.shard is None:
+        return []
+    return [
+        f"_This is shard {view.shard['index']} of {view.shard['total']} of one run: its "
+        "verdict covers only its part of the checks. `payment-conformance merge` of every "
+        "shard gives the run's verdict._",
+        "",
+    ]
+
+
 def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {_mark(view)} {view.verdict_summary}",
+        f"## payment-conformance{_shard_title(view)}: {_mark(view)} {view.verdict_summary}",
         "",
+        *_shard_note(view),
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
         + (f"{counts.waived} waived, " if counts.waived else "")
         + f"{counts.not_exercised} not exercised ({results:,} check result"

@@ -19,8 +19,8 @@ MERGED_FILES = {*REPORT_FILES, "manifest.json"}
 FAILING_ID = SELECTED[int(FAILING_TEST.rsplit("case", 1)[1].rstrip("]"))].id
 
 
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
+def cli(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env)
 
 
 def test_merge_writes_every_report_and_exits_as_the_merged_verdict(tmp_path: Path) -> None:
@@ -230,3 +230,19 @@ def test_a_shard_run_refuses_waivers_and_baselines(tmp_path: Path) -> None:
         result = cli("run", "--shard", "1/2", *extra, "--report-dir", str(tmp_path / "r"))
         assert result.exit_code == 2
         assert "give them to 'payment-conformance merge' instead" in result.output
+
+
+def test_merge_appends_its_summary_to_the_github_step_summary(tmp_path: Path) -> None:
+    step = tmp_path / "step-summary.md"
+    out = tmp_path / "merged"
+    given = map(str, shards(tmp_path))
+    result = cli("merge", *given, "--report-dir", str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert result.exit_code == 1, result.output
+    assert step.read_text("utf-8") == (out / "summary.md").read_text("utf-8")
+    assert step.read_text("utf-8").startswith("## payment-conformance: ❌ NOT CONFORMANT")
+
+
+def test_a_shards_summary_says_it_is_one_shard_of_n(tmp_path: Path) -> None:
+    summary = (shards(tmp_path)[1] / "summary.md").read_text("utf-8")
+    assert summary.startswith("## payment-conformance shard 2 of 3: ")
+    assert "This is shard 2 of 3 of one run: its verdict covers only its part" in summary

@@ -17,8 +17,8 @@ from conformance.reference.server import ReferenceServer
 from tests.validator.samples import write_har, write_jsonl
 
 
-def validate(*args: str) -> Result:
-    return CliRunner().invoke(main, ["validate", *args])
+def validate(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, ["validate", *args], env=env)
 
 
 def _record(path: Path, faults: tuple[str, ...] = ()) -> Path:
@@ -48,6 +48,19 @@ def test_traffic_of_the_reference_server_is_conformant(
     assert {"results.json", "report.html", "manifest.json"} <= written
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert "sk_test_alpha" not in json.dumps(results)
+
+
+def test_validate_appends_its_summary_to_the_github_step_summary(
+    recordings: dict[str, Path], tmp_path: Path
+) -> None:
+    step = tmp_path / "step-summary.md"
+    step.write_text("earlier step\n", "utf-8")
+    out = tmp_path / "r"
+    given = (str(recordings["good"]), "--report-dir", str(out), "--no-progress")
+    result = validate(*given, env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert result.exit_code == 0, result.output
+    written = (out / "summary.md").read_text("utf-8")
+    assert step.read_text("utf-8") == "earlier step\n" + written
 
 
 def test_a_faulted_server_is_not_conformant_and_named(
