@@ -19,6 +19,7 @@ from rich.text import Text
 
 from conformance.cli import exit_codes
 from conformance.cli._common import (
+    SEED,
     escape_reading_option,
     fail,
     latency_option,
@@ -128,7 +129,7 @@ def default_report_dir() -> Path:
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     help="Seed of the generated cases (default: random; printed on every run).",
 )
 @click.option("--max-examples", type=click.IntRange(min=1), help="Generated examples per property.")
