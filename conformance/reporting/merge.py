@@ -37,7 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from conformance import __version__
 from conformance.core.case_coverage import CaseLog, OperationCaseCoverage, logged
 from conformance.core.catalogue import Catalogue
-from conformance.core.diff import RunOutcomes, compare, outcomes_of
+from conformance.core.diff import RunOutcomes, compare, outcomes_of, target_name
 from conformance.core.evidence import check_from_dict
 from conformance.core.receiver_counts import PathDrops, ReceiverCounts
 from conformance.core.results import (
@@ -109,13 +109,14 @@ def load_shard(directory: Path, public_key: Ed25519PublicKey | None = None) -> S
     return ShardRun(directory, document, plan, verification.signature_valid)
 
 
-def _target(document: dict[str, Any]) -> tuple[object, ...]:
-    """What makes two targets the same server: its URL, or (each machine starting its own
-    embedded reference server on its own port) the embedded server's fault."""
+def _target(document: dict[str, Any]) -> str:
+    """What makes two targets the same server (``core.diff.target_name``), as words."""
     target = document["target"]
-    if target["embedded"]:
-        return ("embedded reference server", target["fault"])
-    return (target["base_url"],)
+    return target_name(target["base_url"], target["embedded"], target["fault"])
+
+
+def _profile(document: dict[str, Any]) -> str:
+    return f"{document['profile']['name']} (sha256 {document['profile']['sha256'][:12]})"
 
 
 def _options(document: dict[str, Any]) -> dict[str, str]:
@@ -134,8 +135,8 @@ def check_same_run(shards: Sequence[ShardRun]) -> None:
     aspects = {
         "suite version": lambda d: d["suite_version"],
         "contract": lambda d: d["contract_sha256"],
-        "profile": lambda d: (d["profile"]["name"], d["profile"]["sha256"]),
-        "seed": lambda d: d["seed"],
+        "profile": _profile,
+        "seed": lambda d: str(d["seed"]),
         "target": _target,
     }
     for shard in shards[1:]:
