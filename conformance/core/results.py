@@ -377,6 +377,8 @@ class RunResult:
 
     def _validate_command(self) -> str:
         words = ["payment-conformance", "validate", self.options.get("recording", "RECORDING")]
+        if "format" in self.options:
+            words += ["--format", self.options["format"]]
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]

@@ -137,10 +137,13 @@ def render(view: RunView) -> str:
             if view.webhook_receiver is not None and view.webhook_receiver.drops
             else []
         ),
-        f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
+        f"{'validated' if view.validation else 'target'}: {escape(view.target)} "
+        f"· profile {code(view.profile_name)}"
+        + ("" if view.seed_text is None else f" · seed {view.seed_text}")
+        + " "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
         "",
-        f"repeat this run: {code(view.rerun)}",
+        f"repeat this {'validation' if view.validation else 'run'}: {code(view.rerun)}",
         "",
         *(
             [f"**The run did not finish**: {escape(view.incomplete_reason)}.", ""]

@@ -63,6 +63,27 @@ def test_validate_appends_its_summary_to_the_github_step_summary(
     assert step.read_text("utf-8") == "earlier step\n" + written
 
 
+def test_a_validation_report_shows_the_recording_not_a_seed_or_a_server(
+    recordings: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A validation has no seed and calls no server: its reports say what it validated, and
+    its replay command repeats the path (and --format) the user gave."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "traffic.txt").write_bytes(recordings["good"].read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = validate("in/traffic.txt", "--format", "har", "--report-dir", "r", "--no-progress")
+    assert result.exit_code == 0, result.output
+    summary = (tmp_path / "r" / "summary.md").read_text("utf-8")
+    assert "validated: traffic recorded in in/traffic.txt (" in summary
+    assert "repeat this validation: `payment-conformance validate in/traffic.txt --format har`" in (
+        summary
+    )
+    html = (tmp_path / "r" / "report.html").read_text("utf-8")
+    for text in (summary, html):
+        assert "seed" not in text.lower() and "server at" not in text
+    assert "<th>Validated</th><td>traffic recorded in in/traffic.txt (" in html
+
+
 def test_a_faulted_server_is_not_conformant_and_named(
     recordings: dict[str, Path], tmp_path: Path
 ) -> None:
