@@ -13,7 +13,7 @@ USAGE_ERROR = 2  # could not run: bad options, bad files, nothing to test
 T = TypeVar("T")
 
 
-class NonNegativeInt(click.ParamType):
+class NonNegativeInt(click.ParamType):  # type: ignore[type-arg]
     """An integer 0 or more (a seed): anything else says so, not "not a valid integer range"."""
 
     name = "integer"
