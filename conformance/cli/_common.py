@@ -13,6 +13,23 @@ USAGE_ERROR = 2  # could not run: bad options, bad files, nothing to test
 T = TypeVar("T")
 
 
+class NonNegativeInt(click.ParamType):  # type: ignore[type-arg]
+    """An integer 0 or more (a seed): anything else says so, not "not a valid integer range"."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        text = str(value).strip()
+        if not text.isascii() or not text.isdigit():
+            self.fail(f"{value!r} is not a non-negative integer (0, 1, 2, ...)", param, ctx)
+        return int(text)
+
+
+SEED = NonNegativeInt()
+
+
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on standard error and exit with the could-not-run code."""
     click.echo(f"error: {message}", err=True)

@@ -40,7 +40,9 @@ Exit codes:
   1    at least one requirement failed
   2    not every shard of one run: a shard missing or given twice, shards
        of other versions, seeds, targets or options, an unreadable
-       results.json; a shard that did not finish; reports not written
+       results.json, files that are not those its manifest lists, a
+       shard not signed with --public-key (or --sign-key); a shard that
+       did not finish; reports not written
 """
 
 REPORT = """\b

@@ -1,12 +1,16 @@
 """``merge``: the report directories of a run's shards (``run --shard i/N``) as one run's reports.
 
 Exit codes: 0 every exercised requirement passed; 1 at least one failed; 2 the directories are
-not every shard of one run (one missing, given twice, of another run or options, unreadable),
-the reports could not be written, or a shard did not finish (``reporting.merge``).
+not every shard of one run (one missing, given twice, of another run or options, unreadable,
+not as its manifest lists it, or not signed with the key given by ``--public-key`` or
+``--sign-key``), the reports could not be written, or a shard did not finish
+(``reporting.merge``).
 """
 
 from __future__ import annotations
 
+import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -18,11 +22,11 @@ from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.catalogue import load_catalogue
 from conformance.core.results import RunResult
 from conformance.core.untrusted import for_terminal
-from conformance.reporting import ReportError, write_reports
+from conformance.reporting import ReportError, step_summary, write_reports
 from conformance.reporting.load import LoadError
 from conformance.reporting.merge import MergeError, gated, merge_shards
 from conformance.reporting.outcomes import read_outcomes
-from conformance.reporting.signing import SigningError, load_private_key
+from conformance.reporting.signing import SigningError, load_private_key, load_public_key
 
 
 @click.command(epilog=exit_codes.MERGE)
@@ -42,13 +46,22 @@ from conformance.reporting.signing import SigningError, load_private_key
     "--sign-key",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="KEY.pem",
-    help="Sign the merged reports' manifest with this Ed25519 private key (PEM), as run does.",
+    help="Sign the merged reports' manifest with this Ed25519 private key (PEM), as run does. "
+    "Every shard must then be signed, with --public-key or else with this key.",
+)
+@click.option(
+    "--public-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KEY.pub.pem",
+    help="Merge only shards signed with this Ed25519 public key (PEM): an unsigned shard, or "
+    "one signed with another key, is refused (exit 2).",
 )
 @gate_options("Applied to the merged run (a shard sees only its part).")
 def merge(
     directories: tuple[Path, ...],
     report_dir: Path | None,
     sign_key: Path | None,
+    public_key: Path | None,
     waivers_file: Path | None,
     strict_waivers: bool,
     baseline: Path | None,
@@ -60,26 +73,34 @@ def merge(
     except LoadError as exc:
         fail(for_terminal(f"--baseline: {exc}"))
     signer = None
-    if sign_key is not None:
-        try:
+    shard_key = None
+    try:
+        if sign_key is not None:
             signer = load_private_key(sign_key)
-        except SigningError as exc:
-            fail(for_terminal(str(exc)))
+            # a signed merge vouches for its shards: they must be signed too
+            shard_key = signer.public_key
+        if public_key is not None:
+            shard_key = load_public_key(public_key)
+    except SigningError as exc:
+        fail(for_terminal(str(exc)))
     try:
         catalogue = load_catalogue()
-        result = gated(
-            merge_shards(directories, catalogue), waivers, strict_waivers, baseline_outcomes
-        )
+        merged = merge_shards(directories, catalogue, shard_key)
+        today = datetime.now(UTC).date()  # the merge's clock, not a shard's started_at
+        result = gated(merged, waivers, strict_waivers, baseline_outcomes, today)
     except MergeError as exc:
         fail(for_terminal(str(exc)))
     except (OSError, ValueError) as exc:
         fail(for_terminal(f"the requirement catalogue cannot be read: {exc}"))
     target = report_dir if report_dir is not None else default_report_dir()
     try:
-        write_reports(result, target, catalogue, signer=signer)
+        paths = write_reports(result, target, catalogue, signer=signer)
     except ReportError as exc:
         fail(for_terminal(str(exc)))
     _say(result, len(directories), target)
+    problem = step_summary.append(paths, os.environ)
+    if problem is not None:
+        click.echo(f"warning: {for_terminal(problem)}", err=True)
     if result.waivers is not None:
         echo_waivers(result.waivers)
         if result.waivers.strict_failure is not None:

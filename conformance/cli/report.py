@@ -1,4 +1,4 @@
-"""``report``: re-render report.html, junit.xml or summary.md from a stored results.json.
+"""``report``: re-render report.html, junit.xml, ctrf.json or summary.md from a results.json.
 
 The output is byte for byte what the run wrote in that format, except the directory summary.md
 names on its last line: the one holding RESULTS.json, as given (``reporting.load`` says what
@@ -16,13 +16,14 @@ import click
 from conformance.cli import exit_codes
 from conformance.cli._common import fail
 from conformance.core.untrusted import for_terminal
-from conformance.reporting import html, junit, summary
+from conformance.reporting import ctrf, html, junit, summary
 from conformance.reporting.load import LoadError, load_view
 from conformance.reporting.view import RunView
 
 FORMATS: dict[str, Callable[[RunView], str]] = {
     "html": html.render,
     "junit": junit.render,
+    "ctrf": ctrf.render,
     "markdown": summary.render,
 }
 
@@ -34,7 +35,7 @@ FORMATS: dict[str, Callable[[RunView], str]] = {
     "output_format",
     type=click.Choice(list(FORMATS)),
     required=True,
-    help="html (report.html), junit (junit.xml) or markdown (summary.md).",
+    help="html (report.html), junit (junit.xml), ctrf (ctrf.json) or markdown (summary.md).",
 )
 @click.option(
     "--out",

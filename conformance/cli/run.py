@@ -19,6 +19,7 @@ from rich.text import Text
 
 from conformance.cli import exit_codes
 from conformance.cli._common import (
+    SEED,
     escape_reading_option,
     fail,
     latency_option,
@@ -31,7 +32,7 @@ from conformance.cli._signals import sigterm_as_interrupt
 from conformance.cli.shard_option import shard_note, shard_option
 from conformance.cli.waivers import echo_waivers, gate_options, load_option
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
-from conformance.core.results import Verdict
+from conformance.core.results import FAULT_SEPARATOR, Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
 from conformance.engine.options import RunError, RunOptions
@@ -128,7 +129,7 @@ def default_report_dir() -> Path:
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     help="Seed of the generated cases (default: random; printed on every run).",
 )
 @click.option("--max-examples", type=click.IntRange(min=1), help="Generated examples per property.")
@@ -181,8 +182,11 @@ def default_report_dir() -> Path:
 )
 @click.option(
     "--fault",
+    "faults",
     metavar="NAME",
-    help="Switch on a reference-server fault (embedded server only; list: `faults`).",
+    multiple=True,
+    help="Switch on a reference-server fault (embedded server only; repeatable, as for serve; "
+    "list: `faults`).",
 )
 @latency_option("The embedded server answers every request this much later, as a remote one would.")
 @server_rate_limit_option(
@@ -285,7 +289,7 @@ def run(
     quick: bool,
     fail_fast: bool,
     max_duration: float,
-    fault: str | None,
+    faults: tuple[str, ...],
     latency_ms: int,
     server_rate_limit: float | None,
     escape_reading: str | None,
@@ -307,7 +311,7 @@ def run(
     no_progress: bool,
 ) -> None:
     """Run the conformance suite and write the reports."""
-    if fault is not None and base_url is not None:
+    if faults and base_url is not None:
         fail(
             "--fault switches on a fault of the embedded reference server; "
             "it cannot be combined with --base-url"
@@ -338,7 +342,7 @@ def run(
         seed=seed,
         only=split_selectors(only),
         skip=split_selectors(skip),
-        embedded_fault=fault,
+        embedded_fault=FAULT_SEPARATOR.join(dict.fromkeys(faults)) or None,
         embedded_latency_ms=latency_ms,
         embedded_rate_limit=server_rate_limit,
         embedded_escape_reading=escape_reading,

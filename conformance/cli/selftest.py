@@ -18,6 +18,7 @@ from rich.console import Console
 
 from conformance.cli import exit_codes
 from conformance.cli._common import (
+    SEED,
     fail,
     latency_option,
     refuse_empty_selectors,
@@ -63,7 +64,7 @@ INTERRUPTED = 130
 )
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     help="Seed of every run (default: random, printed; all runs share it).",
 )
 @click.option(

@@ -6,6 +6,7 @@ one failed; 2 the recording could not be read, the options are wrong or nothing 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from conformance.core.untrusted import for_terminal
 from conformance.engine.options import RunError, check_report_dir
 from conformance.engine.progress import reports_line, section_rows, verdict_line
 from conformance.engine.runner import write_run_reports
+from conformance.reporting import step_summary
 
 MAX_FAILURES_LISTED = 20
 
@@ -105,6 +107,9 @@ def validate(
     except RunError as exc:
         fail(for_terminal(str(exc)))
     render(console, result, paths)
+    problem = step_summary.append(paths, os.environ)
+    if problem is not None:
+        click.echo(f"warning: {for_terminal(problem)}", err=True)
     if result.verdict is Verdict.NOT_TESTED:
         click.echo(
             "error: nothing was tested: no exchange of the recording exercised a requirement "

@@ -26,6 +26,16 @@ class RunOutcomes:
     started_at: str
     verdict: str
     outcomes: Mapping[str, Outcome]  # requirement id -> outcome, in the run's order
+    seed: int | None = None  # None: not known (a validation has none)
+    target: str | None = None  # ``target_name``; None: not known
+
+
+def target_name(base_url: str, embedded: bool, fault: str | None) -> str:
+    """What makes two targets the same server: its URL, or (each run starting its own embedded
+    reference server on a port of its own) the embedded server and its faults."""
+    if not embedded:
+        return base_url
+    return "the embedded reference server" + (f" with fault {fault}" if fault else "")
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,15 @@ def _warnings(old: RunOutcomes, new: RunOutcomes) -> tuple[str, ...]:
             f"the runs used different profiles ({old.profile_name} sha256 "
             f"{_short(old.profile_sha256)} in the baseline, {new.profile_name} sha256 "
             f"{_short(new.profile_sha256)} now)"
+        )
+    if None not in (old.target, new.target) and old.target != new.target:
+        warnings.append(
+            f"the runs tested different servers ({old.target} in the baseline, {new.target} now)"
+        )
+    if None not in (old.seed, new.seed) and old.seed != new.seed:
+        warnings.append(
+            f"the runs used different seeds ({old.seed} in the baseline, {new.seed} now): "
+            "their generated cases differ"
         )
     if old.suite_version != new.suite_version:
         warnings.append(
@@ -197,7 +216,14 @@ def outcomes_of(result: RunResult, source: str = "this run") -> RunOutcomes:
         started_at=result.started_at,
         verdict=result.verdict.value,
         outcomes={r.requirement.id: r.outcome for r in result.requirements},
+        seed=None if result.is_validation else result.seed,
+        target=None if result.is_validation else target_of(result),
     )
+
+
+def target_of(result: RunResult) -> str:
+    target = result.target
+    return target_name(target.base_url, target.embedded, target.fault)
 
 
 def scrubbed(diff: Diff, text: Callable[[str], str]) -> Diff:

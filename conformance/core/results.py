@@ -119,11 +119,19 @@ class RequirementResult:
         return tuple(c for c in self.checks if c.outcome is Outcome.FAILED)
 
 
+FAULT_SEPARATOR = ","  # between the names of several faults in ``Target.fault``
+
+
+def fault_names(fault: str | None) -> tuple[str, ...]:
+    """The faults ``Target.fault`` (or ``RunOptions.embedded_fault``) names: "a,b" -> (a, b)."""
+    return tuple(filter(None, (fault or "").split(FAULT_SEPARATOR)))
+
+
 @dataclass(frozen=True)
 class Target:
     base_url: str
     embedded: bool  # True when the suite started the reference server itself
-    fault: str | None = None  # reference-server fault switched on, if any
+    fault: str | None = None  # reference-server faults switched on, if any: "a" or "a,b"
 
 
 @dataclass(frozen=True)
@@ -369,6 +377,8 @@ class RunResult:
 
     def _validate_command(self) -> str:
         words = ["payment-conformance", "validate", self.options.get("recording", "RECORDING")]
+        if "format" in self.options:
+            words += ["--format", self.options["format"]]
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]
@@ -380,8 +390,8 @@ class RunResult:
             words += ["--base-url", base_url or self.target.base_url]
             words += self._connection_words()
         else:
-            if self.target.fault:
-                words += ["--fault", self.target.fault]
+            for fault in fault_names(self.target.fault):
+                words += ["--fault", fault]
             if "latency_ms" in self.options:
                 words += ["--latency-ms", self.options["latency_ms"]]
         profile = self.options.get("profile", "default")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.core.results import Target
+from conformance.core.results import Target, fault_names
 from conformance.suite.plugin.options import SuiteSettings
 
 
@@ -35,5 +35,5 @@ def embedded_reference_target(
         pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
 
     fault = conformance_settings.embedded_fault
-    with ReferenceServer(profile=conformance_profile, faults=(fault,) if fault else ()) as server:
+    with ReferenceServer(profile=conformance_profile, faults=fault_names(fault)) as server:
         yield Target(server.base_url, embedded=True, fault=fault)

@@ -32,6 +32,7 @@ class RunOptions:
     seed: int | None = None  # None: a random seed, reported in the result
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
+    # the embedded server's faults, FAULT_SEPARATOR between them ("a,b"), as Target.fault holds
     embedded_fault: str | None = None
     embedded_latency_ms: int = 0  # the embedded server answers each request this much later
     embedded_rate_limit: float | None = None  # and 429s past this many requests/s per API key

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from conformance.core.environment import environ
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV, Profile
-from conformance.core.results import Target
+from conformance.core.results import Target, fault_names
 from conformance.engine.options import RunError, RunOptions
 from conformance.engine.preflight import PreflightReport
 from conformance.suite.wire import gateway, proxy, tls
@@ -54,7 +54,7 @@ def _target(options: RunOptions, profile: Profile) -> Iterator[Target]:
         return
     from conformance.reference.server import ReferenceServer, ServerStartError
 
-    faults = (options.embedded_fault,) if options.embedded_fault else ()
+    faults = fault_names(options.embedded_fault)
     try:
         server = ReferenceServer(
             profile=profile,

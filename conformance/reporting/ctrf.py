@@ -124,7 +124,7 @@ def document(view: RunView) -> dict[str, Any]:
                 "verdict_summary": view.verdict_summary,
                 "exit_code": view.exit_code,
                 "target": view.target,
-                "seed": view.seed,
+                "seed": None if view.validation else view.seed,
                 "profile": view.profile_name,
                 "profile_sha256": view.profile_sha256,
                 "contract_sha256": view.contract_sha256,

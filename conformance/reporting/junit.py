@@ -119,7 +119,7 @@ def _properties(parent: ET.Element, view: RunView) -> None:
         ("contract_sha256", view.contract_sha256),
         ("profile", view.profile_name),
         ("profile_sha256", view.profile_sha256),
-        ("seed", str(view.seed)),
+        *([] if view.seed_text is None else [("seed", view.seed_text)]),
         ("target", view.target),
         ("requests_sent", str(view.requests_sent)),
         ("verdict", view.verdict),

@@ -46,7 +46,9 @@ def render(
         "started_at": view.started_at,
         "target": view.target,
         "verdict": view.verdict,
-        **({"tls_verified": False, "warnings": list(view.warnings)} if view.insecure else {}),
+        **({"tls_verified": False} if view.insecure else {}),
+        **({"warnings": list(view.warnings)} if view.warnings else {}),
+        **_shards(view),
         **({"waivers": waivers.as_dict(view.waivers)} if view.waivers is not None else {}),
         "files": {
             name: {"sha256": sha256(data), "bytes": len(data)} for name, data in files.items()
@@ -60,6 +62,22 @@ def render(
             "public_key_fingerprint": signer.fingerprint,
         }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _shards(view: RunView) -> dict[str, Any]:
+    """A merged run's shards: how many, those merged unsigned, the key the others were
+    verified with."""
+    options = dict(view.options)
+    if "shards" not in options:
+        return {}
+    unsigned = options.get("unsigned_shards", "")
+    return {
+        "shards": {
+            "count": int(options["shards"]),
+            "unsigned": [s for s in unsigned.split(", ") if s],
+            "signed_by": options.get("shards_signed_by"),
+        }
+    }
 
 
 def verify(directory: Path) -> list[str]:

@@ -1,7 +1,11 @@
 """``merge``: the report directories of the shards of one run (``run --shard i/N``) as one run.
 
 Each directory's results.json is read (and validated) as ``report`` reads it, and the directory
-checked against its manifest (and signature, if signed) as ``verify`` checks it. The shards must
+checked against its manifest (and signature, if signed) as ``verify`` checks it. Given a public
+key (``merge --public-key``, or the public half of ``--sign-key``), every shard must be signed
+with it: an unsigned shard, or one signed with another key, is a ``MergeError``. Without one,
+unsigned shards are merged and the merged run names them (``UNSIGNED_SHARDS``) in every report
+and in its manifest. The shards must
 have run the same suite version (this one: it folds with its own catalogue), contract, profile,
 seed, target and options (but those of one machine: ``PER_MACHINE_OPTIONS``), and together every
 test of their plan exactly once (``core.shards``): a missing or repeated shard, or shards of
@@ -24,14 +28,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from conformance import __version__
 from conformance.core.case_coverage import CaseLog, OperationCaseCoverage, logged
 from conformance.core.catalogue import Catalogue
-from conformance.core.diff import RunOutcomes, compare, outcomes_of
+from conformance.core.diff import RunOutcomes, compare, outcomes_of, target_name
 from conformance.core.evidence import check_from_dict
 from conformance.core.receiver_counts import PathDrops, ReceiverCounts
 from conformance.core.results import (
@@ -43,13 +49,17 @@ from conformance.core.results import (
 )
 from conformance.core.shards import ShardPlan, plan_from_dict, plan_sha256
 from conformance.core.waivers import WaiverFile, apply_waivers
-from conformance.reporting import json_report
+from conformance.reporting import json_report, signing
 from conformance.reporting.load import LoadError, read_document
 from conformance.reporting.verification import CannotVerify, verify_directory
 
 # Options that may differ between the machines of one run: how many processes each has, how
 # the server reaches its own webhook receiver, and which shard it is.
 PER_MACHINE_OPTIONS = frozenset({"shard", "workers", "workers_auto", "webhook_url", "webhook_bind"})
+# The merged run's options naming the shards merged without a signature ("1/4, 3/4"), and the
+# fingerprint of the key every shard's signature was verified with.
+UNSIGNED_SHARDS = "unsigned_shards"
+SHARDS_SIGNED_BY = "shards_signed_by"
 
 
 class MergeError(Exception):
@@ -63,21 +73,29 @@ class ShardRun:
     directory: Path
     document: dict[str, Any]
     plan: ShardPlan
+    signed: bool = False  # a manifest.sig that verifies
 
     @property
     def name(self) -> str:
         return f"shard {self.plan.shard} ({self.directory})"
 
 
-def load_shard(directory: Path) -> ShardRun:
-    """The shard whose reports ``directory`` holds; ``MergeError`` when it holds none."""
+def load_shard(directory: Path, public_key: Ed25519PublicKey | None = None) -> ShardRun:
+    """The shard whose reports ``directory`` holds; ``MergeError`` when it holds none, or (with
+    ``public_key``) when they are not signed with that key."""
     if not directory.is_dir():
         raise MergeError(f"{directory} is not a directory of reports")
     try:
         document = read_document(directory / json_report.FILENAME)
-        verification = verify_directory(directory, allow_unsigned=True)
+        verification = verify_directory(directory, public_key, allow_unsigned=public_key is None)
     except (LoadError, CannotVerify) as exc:
         raise MergeError(str(exc)) from None
+    if public_key is not None and not verification.signed:
+        raise MergeError(
+            f"{directory}: the shard is not signed (no manifest.sig): nothing proves its "
+            f"results are those it wrote, and merge takes only shards signed with key "
+            f"{signing.fingerprint(public_key)}"
+        )
     if not verification.verified:
         raise MergeError(
             f"{directory}: the reports are not those the shard wrote: {verification.problems[0]}"
@@ -88,16 +106,17 @@ def load_shard(directory: Path) -> ShardRun:
         plan = plan_from_dict(document["shard"])
     except ValueError as exc:
         raise MergeError(f"{directory}: {exc}") from None
-    return ShardRun(directory, document, plan)
+    return ShardRun(directory, document, plan, verification.signature_valid)
 
 
-def _target(document: dict[str, Any]) -> tuple[object, ...]:
-    """What makes two targets the same server: its URL, or (each machine starting its own
-    embedded reference server on its own port) the embedded server's fault."""
+def _target(document: dict[str, Any]) -> str:
+    """What makes two targets the same server (``core.diff.target_name``), as words."""
     target = document["target"]
-    if target["embedded"]:
-        return ("embedded reference server", target["fault"])
-    return (target["base_url"],)
+    return target_name(target["base_url"], target["embedded"], target["fault"])
+
+
+def _profile(document: dict[str, Any]) -> str:
+    return f"{document['profile']['name']} (sha256 {document['profile']['sha256'][:12]})"
 
 
 def _options(document: dict[str, Any]) -> dict[str, str]:
@@ -116,8 +135,8 @@ def check_same_run(shards: Sequence[ShardRun]) -> None:
     aspects = {
         "suite version": lambda d: d["suite_version"],
         "contract": lambda d: d["contract_sha256"],
-        "profile": lambda d: (d["profile"]["name"], d["profile"]["sha256"]),
-        "seed": lambda d: d["seed"],
+        "profile": _profile,
+        "seed": lambda d: str(d["seed"]),
         "target": _target,
     }
     for shard in shards[1:]:
@@ -240,6 +259,9 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
     first = documents[0]
     options = _options(first)
     options["shards"] = str(len(shards))
+    unsigned = [str(s.plan.shard) for s in shards if not s.signed]
+    if unsigned:
+        options[UNSIGNED_SHARDS] = ", ".join(unsigned)
     selected = catalogue.select(_selectors(options, "only"), _selectors(options, "skip"))
     outside = frozenset(r.id for r in catalogue.requirements) - {r.id for r in selected}
     checks = [check_from_dict(c) for d in documents for c in d["checks"]]
@@ -281,14 +303,23 @@ def merged_result(shards: Sequence[ShardRun], catalogue: Catalogue) -> RunResult
     )
 
 
-def merge_shards(directories: Sequence[Path], catalogue: Catalogue) -> RunResult:
-    """The run the shards in ``directories`` make together; ``MergeError`` when they do not."""
+def merge_shards(
+    directories: Sequence[Path],
+    catalogue: Catalogue,
+    public_key: Ed25519PublicKey | None = None,
+) -> RunResult:
+    """The run the shards in ``directories`` make together; ``MergeError`` when they do not,
+    or (with ``public_key``) when one is not signed with that key."""
     if not directories:
         raise MergeError("give the report directory of every shard")
-    shards = [load_shard(d) for d in directories]
+    shards = [load_shard(d, public_key) for d in directories]
     check_same_run(shards)
     check_complete(shards)
-    return merged_result(shards, catalogue)
+    result = merged_result(shards, catalogue)
+    if public_key is None:
+        return result
+    options = {**result.options, SHARDS_SIGNED_BY: signing.fingerprint(public_key)}
+    return replace(result, options=options)
 
 
 def gated(
@@ -296,15 +327,16 @@ def gated(
     waivers: WaiverFile | None,
     strict_waivers: bool,
     baseline: RunOutcomes | None,
+    today: date,
 ) -> RunResult:
     """The merged run with ``merge --waivers`` and ``--baseline`` applied, as ``run`` applies
     them to an unsharded run: a shard sees only its part, so a waiver or a baseline is judged
-    on the whole run, once. "Today" for a waiver's expiry is the day the run started (UTC)."""
+    on the whole run, once. ``today`` (UTC) judges a waiver's expiry: the merge's own clock,
+    never a time a shard's results.json states (anyone could have written it)."""
     options = dict(result.options)
     waived = None
     requirements = result.requirements
     if waivers is not None:
-        today = datetime.fromisoformat(result.started_at.replace("Z", "+00:00")).date()
         requirements, waived = apply_waivers(requirements, waivers, today, strict=strict_waivers)
         options["waivers"] = waivers.path
         if strict_waivers:

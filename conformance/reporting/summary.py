@@ -91,12 +91,31 @@ def _case_coverage(view: RunView) -> list[str]:
     return lines
 
 
+def _shard_title(view: RunView) -> str:
+    """ " shard 2 of 4" for one shard of a run; "" for a whole run."""
+    if view.shard is None:
+        return ""
+    return f" shard {view.shard['index']} of {view.shard['total']}"
+
+
+def _shard_note(view: RunView) -> list[str]:
+    if view.shard is None:
+        return []
+    return [
+        f"_This is shard {view.shard['index']} of {view.shard['total']} of one run: its "
+        "verdict covers only its part of the checks. `payment-conformance merge` of every "
+        "shard gives the run's verdict._",
+        "",
+    ]
+
+
 def render(view: RunView) -> str:
     counts = view.counts
     results = view.check_counts.total
     lines = [
-        f"## payment-conformance: {_mark(view)} {view.verdict_summary}",
+        f"## payment-conformance{_shard_title(view)}: {_mark(view)} {view.verdict_summary}",
         "",
+        *_shard_note(view),
         f"**{view.verdict_summary}**: {counts.passed} passed, {counts.failed} failed, "
         + (f"{counts.waived} waived, " if counts.waived else "")
         + f"{counts.not_exercised} not exercised ({results:,} check result"
@@ -118,10 +137,13 @@ def render(view: RunView) -> str:
             if view.webhook_receiver is not None and view.webhook_receiver.drops
             else []
         ),
-        f"target: {escape(view.target)} · profile {code(view.profile_name)} · seed {view.seed} "
+        f"{'validated' if view.validation else 'target'}: {escape(view.target)} "
+        f"· profile {code(view.profile_name)}"
+        + ("" if view.seed_text is None else f" · seed {view.seed_text}")
+        + " "
         f"· suite {escape(view.suite_version)} · contract sha256 {code(view.contract_sha256)}",
         "",
-        f"repeat this run: {code(view.rerun)}",
+        f"repeat this {'validation' if view.validation else 'run'}: {code(view.rerun)}",
         "",
         *(
             [f"**The run did not finish**: {escape(view.incomplete_reason)}.", ""]

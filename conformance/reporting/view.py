@@ -247,11 +247,22 @@ class RunView:
         return dict(self.options).get("insecure") == "true"
 
     @property
+    def unsigned_shards(self) -> str | None:
+        """The shards a merge took without a signature ("1/4, 3/4"); None: none."""
+        return dict(self.options).get("unsigned_shards")
+
+    @property
     def warnings(self) -> tuple[str, ...]:
         """What a reader of any report must know before trusting the verdict."""
         from conformance.suite.wire.tls import INSECURE_WARNING
 
-        return (INSECURE_WARNING,) if self.insecure else ()
+        found = [INSECURE_WARNING] if self.insecure else []
+        if self.unsigned_shards:
+            found.append(
+                f"merged from unsigned shards {self.unsigned_shards}: nothing proves their "
+                "results are those the shards wrote (merge --public-key takes signed shards only)"
+            )
+        return tuple(found)
 
     @property
     def verdict_summary(self) -> str:
@@ -298,8 +309,20 @@ class RunView:
         return tuple(c for c in self.checks if not set(c.requirement_ids) & known)
 
     @property
+    def validation(self) -> bool:
+        """A ``validate`` of recorded traffic: no seed, no server called."""
+        return dict(self.options).get("mode") == "validate"
+
+    @property
+    def seed_text(self) -> str | None:
+        """The seed as the reports show it; None for a validation, which has none."""
+        return None if self.validation else str(self.seed)
+
+    @property
     def target(self) -> str:
         """One line saying what was tested."""
+        if self.validation:
+            return self._validated()
         if self.embedded:
             line = f"embedded reference server at {self.base_url}"
         else:
@@ -307,6 +330,16 @@ class RunView:
         if self.fault:
             line += f" with reference fault {self.fault}"
         return line
+
+    def _validated(self) -> str:
+        """What a validation checked: the recording, its exchanges and the server they went to."""
+        options = dict(self.options)
+        exchanges = int(options.get("exchanges", "0"))
+        line = f"traffic recorded in {options.get('recording', 'a recording')} ({exchanges:,} "
+        line += "exchange" if exchanges == 1 else "exchanges"
+        if self.base_url.startswith(("http://", "https://")):
+            line += f" with {self.base_url}"
+        return line + ")"
 
     @property
     def duration(self) -> str:

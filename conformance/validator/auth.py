@@ -13,8 +13,10 @@ recording says the request was sent. Then, by the answer:
 - a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
   before: accepted is a pass, refused with the auth error a failure.
 
-A secret the profile does not hold, a signature masked by the recorder or a request without a
-recorded start time leaves the check "not exercised" with that reason. Malformed or missing
+A secret the profile does not hold, a signature masked by the recorder, a request body whose
+exact bytes the recording lost (``Exchange.request_body_inexact``: replacement characters, a cut
+body, binary data held as text) or a request without a recorded start time leaves the check
+"not exercised" with that reason. Malformed or missing
 headers are the per-exchange checks' (``checks.ExchangeValidator``); a reused nonce is
 ``cross``'s (AUTH-016).
 """
@@ -174,6 +176,9 @@ class AuthChecks:
                 "validate --api-key and --api-secret to check signatures"
             )
             self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
+            return None
+        if exchange.request_body_inexact is not None:
+            self._not_exercised(AUTH_SIGNATURE, ids, exchange.request_body_inexact, findings)
             return None
         query = exchange.query
         target = exchange.path + (f"?{query}" if query else "")

@@ -37,6 +37,9 @@ class Exchange:
     # Why ``response_body`` is not the body the server sent (the recorder did not capture it),
     # None when it is: checks that read the body are then "not exercised" with this reason.
     response_body_missing: str | None = None
+    # Why ``request_body`` may not be the bytes that were sent (replacement characters, a cut
+    # body, binary data held as text), None when it is: a signature is judged only on exact bytes.
+    request_body_inexact: str | None = None
 
     def header(self, name: str, *, response: bool = False) -> str | None:
         """The first value of header ``name`` (case-insensitive) of the request, or of the

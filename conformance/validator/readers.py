@@ -284,17 +284,24 @@ def _jsonl_exchange(record: Any, source: str, where: str) -> Exchange:
         status = _status(response.get("status"), "response.status", where, required=True)
         response_headers = _pairs(response.get("headers"), "response.headers", where)
         response_body = _jsonl_body(response, "response", where)
+    request_headers = _pairs(request.get("headers"), "request.headers", where)
+    request_body = _jsonl_body(request, "request", where)
+    text = request.get("body")
+    inexact = None
+    if isinstance(text, str) and request.get("body_encoding", "utf-8") in (None, "utf-8"):
+        inexact = _inexact_text(text)
     return Exchange(
         method=_method(request.get("method"), "request.method", where),
         url=_url(request.get("url"), "request.url", where),
-        request_headers=_pairs(request.get("headers"), "request.headers", where),
-        request_body=_jsonl_body(request, "request", where),
+        request_headers=request_headers,
+        request_body=request_body,
         status=status,
         response_headers=response_headers,
         response_body=response_body,
         started_at=_optional_str(record.get("started_at"), "started_at", where),
         source=source,
         duration_ms=_duration(record.get("duration_ms")),
+        request_body_inexact=inexact or _length_mismatch(request_headers, request_body),
     )
 
 
@@ -621,11 +628,13 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
                 response_body = _har_text(content, "response.content", where)
             if not _har_body_captured(content, status, response_headers):
                 missing = NOT_CAPTURED
+    request_headers = _har_headers(request.get("headers"), "request.headers", where)
+    request_body = _har_post_data(request, where)
     return Exchange(
         method=_method(request.get("method"), "request.method", where),
         url=_url(request.get("url"), "request.url", where),
-        request_headers=_har_headers(request.get("headers"), "request.headers", where),
-        request_body=_har_post_data(request, where),
+        request_headers=request_headers,
+        request_body=request_body,
         status=status,
         response_headers=response_headers,
         response_body=response_body,
@@ -634,7 +643,30 @@ def _har_exchange(entry: dict[str, Any], source: str, where: str) -> Exchange:
         truncated=entry.get("_truncated") is True,
         duration_ms=_duration(entry.get("time")),
         response_body_missing=missing,
+        request_body_inexact=_har_request_inexact(entry, request_headers, request_body),
     )
+
+
+def _har_request_inexact(
+    entry: dict[str, Any], headers: tuple[tuple[str, str], ...], body: bytes
+) -> str | None:
+    """Why the entry's request body may not be the bytes sent; None when it is (as far as the
+    entry tells)."""
+    request = entry["request"]
+    post = request.get("postData")
+    post = post if isinstance(post, dict) else {}
+    response = entry.get("response")
+    content = response.get("content") if isinstance(response, dict) else None
+    body_marked = post.get("_truncated") is True
+    any_body_marked = body_marked or (isinstance(content, dict) and "_truncated" in content)
+    if body_marked or (entry.get("_truncated") is True and not any_body_marked):
+        return BODY_CUT  # the entry is cut and does not say which body: take it as this one
+    if post.get("text") is None and isinstance(post.get("params"), list):
+        return "the recording holds the request's form fields (postData.params), not its bytes"
+    text = post.get("text")
+    if isinstance(text, str) and post.get("encoding") in (None, ""):
+        return _inexact_text(text) or _length_mismatch(headers, body)
+    return _length_mismatch(headers, body)
 
 
 def _har_body_captured(
@@ -703,6 +735,39 @@ def _har_text(content: dict[str, Any], field: str, where: str) -> bytes:
 
 
 # --- fields common to both formats ------------------------------------------------------------
+
+BODY_CUT = "the recording cut or left out the request body (_truncated): the bytes sent are lost"
+# What no text body sent as UTF-8 holds: control characters but tab, newline and return (binary
+# data read as text) and lone surrogates (bytes that were not UTF-8).
+_BINARY_AS_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+
+
+def _inexact_text(text: str) -> str | None:
+    """Why a body recorded as ``text`` may not be the bytes sent; None when it may be."""
+    if "\ufffd" in text:
+        return (
+            "the recording holds the request body as text with replacement characters "
+            "(U+FFFD): the bytes sent are lost"
+        )
+    if _BINARY_AS_TEXT.search(text):
+        return (
+            "the recording holds binary data of the request body as text, not base64: "
+            "the bytes sent are lost"
+        )
+    return None
+
+
+def _length_mismatch(headers: tuple[tuple[str, str], ...], body: bytes) -> str | None:
+    """The reason when the request's Content-Length is not the length of the recorded body (a
+    body without Content-Encoding: a decoded one has another length)."""
+    folded = {name.lower(): value.strip() for name, value in reversed(headers)}
+    declared = folded.get("content-length", "")
+    if "content-encoding" in folded or not declared.isdigit() or int(declared) == len(body):
+        return None
+    return (
+        f"the request body recorded is {len(body):,} bytes, its Content-Length {int(declared):,}: "
+        "the recording cut or changed it"
+    )
 
 
 def _object(

@@ -285,7 +285,7 @@ def validate_file(
     partial = check_exchanges(
         iter_exchanges(Path(path), format=format), profile, on_progress=on_progress
     )
-    return to_run_result([partial], profile, recording=Path(path).name)
+    return to_run_result([partial], profile, recording=str(path), format=format)
 
 
 def validate_partition(
@@ -328,7 +328,11 @@ def _combine(partials: list[PartialResult]) -> PartialResult:
 
 
 def to_run_result(
-    partials: list[PartialResult], profile: Profile, *, recording: str | None = None
+    partials: list[PartialResult],
+    profile: Profile,
+    *,
+    recording: str | None = None,
+    format: str | None = None,
 ) -> RunResult:
     """Fold counted checks into a ``RunResult`` over the whole catalogue."""
     from conformance.core.contract import document_sha256
@@ -345,7 +349,9 @@ def to_run_result(
     )
     options = {"profile": profile.name, "mode": "validate", "exchanges": str(total.exchanges)}
     if recording is not None:
-        options["recording"] = recording
+        options["recording"] = recording  # the path as given: the replay command repeats it
+    if format is not None:
+        options["format"] = format
     started = total.started_at or datetime.now(UTC).isoformat(timespec="seconds")
     return RunResult(
         suite_version=__version__,

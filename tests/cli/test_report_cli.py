@@ -17,7 +17,12 @@ from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import execute
 from conformance.reporting import load
 
-FORMATS = {"html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
+FORMATS = {
+    "html": "report.html",
+    "junit": "junit.xml",
+    "ctrf": "ctrf.json",
+    "markdown": "summary.md",
+}
 
 
 def report(*args: str) -> Result:

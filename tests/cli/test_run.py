@@ -129,6 +129,23 @@ def test_a_failing_run_exits_1_and_says_how_to_replay(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_several_faults_are_all_applied_and_recorded(tmp_path: Path) -> None:
+    """--fault is repeatable, as for serve: every fault given breaks its requirement, and the
+    reports and the replay command name them all (not only the last)."""
+    faults = ("auth-accepts-stale-timestamp", "auth-bad-signature-403")
+    result = run(
+        *("--workers", "1", "--only", "AUTH-010", "--only", "AUTH-013", "--quick"),
+        *("--seed", "9", "--report-dir", str(tmp_path)),
+        *("--fault", faults[0], "--fault", faults[1]),
+    )
+    assert result.exit_code == 1, result.output
+    assert "✗ AUTH-010 " in result.output and "✗ AUTH-013 " in result.output
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["target"]["fault"] == ",".join(faults)
+    assert f"--fault {faults[0]} --fault {faults[1]} " in results["rerun"]
+
+
+@pytest.mark.slow
 def test_the_api_secret_is_never_printed(tmp_path: Path) -> None:
     secret = load_profile().primary.api_secret
     env = {

@@ -48,6 +48,16 @@ def test_usage_errors_print_one_error_line_and_a_hint(
     assert "Error:" not in result.output
 
 
+@pytest.mark.parametrize("seed", ["abc", "-1", "1.5"])
+@pytest.mark.parametrize("command", ["run", "selftest"])
+def test_a_seed_that_is_not_a_non_negative_integer_says_so(command: str, seed: str) -> None:
+    result = invoke(command, "--seed", seed)
+    assert result.exit_code == 2
+    assert result.output.splitlines()[0] == (
+        f"error: Invalid value for '--seed': '{seed}' is not a non-negative integer (0, 1, 2, ...)"
+    )
+
+
 def test_help_is_left_as_click_prints_it() -> None:
     result = invoke("run", "--help")
     assert result.exit_code == 0

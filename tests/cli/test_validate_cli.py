@@ -17,8 +17,8 @@ from conformance.reference.server import ReferenceServer
 from tests.validator.samples import write_har, write_jsonl
 
 
-def validate(*args: str) -> Result:
-    return CliRunner().invoke(main, ["validate", *args])
+def validate(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, ["validate", *args], env=env)
 
 
 def _record(path: Path, faults: tuple[str, ...] = ()) -> Path:
@@ -48,6 +48,40 @@ def test_traffic_of_the_reference_server_is_conformant(
     assert {"results.json", "report.html", "manifest.json"} <= written
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert "sk_test_alpha" not in json.dumps(results)
+
+
+def test_validate_appends_its_summary_to_the_github_step_summary(
+    recordings: dict[str, Path], tmp_path: Path
+) -> None:
+    step = tmp_path / "step-summary.md"
+    step.write_text("earlier step\n", "utf-8")
+    out = tmp_path / "r"
+    given = (str(recordings["good"]), "--report-dir", str(out), "--no-progress")
+    result = validate(*given, env={"GITHUB_STEP_SUMMARY": str(step)})
+    assert result.exit_code == 0, result.output
+    written = (out / "summary.md").read_text("utf-8")
+    assert step.read_text("utf-8") == "earlier step\n" + written
+
+
+def test_a_validation_report_shows_the_recording_not_a_seed_or_a_server(
+    recordings: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A validation has no seed and calls no server: its reports say what it validated, and
+    its replay command repeats the path (and --format) the user gave."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "traffic.txt").write_bytes(recordings["good"].read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = validate("in/traffic.txt", "--format", "har", "--report-dir", "r", "--no-progress")
+    assert result.exit_code == 0, result.output
+    summary = (tmp_path / "r" / "summary.md").read_text("utf-8")
+    assert "validated: traffic recorded in in/traffic.txt (" in summary
+    assert "repeat this validation: `payment-conformance validate in/traffic.txt --format har`" in (
+        summary
+    )
+    html = (tmp_path / "r" / "report.html").read_text("utf-8")
+    for text in (summary, html):
+        assert "seed" not in text.lower() and "server at" not in text
+    assert "<th>Validated</th><td>traffic recorded in in/traffic.txt (" in html
 
 
 def test_a_faulted_server_is_not_conformant_and_named(
@@ -136,6 +170,18 @@ def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) 
     har = _run_recorded(tmp_path, ("PAY-STATE-003", "AUTH-016"))
     result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
     assert result.exit_code == 0, result.output
+    assert "verdict: CONFORMANT, " in result.output
+
+
+@pytest.mark.slow
+def test_the_suites_own_recording_of_malformed_path_ids_is_conformant(tmp_path: Path) -> None:
+    # STATUS-011 and STATUS-013 send ids with "%zz" and "%FF%FE", which a conformant server
+    # refuses with 400: validate must not take those refusals for a refused valid request.
+    har = _run_recorded(tmp_path, ("STATUS-011", "STATUS-013"))
+    assert "%zz" in har.read_text() and "%FF%FE" in har.read_text()
+    result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert " 0 failed" in result.output
     assert "verdict: CONFORMANT, " in result.output
 
 

@@ -13,6 +13,7 @@ from conformance.core.diff import (
     describe,
     outcomes_of,
     scrubbed,
+    target_name,
     verdict_note,
 )
 from conformance.core.results import Outcome
@@ -77,6 +78,27 @@ def test_other_contracts_profiles_versions_and_selections_warn_but_compare() -> 
         "1 requirement of the baseline is not in this run (another selection or catalogue): A-2",
     )
     assert ids(diff.newly_failed) == ["A-1"]
+
+
+def test_another_target_or_seed_warns_but_compares() -> None:
+    old = replace(outcomes(A_1=P), seed=3, target="https://sandbox.example")
+    new = replace(outcomes(A_1=F), seed=4, target="the embedded reference server")
+    diff = compare(old, new)
+    assert diff.warnings == (
+        "the runs tested different servers (https://sandbox.example in the baseline, "
+        "the embedded reference server now)",
+        "the runs used different seeds (3 in the baseline, 4 now): their generated cases differ",
+    )
+    assert ids(diff.newly_failed) == ["A-1"]
+    # a validation has no seed and no server: nothing to compare
+    assert compare(old, replace(new, seed=None, target=None)).warnings == ()
+
+
+def test_the_embedded_server_on_another_port_is_the_same_target() -> None:
+    assert target_name("http://127.0.0.1:9001", True, None) == target_name(
+        "http://127.0.0.1:9002", True, None
+    )
+    assert target_name("http://127.0.0.1:9001", True, "a,b").endswith("with fault a,b")
 
 
 def test_the_console_lines_list_every_requirement_and_end_with_the_gate() -> None:

@@ -14,6 +14,7 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.results import CheckResult, Outcome, RunResult, Target, fold
 from conformance.core.shards import CollectedTest, Shard, plan_for
 from conformance.reporting import write_reports
+from conformance.reporting.signing import SigningKey
 
 CATALOGUE = load_catalogue()
 SELECTED = CATALOGUE.select(("AUTH",), ())
@@ -63,12 +64,17 @@ def shard_result(
     return replace(result, **changes)
 
 
-def write_shard(tmp_path: Path, result: RunResult, name: str | None = None) -> Path:
+def write_shard(
+    tmp_path: Path, result: RunResult, name: str | None = None, signer: SigningKey | None = None
+) -> Path:
     assert result.shard is not None
     directory = tmp_path / (name or f"shard-{result.shard.shard.index}")
-    write_reports(result, directory, CATALOGUE)
+    write_reports(result, directory, CATALOGUE, signer=signer)
     return directory
 
 
-def shards(tmp_path: Path, total: int = 3) -> list[Path]:
-    return [write_shard(tmp_path, shard_result(i, total)) for i in range(1, total + 1)]
+def shards(tmp_path: Path, total: int = 3, signer: SigningKey | None = None) -> list[Path]:
+    """Every shard of one run, written as ``run --shard i/N`` writes them (signed by ``signer``)."""
+    return [
+        write_shard(tmp_path, shard_result(i, total), signer=signer) for i in range(1, total + 1)
+    ]

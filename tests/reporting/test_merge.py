@@ -92,6 +92,24 @@ def test_shards_of_another_run_are_refused(
         merge_shards(given, CATALOGUE)
 
 
+def test_shards_of_two_servers_are_named_in_words_not_python_tuples(tmp_path: Path) -> None:
+    given = shards(tmp_path)
+    remote = shard_result(2, 3, target=Target("https://sandbox.example", embedded=False))
+    given[1] = write_shard(tmp_path, remote, name="remote")
+    with pytest.raises(MergeError) as raised:
+        merge_shards(given, CATALOGUE)
+    assert str(raised.value).endswith(
+        "ran a different target: https://sandbox.example and the embedded reference server"
+    )
+    other = shard_result(2, 3, profile_sha256="q" * 64)
+    given[1] = write_shard(tmp_path, other, name="other")
+    with pytest.raises(MergeError) as raised:
+        merge_shards(given, CATALOGUE)
+    assert str(raised.value).endswith(
+        "ran a different profile: default (sha256 qqqqqqqqqqqq) and default (sha256 pppppppppppp)"
+    )
+
+
 def test_shards_with_another_option_are_refused_naming_it(tmp_path: Path) -> None:
     given = shards(tmp_path)
     other = shard_result(2, 3)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,8 +16,9 @@ from conformance.core.results import Outcome
 from conformance.core.signing import Signer
 from conformance.validator.auth import AuthChecks
 from conformance.validator.exchange import Exchange
+from conformance.validator.readers import iter_exchanges
 from conformance.validator.tables import Finding, request_headers
-from tests.validator.samples import exchange
+from tests.validator.samples import exchange, har_entry, write_jsonl
 
 SENT_AT = 1_767_225_600  # the samples' start time, 2026-01-01T00:00:00Z
 UNAUTHORIZED = {"code": "unauthorized", "message": "bad signature"}
@@ -34,9 +38,9 @@ def request(
     nonce: str = "n0nce-0123456789abcdef",
     tamper: bytes | None = None,
     started_at: str | None = "2026-01-01T00:00:00.000Z",
+    body: bytes = b'{"merchant_order_no":"o-1"}',
 ) -> Exchange:
     """A payment creation signed with ``secret``; ``tamper`` replaces the body after signing."""
-    body = b'{"merchant_order_no":"o-1"}'
     headers = Signer(api_key, secret).headers(
         "POST", "/v1/payments?expand=quotes", body, timestamp=timestamp, nonce=nonce
     )
@@ -142,3 +146,92 @@ def test_a_secret_given_on_the_command_line_verifies_signatures(profile: Profile
     bad = request(api_key="mk_live_1", secret="sk_live_other_value_01234")
     [(_, _, outcome, message)] = judge(checks, bad)
     assert outcome is Outcome.FAILED and "s3cret" not in message
+
+
+# -- a signature is judged only on the exact bytes sent ----------------------------------------
+# A body that is not UTF-8, signed over its bytes and accepted by a correct server.
+LATIN1_BODY = '{"merchant_order_no":"caf\xe9"}'.encode("latin-1")
+
+
+def _through_har(tmp_path: Path, ex: Exchange, edit: Callable[[dict[str, Any]], None]) -> Exchange:
+    """``ex`` written as a proxy's HAR entry changed by ``edit``, then read back."""
+    entry = har_entry(ex)
+    edit(entry)
+    path = tmp_path / "proxy.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": [entry]}}), "utf-8")
+    [read] = iter_exchanges(path)
+    return read
+
+
+def _as_replaced_text(entry: dict[str, Any]) -> None:
+    # what a proxy that decodes every body as UTF-8 writes: U+FFFD for the byte 0xE9
+    entry["request"]["postData"] = {
+        "mimeType": "application/json",
+        "text": LATIN1_BODY.decode("utf-8", "replace"),
+    }
+
+
+def _as_cut(entry: dict[str, Any]) -> None:
+    entry["request"]["postData"]["text"] = entry["request"]["postData"]["text"][:10]
+    entry["request"]["postData"]["_truncated"] = True
+
+
+def _as_binary_text(entry: dict[str, Any]) -> None:
+    entry["request"]["postData"] = {"mimeType": "application/octet-stream", "text": "\x00\x01"}
+
+
+def _cut_without_a_mark(entry: dict[str, Any]) -> None:
+    # a recorder that cuts and says nothing: the Content-Length still tells
+    entry["request"]["headers"].append({"name": "Content-Length", "value": "27"})
+    entry["request"]["postData"]["text"] = entry["request"]["postData"]["text"][:10]
+
+
+@pytest.mark.parametrize(
+    ("body", "edit", "reason"),
+    [
+        (LATIN1_BODY, _as_replaced_text, "replacement characters (U+FFFD)"),
+        (b'{"merchant_order_no":"o-1"}', _as_cut, "cut or left out the request body"),
+        (b"\x00\x01", _as_binary_text, "binary data of the request body as text"),
+        (b'{"merchant_order_no":"o-1"}', _cut_without_a_mark, "its Content-Length 27"),
+    ],
+    ids=["replacement characters", "cut body", "binary as text", "shorter than Content-Length"],
+)
+def test_a_signature_over_bytes_the_recording_lost_is_not_exercised_with_the_reason(
+    profile: Profile,
+    tmp_path: Path,
+    body: bytes,
+    edit: Callable[[dict[str, Any]], None],
+    reason: str,
+) -> None:
+    """A correct server accepted the request: recomputing its signature over the recorded text
+    would fail AUTH-013 (and AUTH-020) falsely."""
+    read = _through_har(tmp_path, request(body=body), edit)
+    findings = judge(AuthChecks(profile), read)
+    assert outcomes(findings, "AUTH-013") == [Outcome.NOT_EXERCISED]
+    assert outcomes(findings, "AUTH-020") == []
+    [(_, _, _, message)] = [f for f in findings if "AUTH-013" in f[1]]
+    assert reason in message
+
+
+def test_a_body_recorded_exactly_is_judged_whatever_its_bytes(
+    profile: Profile, tmp_path: Path
+) -> None:
+    """Base64 keeps the bytes: the signature over a non-UTF-8 body is checked, in HAR and in
+    JSON Lines."""
+    signed = request(body=LATIN1_BODY)
+    [from_jsonl] = iter_exchanges(write_jsonl(tmp_path / "t.jsonl", [signed]))
+    from_har = _through_har(tmp_path, signed, lambda entry: None)
+    for read in (from_jsonl, from_har):
+        assert read.request_body == LATIN1_BODY and read.request_body_inexact is None
+        assert outcomes(judge(AuthChecks(profile), read), "AUTH-005") == [Outcome.PASSED]
+
+
+def test_a_jsonl_body_with_replacement_characters_is_not_judged(
+    profile: Profile, tmp_path: Path
+) -> None:
+    path = tmp_path / "t.jsonl"
+    record = json.loads(write_jsonl(path, [request(body=LATIN1_BODY)]).read_text())
+    record["request"].update(body=LATIN1_BODY.decode("utf-8", "replace"), body_encoding="utf-8")
+    path.write_text(json.dumps(record) + "\n", "utf-8")
+    [read] = iter_exchanges(path)
+    assert outcomes(judge(AuthChecks(profile), read), "AUTH-013") == [Outcome.NOT_EXERCISED]

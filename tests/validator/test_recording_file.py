@@ -189,10 +189,11 @@ def test_shards_on_dask(tmp_path: Path, sessions: list[Path]) -> None:
 
 
 def test_the_commands_of_a_validation_re_validate_the_recording(tmp_path: Path) -> None:
-    """A report of recorded traffic offers no ``run`` command: its checks come from the file."""
+    """A report of recorded traffic offers no ``run`` command: its checks come from the file,
+    named by the path given (not its name alone, which would not find it from elsewhere)."""
     path = tmp_path / "traffic.jsonl"
     write_jsonl(path, [exchange("GET", "/v1/payments", response_body={"payments": []})])
     result = validate_file(path)
-    assert result.rerun_command() == "payment-conformance validate traffic.jsonl"
-    assert result.replay_command("SHAPE-001") == "payment-conformance validate traffic.jsonl"
+    assert result.rerun_command() == f"payment-conformance validate {path}"
+    assert result.replay_command("SHAPE-001") == f"payment-conformance validate {path}"
     assert "validating the same recording again" in result.replay_note
