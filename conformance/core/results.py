@@ -394,6 +394,8 @@ class RunResult:
                 words += ["--fault", fault]
             if "latency_ms" in self.options:
                 words += ["--latency-ms", self.options["latency_ms"]]
+            if "escape_reading" in self.options:  # the server's reading decides STATUS-011
+                words += ["--server-escape-reading", self.options["escape_reading"]]
         profile = self.options.get("profile", "default")
         if profile != "default":
             words += ["--profile", profile]

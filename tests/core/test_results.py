@@ -87,6 +87,14 @@ def test_words_with_spaces_are_quoted_for_the_shell() -> None:
     assert words[words.index("--profile") + 1] == "my profiles/p.toml"
 
 
+def test_the_embedded_servers_escape_reading_is_repeated() -> None:
+    literal = run(EMBEDDED, {"escape_reading": "literal"})
+    for command in (literal.replay_command("STATUS-011"), literal.rerun_command()):
+        words = shlex.split(command)
+        assert words[words.index("--server-escape-reading") + 1] == "literal"
+    assert "--server-escape-reading" not in run(EMBEDDED, {}).rerun_command()
+
+
 def test_tls_options_and_gateway_headers_are_repeated_with_the_header_values_masked() -> None:
     remote = run(
         Target("https://sandbox.example.test", embedded=False),
