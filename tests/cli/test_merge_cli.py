@@ -29,6 +29,18 @@ def test_merge_writes_every_report_and_exits_as_the_merged_verdict(tmp_path: Pat
     assert cli("verify", str(out), "--allow-unsigned").exit_code == 0
 
 
+def test_merge_refuses_a_report_dir_holding_a_planted_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    out = tmp_path / "merged"
+    out.mkdir()
+    (out / "manifest.json").symlink_to("../victim.txt")
+    result = cli("merge", *map(str, shards(tmp_path)), "--report-dir", str(out))
+    assert result.exit_code == 2, result.output
+    assert f"{out / 'manifest.json'}: a symbolic link where a report file goes" in result.output
+    assert victim.read_text(encoding="utf-8") == "precious"
+
+
 def test_merge_signs_the_manifest_with_sign_key(tmp_path: Path) -> None:
     private, public = tmp_path / "key.pem", tmp_path / "key.pub.pem"
     assert cli("keygen", str(private), str(public)).exit_code == 0
