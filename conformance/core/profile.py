@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from conformance.core import untrusted_files
+from conformance.core import tomlsafe, untrusted_files
 from conformance.core.catalogue import CatalogueError, load_catalogue
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
@@ -720,7 +720,9 @@ def load_profile(name_or_path: str | Path = "default") -> Profile:
     except untrusted_files.UntrustedFileError as exc:
         raise ProfileError(f"cannot read the profile file {exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomlsafe.loads(raw.decode("utf-8"))
+    except tomlsafe.TomlTooComplex as exc:
+        raise ProfileError(f"profile file {str(path)!r} is refused unparsed: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(f"profile file {str(path)!r} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

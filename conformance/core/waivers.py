@@ -22,7 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from conformance.core import untrusted_files
+from conformance.core import tomlsafe, untrusted_files
 from conformance.core.results import CheckResult, Outcome, RequirementResult
 
 # A waivers file lists a few dozen entries; this bounds what a wrong path (a log, an image) costs.
@@ -164,7 +164,9 @@ def load_waivers(
     except untrusted_files.UntrustedFileError as exc:
         raise WaiverError(f"cannot read the waivers file {exc}") from None
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        document = tomlsafe.loads(data.decode("utf-8"))
+    except tomlsafe.TomlTooComplex as exc:
+        raise WaiverError(f"the waivers file {path} is refused unparsed: {exc}") from None
     except UnicodeDecodeError:
         raise WaiverError(f"the waivers file {path} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:

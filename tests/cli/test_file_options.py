@@ -9,33 +9,15 @@ instead of stalling it.
 from __future__ import annotations
 
 import os
-import resource
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conformance.reference.certificates import CertFiles, issue
+from tests.cli.processes import bounded_command
 
-TIMEOUT_S = 60
-MEMORY_CEILING = 2 * 1024**3  # far above what a refused option needs, far below 2.7 GB
 SAID = {"/dev/zero": "is a character device, not a regular file", "fifo": "is a named pipe"}
-
-
-def _limited_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CEILING, MEMORY_CEILING))
-
-
-def command(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        preexec_fn=_limited_memory,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +74,7 @@ def test_a_device_or_a_named_pipe_is_refused_with_exit_2_and_the_reason(
     option: str, kind: str, certs: CertFiles, tmp_path: Path
 ) -> None:
     path = bad_file(kind, tmp_path)
-    result = command(*OPTIONS[option](path, certs, tmp_path))
+    result = bounded_command(*OPTIONS[option](path, certs, tmp_path))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert f"{path} {SAID[kind]}" in result.stderr
