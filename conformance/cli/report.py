@@ -15,6 +15,7 @@ import click
 
 from conformance.cli import exit_codes
 from conformance.cli._common import fail
+from conformance.core.file_writes import links_refused, write_replacing
 from conformance.core.untrusted import for_terminal
 from conformance.reporting import ctrf, html, junit, summary
 from conformance.reporting.load import LoadError, load_view
@@ -53,7 +54,9 @@ def report(results: Path, output_format: str, out: Path | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
+    if out.is_symlink():  # planted where the report goes: never written through
+        fail(for_terminal(f"cannot write {links_refused([out])}"))
     try:
-        out.write_bytes(data)
+        write_replacing(out, data)
     except OSError as exc:
         fail(for_terminal(f"cannot write {out}: {exc.strerror or exc}"))

@@ -325,6 +325,8 @@ def run(
         parsed_headers = gateway.parse_headers(headers)
     except gateway.HeaderError as exc:
         fail(for_terminal(str(exc)))
+    for warning in gateway.short_value_warnings(parsed_headers):
+        click.echo(f"warning: {for_terminal(warning)}", err=True)
     if shard is not None and (waivers_file is not None or strict_waivers or baseline is not None):
         # a shard sees only its part of the run: every waiver of another part would be stale
         fail(

@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+from conformance.core import tomlsafe, untrusted_files
 from conformance.core.catalogue import CatalogueError, load_catalogue
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
@@ -31,6 +32,7 @@ API_KEY_ENV = "PAYMENT_CONFORMANCE_API_KEY"
 API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 
 
+MAX_BYTES = 1024 * 1024  # of a profile file; the default profile is a few KB
 MAX_PROBLEMS = 100  # listed by ``profile check``; a hostile file cannot flood the console
 EXTENDS_HINT = (
     'a profile states every choice, or begins with extends = "default" and gives only what differs'
@@ -587,7 +589,7 @@ def resolve_profile_path(name_or_path: str | Path) -> Path:
         )
     if candidate.is_dir():
         raise ProfileError(f"profile {str(candidate)!r} is a directory, not a .toml file")
-    if not candidate.is_file():
+    if not candidate.exists() and not candidate.is_symlink():
         raise ProfileError(f"profile file {str(candidate)!r} does not exist")
     return candidate
 
@@ -714,11 +716,13 @@ def _operation_ids() -> frozenset[str]:
 def load_profile(name_or_path: str | Path = "default") -> Profile:
     path = resolve_profile_path(name_or_path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProfileError(f"cannot read profile file {str(path)!r}: {exc.strerror}") from None
+        raw = untrusted_files.read_bytes(path, max_bytes=MAX_BYTES)
+    except untrusted_files.UntrustedFileError as exc:
+        raise ProfileError(f"cannot read the profile file {exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomlsafe.loads(raw.decode("utf-8"))
+    except tomlsafe.TomlTooComplex as exc:
+        raise ProfileError(f"profile file {str(path)!r} is refused unparsed: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(f"profile file {str(path)!r} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -2,8 +2,9 @@
 
 Server bodies, headers and error messages reach the console and the reports. A terminal obeys
 the escape sequences in them (``ESC ] 0 ; title BEL`` renames the window, ``ESC [ 2 J`` clears
-the screen), and a ``--base-url`` such as ``http://user:password@host`` would print its
-password wherever the URL is shown.
+the screen), a CI runner obeys the workflow commands in them (GitHub Actions: ``##[error]``
+anywhere in a line, ``::add-mask::`` at its start), and a ``--base-url`` such as
+``http://user:password@host`` would print its password wherever the URL is shown.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ _TERMINAL_UNPRINTABLE = re.compile(f"[\r{_CONTROLS}]+")
 # ends at the first "/" (so never runs into the next "://"); its userinfo runs to the last "@",
 # so a password holding a raw "@" is masked whole.
 _URL_AUTHORITY = re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://)([^/?#\s'\"<>]*)")
+# GitHub Actions reads "##[name]..." anywhere in a line of a step's output, and "::name::..."
+# where a line starts (after blanks). "::" is broken wherever a word starts with it, since a
+# console that wraps a long text may start a line at any blank.
+_LEGACY_COMMAND = "##["
+_COMMAND = re.compile(r"(?<!\S)::")
 
 
 class _Escapes(dict[int, str]):
@@ -101,6 +107,19 @@ def url_password(url: str) -> str | None:
     return password
 
 
+def inert_workflow_commands(text: str) -> str:
+    """``text`` with no CI workflow command left in it: the character that completes one is
+    shown as its escape (``##[error]`` -> ``#\\x23[error]``, ``::add-mask::`` ->
+    ``\\x3a:add-mask::``), read as before by a person, no longer by the runner."""
+    if _LEGACY_COMMAND in text:
+        text = text.replace(_LEGACY_COMMAND, "#\\x23[")
+    if "::" in text:
+        text = _COMMAND.sub(r"\\x3a:", text)
+    return text
+
+
 def for_terminal(text: str) -> str:
-    """Untrusted ``text`` ready for the console: no control sequence, no URL password."""
-    return _TERMINAL_UNPRINTABLE.sub(_escape_run, mask_url_passwords(text))
+    """Untrusted ``text`` ready for the console (and a CI log): no control sequence, no
+    workflow command, no URL password."""
+    shown = _TERMINAL_UNPRINTABLE.sub(_escape_run, mask_url_passwords(text))
+    return inert_workflow_commands(shown)

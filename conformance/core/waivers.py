@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from conformance.core import tomlsafe, untrusted_files
 from conformance.core.results import CheckResult, Outcome, RequirementResult
 
 # A waivers file lists a few dozen entries; this bounds what a wrong path (a log, an image) costs.
@@ -159,14 +160,13 @@ def load_waivers(
     operation id is taken).
     """
     try:
-        with path.open("rb") as stream:
-            data = stream.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise WaiverError(f"cannot read the waivers file {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise WaiverError(f"the waivers file {path} is larger than {MAX_BYTES // 1024} KiB")
+        data = untrusted_files.read_bytes(path, max_bytes=MAX_BYTES)
+    except untrusted_files.UntrustedFileError as exc:
+        raise WaiverError(f"cannot read the waivers file {exc}") from None
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        document = tomlsafe.loads(data.decode("utf-8"))
+    except tomlsafe.TomlTooComplex as exc:
+        raise WaiverError(f"the waivers file {path} is refused unparsed: {exc}") from None
     except UnicodeDecodeError:
         raise WaiverError(f"the waivers file {path} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:

@@ -126,6 +126,7 @@ def check_report_dir(directory: Path) -> None:
             raise RunError(f"{where}: it is a file, not a directory")
         if not os.access(directory, os.W_OK | os.X_OK):
             raise RunError(f"{where}: the directory is not writable")
+        _refuse_planted_links(directory, where)
         _probe_report_dir(directory, where)
         return
     ancestor = next((p for p in directory.absolute().parents if p.exists()), Path("/"))
@@ -134,6 +135,13 @@ def check_report_dir(directory: Path) -> None:
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise RunError(f"{where}: it cannot be created, {ancestor} is not writable")
     _probe_report_dir(directory, where)
+
+
+def _refuse_planted_links(directory: Path, where: str) -> None:
+    from conformance.reporting import planted_links
+
+    if (refusal := planted_links(directory)) is not None:
+        raise RunError(f"{where}: {refusal}")
 
 
 def _probe_report_dir(directory: Path, where: str) -> None:

@@ -10,6 +10,10 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.core import untrusted_files
+
+MAX_PEM_BYTES = 8 * 1024 * 1024  # as run's --cacert: a bundle of every public CA is ~300 KB
+
 
 class TlsFileError(ValueError):
     """A certificate, key or CA file that cannot be used; the message names it."""
@@ -49,13 +53,12 @@ class TlsFiles:
 
 
 def _readable(path: Path) -> None:
-    if path.exists() and not path.is_file():  # a directory, or a FIFO that would block
-        raise TlsFileError(f"{path} is not a file")
+    """A regular file of a PEM's size: OpenSSL would block on a named pipe, and read
+    ``/dev/zero`` until memory ran out."""
     try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise TlsFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+        untrusted_files.read_bytes(path, max_bytes=MAX_PEM_BYTES)
+    except untrusted_files.UntrustedFileError as exc:
+        raise TlsFileError(f"cannot read {exc}") from None
 
 
 def _no_passphrase() -> bytes:

@@ -3,7 +3,9 @@ manifest.json.
 
 ``write_reports`` renders a ``RunResult`` in every format (one module per format) into one
 directory. The same run always gives the same bytes. Every text is redacted again on the way
-out (``scrub``), so no secret reaches a report even if the evidence carried one.
+out (``scrub``), so no secret reaches a report even if the evidence carried one. Each file is
+written beside its name and renamed over it (``file_writes``): a symbolic link planted in the
+directory is never written through, and a directory holding one is refused.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from conformance.core.file_writes import links_refused, symbolic_links, write_replacing
 from conformance.core.results import RunResult
 from conformance.reporting import ctrf, html, json_report, junit, manifest, signing, summary
 from conformance.reporting.view import HasSections, build_view
 
-__all__ = ["REPORT_FILES", "ReportError", "write_reports"]
+__all__ = ["ALL_FILES", "REPORT_FILES", "ReportError", "planted_links", "write_reports"]
 
 REPORT_FILES = (
     html.FILENAME,
@@ -24,10 +27,18 @@ REPORT_FILES = (
     json_report.FILENAME,
     summary.FILENAME,
 )
+# Every file a run may write into its report directory.
+ALL_FILES = (*REPORT_FILES, manifest.FILENAME, signing.SIGNATURE_FILENAME)
 
 
 class ReportError(Exception):
     """The reports could not be written; the message names the path and the reason."""
+
+
+def planted_links(directory: Path) -> str | None:
+    """Why ``directory`` cannot take the reports: a symbolic link where one goes (None: none)."""
+    links = symbolic_links(directory, ALL_FILES)
+    return links_refused(links) if links else None
 
 
 def write_reports(
@@ -59,10 +70,12 @@ def write_reports(
         contents[signing.SIGNATURE_FILENAME] = signature.encode("ascii")
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        if (refusal := planted_links(directory)) is not None:
+            raise ReportError(f"cannot write the reports to {directory}: {refusal}")
         paths = []
         for name, data in contents.items():
             path = directory / name
-            path.write_bytes(data)
+            write_replacing(path, data)
             paths.append(path)
     except OSError as exc:
         where = exc.filename or directory

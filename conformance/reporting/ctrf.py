@@ -6,12 +6,14 @@ One test per requirement, as in junit.xml: ``name`` = "ID: text", ``suite`` = th
 first failing check's message on one line and ``trace`` lists every failing check's message
 with the replay command (the evidence is in results.json and report.html). What CTRF has no
 field for (verdict, seed, target, contract and profile hashes) goes in ``extra``, the
-format's extension point. The document is checked against CTRF's published JSON Schema in the
-tests (tests/reporting/data/ctrf.schema.json).
+format's extension point. ``message`` and ``trace`` quote the server and CTRF's GitHub
+reporter puts them into HTML unescaped, so both are HTML-escaped here. The document is checked
+against CTRF's published JSON Schema in the tests (tests/reporting/data/ctrf.schema.json).
 """
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import datetime
 from typing import Any
@@ -38,7 +40,8 @@ STATUS = {
 
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
+    line = line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
+    return html.escape(line)
 
 
 def _milliseconds(seconds: float) -> int:
@@ -59,7 +62,7 @@ def _trace(requirement: RequirementView, replay_note: str) -> str:
         lines.append(check.message or "(no message)")
     if len(failures) > MAX_TRACED:
         lines += ["", f"... and {len(failures) - MAX_TRACED} more: see results.json"]
-    return "\n".join(lines)
+    return html.escape("\n".join(lines))
 
 
 def _waived(requirement: RequirementView, view: RunView) -> str:

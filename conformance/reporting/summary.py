@@ -11,6 +11,7 @@ import re
 
 from conformance.core.case_coverage import coverage_line
 from conformance.core.results import split_steps
+from conformance.core.untrusted import inert_workflow_commands
 from conformance.reporting import waivers
 from conformance.reporting.coverage import by_operation
 from conformance.reporting.view import RequirementView, RunView
@@ -38,8 +39,9 @@ def escape(text: str, limit: int | None = None) -> str:
 
 
 def code(text: str) -> str:
-    """``text`` as inline code, whatever backticks it holds."""
-    text = " ".join(text.split())
+    """``text`` as inline code, whatever backticks it holds, and no workflow command to a CI
+    step that prints summary.md (Markdown would keep ``##[error]`` in a code span)."""
+    text = inert_workflow_commands(" ".join(text.split()))
     runs = [len(m) for m in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

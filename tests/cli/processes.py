@@ -7,6 +7,7 @@ The tests wait on what the command prints, never on the clock: each wait has a c
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -116,3 +117,25 @@ class CommandProcess:
 def leftovers(directory: Path) -> list[str]:
     """What is left in ``directory`` (relative paths), for a readable assertion."""
     return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+# Far above what a command that refuses its input needs, far below what a runaway one takes.
+MEMORY_CEILING = 2 * 1024**3
+BOUNDED_TIMEOUT_S = 60
+
+
+def _limited_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CEILING, MEMORY_CEILING))
+
+
+def bounded_command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``payment-conformance ARGS`` in a child process with a memory ceiling and a timeout: a
+    hang or an endless read fails the test (``TimeoutExpired``, a non-2 exit) instead of
+    stalling it or exhausting the machine."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=BOUNDED_TIMEOUT_S,
+        preexec_fn=_limited_memory,
+    )

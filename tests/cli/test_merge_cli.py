@@ -32,6 +32,18 @@ def test_merge_writes_every_report_and_exits_as_the_merged_verdict(tmp_path: Pat
     assert cli("verify", str(out), "--allow-unsigned").exit_code == 0
 
 
+def test_merge_refuses_a_report_dir_holding_a_planted_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    out = tmp_path / "merged"
+    out.mkdir()
+    (out / "manifest.json").symlink_to("../victim.txt")
+    result = cli("merge", *map(str, shards(tmp_path)), "--report-dir", str(out))
+    assert result.exit_code == 2, result.output
+    assert f"{out / 'manifest.json'}: a symbolic link where a report file goes" in result.output
+    assert victim.read_text(encoding="utf-8") == "precious"
+
+
 def _keys(tmp_path: Path, name: str = "key") -> tuple[Path, Path, SigningKey]:
     private, public = tmp_path / f"{name}.pem", tmp_path / f"{name}.pub.pem"
     assert cli("keygen", str(private), str(public)).exit_code == 0

@@ -15,7 +15,8 @@ from conformance.cli import main
 from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import execute
-from conformance.reporting import load
+from conformance.reporting import load, write_reports
+from tests.reporting.runs import FAILED, check, make_run
 
 FORMATS = {
     "html": "report.html",
@@ -149,3 +150,26 @@ def test_a_results_json_of_more_values_than_a_run_writes_is_refused_before_decod
     result = report(str(path), "--format", "html")
     assert result.exit_code == 2, result.output
     assert result.output == f"error: {path}: JSON text holds more than 1,000 values\n"
+
+
+def test_out_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    results = tmp_path / "run"
+    write_reports(make_run([check("c1", FAILED, "IDEM-004", message="replayed")]), results)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    out = tmp_path / "report.html"
+    out.symlink_to("victim.txt")
+    result = report(str(results / "results.json"), "--format", "html", "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: cannot write {out}: a symbolic link where a report")
+    assert victim.read_text(encoding="utf-8") == "precious"
+
+
+def test_out_replaces_a_file_already_there(tmp_path: Path) -> None:
+    results = tmp_path / "run"
+    write_reports(make_run([check("c1", FAILED, "IDEM-004", message="replayed")]), results)
+    out = tmp_path / "summary.md"
+    out.write_text("old", encoding="utf-8")
+    result = report(str(results / "results.json"), "--format", "markdown", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (results / "summary.md").read_bytes()

@@ -216,3 +216,18 @@ def test_a_client_key_that_does_not_match_is_refused(tmp_path: Path, certs: Cert
     )
     assert result.exit_code == 2, result.output
     assert "the private key does not match the certificate" in result.output
+
+
+def test_a_header_value_too_short_to_mask_as_text_is_warned_of_at_start(tmp_path: Path) -> None:
+    # "Q7" cannot be replaced in every text without wrecking the evidence: the run says so
+    result = run(
+        *("--base-url", "http://127.0.0.1:9", "-H", "X-Gateway-Key: Q7", "-H", "X-Tenant: t-0042"),
+        *("--report-dir", str(tmp_path / "r")),
+    )
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: -H")]
+    assert warnings == [
+        "warning: -H X-Gateway-Key: its value is under 4 characters, too short to mask as text: "
+        "it is masked under its header's name only, and shows as it is wherever the server "
+        "echoes it (bodies, other headers, --record); use a longer value to keep it secret"
+    ]
+    assert "Q7" not in result.stderr and "t-0042" not in result.stderr

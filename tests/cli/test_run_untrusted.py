@@ -43,6 +43,16 @@ def test_escape_sequences_in_a_server_answer_are_printed_escaped(tmp_path: Path)
     assert f"text/{SHOWN}html" in result.output
 
 
+def test_workflow_commands_in_a_server_answer_reach_no_ci_runner(tmp_path: Path) -> None:
+    # GitHub Actions obeys "##[add-mask]" anywhere in a line of a step's output
+    answer = canned("200 OK", b"<html></html>", content_type="text/##[add-mask]html")
+    with hostile_server(Behaviour.CANNED, answer) as base_url:
+        result = run(base_url, "--report-dir", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert "##[" not in result.output
+    assert "text/#\\x23[add-mask]html" in result.output
+
+
 def test_the_password_of_the_base_url_is_not_in_a_transport_error(tmp_path: Path) -> None:
     with hostile_server(Behaviour.CLOSE) as base_url:
         result = run(with_password(base_url), "--report-dir", str(tmp_path / "out"))

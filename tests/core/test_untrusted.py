@@ -153,3 +153,19 @@ def test_a_long_run_of_controls_is_escaped_about_as_fast_as_json_escapes_it() ->
     assert printable(nuls) == ("\\x00" * len(nuls), True)
     ratio = _fastest(lambda: printable(nuls)) / _fastest(lambda: json.dumps(nuls))
     assert ratio < 60, f"{ratio:.0f} times json.dumps"  # before: 175 to 200 times
+
+
+def test_workflow_commands_in_server_text_are_shown_not_obeyed_by_a_ci_runner() -> None:
+    # GitHub Actions obeys "##[...]" anywhere in a line and "::...::" where a line starts
+    shown = for_terminal("got 200 ##[add-mask]tok\n::error::forged\n  ::warning::x ###[group]")
+    assert "##[" not in shown
+    assert not any(line.lstrip().startswith("::") for line in shown.splitlines())
+    assert shown == (
+        "got 200 #\\x23[add-mask]tok\n\\x3a:error::forged\n  \\x3a:warning::x ##\\x23[group]"
+    )
+
+
+def test_colons_inside_words_are_left_alone() -> None:
+    assert for_terminal("http://[::1]:8000 Class::method a: b") == (
+        "http://[::1]:8000 Class::method a: b"
+    )

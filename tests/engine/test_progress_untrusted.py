@@ -117,3 +117,17 @@ def test_a_selftest_row_shows_the_reason_a_run_stopped_escaped() -> None:
     row = Row(RunSpec(None, True, 1), Status.ERROR, outcome)
     shown = row_detail(row).plain
     assert shown == f"could not run: error: {SHOWN} at http://user:[redacted]@127.0.0.1:8000"
+
+
+def test_a_failure_message_cannot_drive_a_ci_runner(tmp_path: Path) -> None:
+    shown, out = console()
+    message = "expected 422 ##[add-mask]x\n" + STEPS_HEADING + "\n::error::forged ##[error]y"
+    failed = hostile_run()
+    check = replace(failed.checks[0], message=message)
+    requirement = replace(failed.requirements[0], checks=(check,))
+    render_summary(
+        shown, replace(failed, checks=(check,), requirements=(requirement,)), [tmp_path / "r"]
+    )
+    lines = out.getvalue().splitlines()
+    assert not [line for line in lines if "##[" in line or line.lstrip().startswith("::")]
+    assert any("#\\x23[add-mask]x" in line for line in lines)

@@ -407,6 +407,20 @@ def test_the_report_directory_check_really_writes_and_leaves_nothing_behind(
     assert list(tmp_path.iterdir()) == [existing]  # the directories it made are gone too
 
 
+def test_a_report_directory_holding_a_link_where_a_report_goes_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "summary.md").symlink_to("../victim.txt")
+    refused = f"cannot write the reports to {reports}: {reports / 'summary.md'}: a symbolic link"
+    with pytest.raises(RunError, match=refused):
+        execute(RunOptions(base_url="http://127.0.0.1:9", report_dir=reports), NullDisplay())
+    assert victim.read_text(encoding="utf-8") == "precious"
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
 @pytest.mark.parametrize("directory", ["/proc/forbidden", "/proc/forbidden/deeper", "/proc/self"])
 def test_a_report_directory_the_system_refuses_is_refused(directory: str) -> None:

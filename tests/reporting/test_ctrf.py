@@ -15,8 +15,8 @@ import pytest
 
 from conformance.core.results import RunResult
 from conformance.reporting import ctrf, manifest, write_reports
-from conformance.reporting.view import RunView
-from tests.reporting.runs import API_SECRET, PLANTED_SECRETS
+from conformance.reporting.view import RunView, build_view
+from tests.reporting.runs import API_SECRET, FAILED, PLANTED_SECRETS, SKIPPED, check, make_run
 
 SCHEMA = Path(__file__).parent / "data" / "ctrf.schema.json"
 
@@ -96,3 +96,20 @@ def test_written_beside_junit_listed_in_the_manifest_and_free_of_secrets(
     for secret in PLANTED_SECRETS:
         assert secret not in text
     assert [e.message for e in validator().iter_errors(json.loads(text))] == []
+
+
+def test_server_text_is_html_escaped_for_ctrf_html_renderers() -> None:
+    # CTRF's GitHub reporter puts message and trace into the HTML it renders
+    markup = '<img src=x onerror=alert(1)> & "q"'
+    run = make_run(
+        [
+            check("c1", FAILED, "IDEM-004", message=f"expected 409, got {markup}"),
+            check("c2", SKIPPED, "OPS-001", reason=f"no answer: {markup}"),
+        ]
+    )
+    tests = {t["extra"]["requirement_id"]: t for t in load(build_view(run))["results"]["tests"]}
+    escaped = "&lt;img src=x onerror=alert(1)&gt; &amp; &quot;q&quot;"
+    assert tests["IDEM-004"]["message"] == f"expected 409, got {escaped}"
+    assert f"expected 409, got {escaped}" in tests["IDEM-004"]["trace"]
+    assert tests["OPS-001"]["message"] == f"no answer: {escaped}"
+    assert "<img" not in json.dumps(tests)

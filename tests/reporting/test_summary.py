@@ -85,3 +85,12 @@ def test_a_failure_of_a_call_sequence_lists_its_steps_as_code() -> None:
     assert f"  `{STEPS_HEADING}`  \n" in text
     assert '  `POST /v1/payments -> 201 {"id": "p_1"}`  \n' in text
     assert "  `2. cancel it twice`  \n" in text
+
+
+def test_steps_shown_as_code_carry_no_workflow_command() -> None:
+    # a CI step that prints summary.md must not have the runner obey the server's text
+    message = "\n".join(["expected 409", STEPS_HEADING, "  1. POST -> 200 ##[add-mask]tok"])
+    run = make_run([check("c1", FAILED, "IDEM-004", message=message)])
+    text = summary.render(build_view(run, load_catalogue()))
+    assert "##[" not in text
+    assert "`1. POST -> 200 #\\x23[add-mask]tok`" in text

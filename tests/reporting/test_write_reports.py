@@ -9,7 +9,14 @@ import pytest
 
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, RunResult
-from conformance.reporting import REPORT_FILES, ReportError, manifest, write_reports
+from conformance.reporting import (
+    ALL_FILES,
+    REPORT_FILES,
+    ReportError,
+    manifest,
+    signing,
+    write_reports,
+)
 from tests.reporting.runs import (
     FAILED,
     PASSED,
@@ -142,3 +149,19 @@ def test_secrets_in_unusual_places_are_redacted(leaky_check: CheckResult, report
     for name, data in files.items():
         assert LEAKY.encode() not in data, name
         assert b"9c4e2b7f" not in data, name
+
+
+@pytest.mark.parametrize("name", ALL_FILES)
+def test_a_link_planted_where_a_report_goes_is_refused_and_its_target_untouched(
+    passing_run: RunResult, tmp_path: Path, name: str
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    directory = tmp_path / "reports"
+    directory.mkdir()
+    (directory / name).symlink_to("../victim.txt")
+    signer = signing.generate(tmp_path / "key.pem", tmp_path / "key.pub.pem")
+    with pytest.raises(ReportError, match=f"{directory / name}: a symbolic link where a report"):
+        write_reports(passing_run, directory, signer=signer)
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert [p.name for p in directory.iterdir()] == [name]  # nothing written beside it

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from conformance.core import headers as parsing
 from conformance.core.environment import environ
 from conformance.core.headers import Header
-from conformance.core.redaction import secret_headers
+from conformance.core.redaction import MIN_VALUE_LENGTH, secret_headers
 
 HEADERS_ENV = "PAYMENT_CONFORMANCE_HEADERS"
 """One ``Name: value`` a line: the run's gateway headers, for its test processes."""
@@ -48,6 +48,22 @@ def parse_headers(texts: Iterable[str]) -> tuple[Header, ...]:
         seen.add(name.lower())
         headers.append((name, value))
     return tuple(headers)
+
+
+def short_value_warnings(headers: Sequence[Header]) -> list[str]:
+    """One warning per header whose value is too short to be masked as text (never the value).
+
+    Such a value is masked under its header's name only: replacing a one- to three-character
+    text wherever it appears would wreck the evidence (every "1" of every body) and still give
+    the value away by what was masked. Where the server echoes it, it shows as it is.
+    """
+    return [
+        f"-H {name}: its value is under {MIN_VALUE_LENGTH} characters, too short to mask as "
+        "text: it is masked under its header's name only, and shows as it is wherever the "
+        "server echoes it (bodies, other headers, --record); use a longer value to keep it secret"
+        for name, value in headers
+        if len(value.strip()) < MIN_VALUE_LENGTH
+    ]
 
 
 def to_env(headers: Sequence[Header]) -> str:

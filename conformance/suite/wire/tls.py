@@ -27,9 +27,13 @@ from pathlib import Path
 
 import certifi
 
+from conformance.core import untrusted_files
+
 CERT_FILE_ENV = "SSL_CERT_FILE"
 CERT_DIR_ENV = "SSL_CERT_DIR"
 PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
+# A CA bundle of every public CA is about 300 KB; a certificate or a key a few KB.
+MAX_PEM_BYTES = 8 * 1024 * 1024
 _PEM_KEY = re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")
 
 
@@ -93,14 +97,12 @@ def _trust_env() -> tuple[str | None, str | None]:
 
 
 def _read(path: Path, option: str) -> bytes:
+    """The PEM file's bytes: a regular file, bounded (``/dev/zero`` never ends, a named pipe
+    blocks)."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise TlsError(f"{option} {path}: no such file") from None
-    except IsADirectoryError:
-        raise TlsError(f"{option} {path}: is a directory, not a PEM file") from None
-    except OSError as exc:
-        raise TlsError(f"{option} {path}: cannot be read ({exc.strerror or exc})") from None
+        return untrusted_files.read_bytes(path, max_bytes=MAX_PEM_BYTES)
+    except untrusted_files.UntrustedFileError as exc:
+        raise TlsError(f"{option} {exc}") from None
 
 
 def _load_trust(

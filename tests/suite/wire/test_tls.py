@@ -220,7 +220,7 @@ def not_pem(tmp_path: Path) -> Path:
             lambda c, o, t: TlsSettings(cacert=t / "missing.pem"),
             "--cacert .*missing.pem: no such file",
         ),
-        (lambda c, o, t: TlsSettings(cacert=t), "--cacert .*: is a directory"),
+        (lambda c, o, t: TlsSettings(cacert=t), "--cacert .* is a directory, not a regular file"),
         (lambda c, o, t: TlsSettings(cacert=not_pem(t)), "--cacert .*: holds no PEM certificate"),
         (lambda c, o, t: TlsSettings(cacert=c.ca, insecure=True), "cannot be combined"),
         (lambda c, o, t: TlsSettings(client_key=c.client_key), "--client-key needs --client-cert"),
