@@ -39,8 +39,7 @@ class ServerConfig:
     @property
     def literal_escapes(self) -> bool:
         """Whether a malformed percent-escape is read as the text it is ("usdc%zz")."""
-        reading = self.escape_reading or self.profile.status.malformed_percent_escape
-        return reading == "literal"
+        return reads_literally(self.profile, self.escape_reading)
 
     def fault(self, name: str) -> bool:
         """True when the fault ``name`` is switched on; ``name`` must be in the catalogue."""
@@ -62,3 +61,9 @@ def check_escape_reading(profile: Profile, reading: str | None) -> None:
             f"profile {profile.name} pins status.malformed_percent_escape = {pinned!r}: the "
             f"reference server cannot read a malformed escape as {reading!r} under it"
         )
+
+
+def reads_literally(profile: Profile, reading: str | None) -> bool:
+    """Whether a server of ``profile`` told ``reading`` (None: the profile's pin, refusal where
+    it allows either) reads a malformed percent-escape as text."""
+    return (reading or profile.status.malformed_percent_escape) == "literal"

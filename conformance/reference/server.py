@@ -34,7 +34,7 @@ import uvicorn
 from conformance.core.profile import Profile, load_profile
 from conformance.reference import connections
 from conformance.reference.app import Runtime, create_app
-from conformance.reference.config import ServerConfig
+from conformance.reference.config import ServerConfig, reads_literally
 from conformance.reference.gateway import GatewaySettings, wrap
 from conformance.reference.gateway import base_path as normalised
 from conformance.reference.store import Store
@@ -169,8 +169,7 @@ class ReferenceServer:
     @property
     def literal_escapes(self) -> bool:
         """Whether a malformed percent-escape is read as the text it is."""
-        reading = self.escape_reading or self.profile.status.malformed_percent_escape
-        return reading == "literal"
+        return reads_literally(self.profile, self.escape_reading)
 
     @property
     def config(self) -> ServerConfig:

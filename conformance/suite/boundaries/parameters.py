@@ -390,7 +390,7 @@ class Expectation:
         """How a result names the side: ``refused with 400 validation_error or 404 ...``."""
         if not self.answers:
             return "refused (any 4xx)"
-        wanted = " or ".join(f"{a.status}" + (f" {a.code}" if a.code else "") for a in self.answers)
+        wanted = self.wanted
         if self.escape_reading == "either":
             return f"refused with {wanted}, or a malformed escape read literally"
         if self.escape_reading == "literal":
@@ -415,8 +415,12 @@ class Expectation:
             return [] if refused else [f"not refused: {summary(response)}"]
         if any(not status_problems(response, answer) for answer in self.answers):
             return []
-        wanted = " or ".join(f"{a.status}" + (f" {a.code}" if a.code else "") for a in self.answers)
-        return [f"{wanted} expected, got {summary(response)}"]
+        return [f"{self.wanted} expected, got {summary(response)}"]
+
+    @property
+    def wanted(self) -> str:
+        """The answers that pass: ``400 validation_error or 404 not_found``."""
+        return " or ".join(f"{a.status}" + (f" {a.code}" if a.code else "") for a in self.answers)
 
 
 Control = Callable[[Raw], httpx.Response]
