@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from conformance.core.resources import package_data
+from conformance.core.yamldata import load_yaml
 
 SHIPPED_CATALOGUE = package_data("requirements.yaml")
 
@@ -39,8 +40,6 @@ _TOP_KEYS = {"operations", "helper_operations", "sections", "requirements"}
 _SECTION_KEYS = {"document", "number", "title"}
 _ENTRY_KEYS = {"id", "section", "layer", "text", "operations"}
 _DOCUMENTS = ("spec", "profile")
-# the C loader when PyYAML has it: the catalogue is read by every run and many tests
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CatalogueError(ValueError):
@@ -175,7 +174,7 @@ def _load(path: Path) -> Catalogue:
     except OSError as exc:
         raise CatalogueError(f"cannot read catalogue {str(path)!r}: {exc.strerror}") from None
     try:
-        data = yaml.load(raw, Loader=_YAML_LOADER)
+        data = load_yaml(raw)
     except yaml.YAMLError as exc:
         raise CatalogueError(f"catalogue {str(path)!r} is not valid YAML: {exc}") from None
     return _build(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())

@@ -22,6 +22,7 @@ from conformance.core import openapi
 from conformance.core.openapi import ContractError, resolve
 from conformance.core.profile import Profile
 from conformance.core.resources import openapi_document_path
+from conformance.core.yamldata import load_yaml
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 SUCCESS_RANGE = "2XX"
@@ -113,7 +114,7 @@ def _document_bytes() -> bytes:
 @cache
 def _parsed_document() -> dict[str, Any]:
     try:
-        loaded = yaml.safe_load(_document_bytes())
+        loaded = load_yaml(_document_bytes())
     except yaml.YAMLError as exc:
         raise ContractError(f"the OpenAPI document is not valid YAML: {exc}") from None
     if not isinstance(loaded, dict) or "paths" not in loaded:

@@ -75,6 +75,10 @@ def pytest_args(
         str(SUITE_DIR),
         "-p",
         "no:cacheprovider",
+        # its end-of-session gc.collect() passes cost 0.8 s a run inside a large process (the
+        # project's tests run the suite hundreds of times), and its warnings are not read
+        "-p",
+        "no:unraisableexception",
         "-q",
         "--capture=sys",
         "--tb=short",

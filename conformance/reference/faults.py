@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from conformance.core.yamldata import load_yaml
 
 FAULTS_DIR = Path(__file__).resolve().parent / "faults"
 CATEGORIES = (
@@ -71,7 +71,7 @@ def _entry(raw: Any, source: str, index: int) -> Fault:
 def load_catalogue(directory: Path = FAULTS_DIR) -> tuple[Fault, ...]:
     faults: list[Fault] = []
     for path in sorted(directory.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        data = load_yaml(path.read_text(encoding="utf-8")) or []
         if not isinstance(data, list):
             raise FaultCatalogueError(f"{path.name}: expected a list of faults")
         faults.extend(_entry(raw, path.name, i) for i, raw in enumerate(data))

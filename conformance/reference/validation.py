@@ -21,7 +21,6 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import jsonschema
-import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -30,6 +29,7 @@ from conformance.core import contract
 from conformance.core.formats import format_checker, has_malformed_escape, unreadable
 from conformance.core.openapi import PathOperation, follow, operations
 from conformance.core.patterns import ecma_regex, ecma_search
+from conformance.core.yamldata import load_yaml
 from conformance.reference.amounts import DECIMAL_PATTERN, RAW_PATTERN, is_decimal_by_isdecimal
 
 TEST_HELPERS_DOCUMENT = Path(__file__).resolve().parent / "test_helpers.yaml"
@@ -588,6 +588,6 @@ def compile_document(uri: str, document: dict[str, Any]) -> dict[str, OperationV
 def operation_validators() -> dict[str, OperationValidator]:
     """Validators for the 20 operations of the contract and the profile's test helpers."""
     validators = compile_document("urn:payment-service:contract", contract.load_document())
-    helpers = yaml.safe_load(TEST_HELPERS_DOCUMENT.read_text(encoding="utf-8"))
+    helpers = load_yaml(TEST_HELPERS_DOCUMENT.read_text(encoding="utf-8"))
     validators.update(compile_document("urn:payment-service:test-helpers", helpers))
     return validators

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-import yaml
-
 from conformance.core.resources import package_data
+from conformance.core.yamldata import load_yaml
 
 FILENAME = "check_titles.yaml"
 
@@ -25,7 +24,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 @cache
 def _titles() -> dict[str, dict[str, dict[str, str]]]:
     text = package_data("reporting", FILENAME).read_text(encoding="utf-8")
-    loaded: dict[str, dict[str, dict[str, str]]] = yaml.safe_load(text)
+    loaded: dict[str, dict[str, dict[str, str]]] = load_yaml(text)
     return loaded
 
 

@@ -49,7 +49,9 @@ _CAP_TEXT = "64 MiB"
 _CHUNK = 1024 * 1024
 MAX_GZIP_RATIO = 500
 """Decompressed bytes per compressed byte above which a gzip recording is refused (past the
-first 64 MiB). Deflate tops out near 1,000; real recordings stay far below (docs/validate.md)."""
+first MiB). Deflate tops out near 1,000; real recordings stay far below (docs/validate.md)."""
+_GZIP_RATIO_FROM = 1024 * 1024
+# Not later: the JSON Lines reader takes a line per call, and 64 MiB of blank lines took minutes.
 _GZIP_MAGIC = b"\x1f\x8b"
 
 FORMATS = {".har": "har", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -126,7 +128,7 @@ class _Counted:
 class _Gunzip(gzip.GzipFile):
     """A gzip file read as the plain file it holds. The readers' limits apply to the
     decompressed text (an entry of at most 64 MiB, 256 levels); on top of that a stream that
-    grows more than :data:`MAX_GZIP_RATIO` times its compressed size past the first 64 MiB is
+    grows more than :data:`MAX_GZIP_RATIO` times its compressed size past the first MiB is
     refused as a decompression bomb, and corrupt or cut gzip data is a ``RecordingError``."""
 
     def __init__(self, raw: IO[bytes], path: Path) -> None:
@@ -156,7 +158,7 @@ class _Gunzip(gzip.GzipFile):
                 + ("" if cut else f"not valid gzip data ({exc})")
             ) from None
         self._out += len(data)
-        if self._out > MAX_ENTRY_BYTES and self._out > MAX_GZIP_RATIO * self._raw.count:
+        if self._out > _GZIP_RATIO_FROM and self._out > MAX_GZIP_RATIO * self._raw.count:
             raise RecordingError(
                 f"{self._path}: decompresses to more than {MAX_GZIP_RATIO:,} times its "
                 "compressed size: refused as a decompression bomb"

@@ -231,8 +231,8 @@ def test_a_gzip_recording_is_read_and_a_gzip_bomb_refused(
     assert result.exit_code == 0, result.output
     bomb = tmp_path / "bomb.jsonl.gz"
     with gzip.open(bomb, "wb") as out:
-        for _ in range(100):
-            out.write(b"\n" * (1024 * 1024))
+        for _ in range(1600):  # 100 MiB of lines of blanks: some 200 KiB compressed
+            out.write(b" " * 65535 + b"\n")
     result = validate(str(bomb), "--report-dir", str(tmp_path / "b"), "--no-progress")
     assert result.exit_code == 2
     assert "error: " in result.output and "decompresses to more than" in result.output

@@ -16,9 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from conformance.core.case_coverage import CaseKey
+from conformance.core.yamldata import load_yaml
 from conformance.suite.boundaries.constraints import (
     Constraint,
     allows_null,
@@ -61,7 +60,7 @@ def _holds(rule: Mapping[str, Any], constraint: Constraint) -> bool:
 @cache
 def vocabulary() -> Mapping[str, tuple[NearMissClass, ...]]:
     """Per constraint kind, its classes in the order of the data file."""
-    data = yaml.safe_load(_CLASSES_FILE.read_text(encoding="utf-8"))
+    data = load_yaml(_CLASSES_FILE.read_text(encoding="utf-8"))
     return {
         kind: tuple(
             NearMissClass(

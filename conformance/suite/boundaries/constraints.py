@@ -19,11 +19,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
-
 from conformance.core.formats import STRING_FORMATS, conforms
 from conformance.core.openapi import ContractError, find, follow
 from conformance.core.patterns import ecma_search as pattern_matches
+from conformance.core.yamldata import load_yaml
 
 Location = Literal["body", "query", "path", "header"]
 ARRAY_ITEM: Final = "[]"  # a pointer step into the first item of an array
@@ -161,7 +160,7 @@ def _layer(schema: Mapping[str, Any], keyword: str) -> str:
 @cache
 def pins() -> Mapping[str, Any]:
     """``constraint_pins.yaml``: the profile's pins that are not JSON Schema keywords."""
-    data: Mapping[str, Any] = yaml.safe_load(_PINS_FILE.read_text(encoding="utf-8"))
+    data: Mapping[str, Any] = load_yaml(_PINS_FILE.read_text(encoding="utf-8"))
     return data
 
 

@@ -33,12 +33,12 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
-import yaml
 
 from conformance.core.case_coverage import CaseKey, CaseLog
 from conformance.core.catalogue import load_catalogue
 from conformance.core.formats import as_literal
 from conformance.core.profile import ErrorSpec, Profile
+from conformance.core.yamldata import load_yaml
 from conformance.suite.boundaries.classes import keys_of
 from conformance.suite.boundaries.constraints import (
     PARAMETER_KINDS,
@@ -120,7 +120,7 @@ class ParameterClasses:
 
     @classmethod
     def load(cls, path: Path = DATA_FILE) -> ParameterClasses:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         ids = data["requirements"]
         return cls(
             encoding=tuple(

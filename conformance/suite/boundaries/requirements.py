@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
+from conformance.core.yamldata import load_yaml
 from conformance.suite.boundaries.constraints import Constraint, profile_key
 
 _REQUIREMENTS_FILE: Final = Path(__file__).with_name("boundary_requirements.yaml")
@@ -43,16 +43,8 @@ class RequirementMap:
 
     @classmethod
     def load(cls) -> RequirementMap:
-        data = yaml.safe_load(_REQUIREMENTS_FILE.read_text(encoding="utf-8"))
-        success = data["accepted_with_success"]
-        return cls(
-            rules=tuple(data["rules"]),
-            by_kind={k: tuple(v) for k, v in data["rejected_with_profile_status"].items()},
-            error_shape=tuple(data["error_shape"]),
-            success_created=tuple(success["created"]),
-            success_other=tuple(success["other"]),
-            refusal_status=dict(data.get("refusal_status") or {}),
-        )
+        """The map of the shipped file, read once per process."""
+        return _shipped_map()
 
     def refusal_status_of(self, constraint: Constraint) -> str:
         """The name under the profile's ``[status]`` a refused case of ``constraint`` gets."""
@@ -94,3 +86,17 @@ class RequirementMap:
             for key in ("reject", "reject_with_status", "accept"):
                 ids += rule.get(key, [])
         return tuple(dict.fromkeys(ids))
+
+
+@cache
+def _shipped_map() -> RequirementMap:
+    data = load_yaml(_REQUIREMENTS_FILE.read_text(encoding="utf-8"))
+    success = data["accepted_with_success"]
+    return RequirementMap(
+        rules=tuple(data["rules"]),
+        by_kind={k: tuple(v) for k, v in data["rejected_with_profile_status"].items()},
+        error_shape=tuple(data["error_shape"]),
+        success_created=tuple(success["created"]),
+        success_other=tuple(success["other"]),
+        refusal_status=dict(data.get("refusal_status") or {}),
+    )

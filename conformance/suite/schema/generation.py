@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import yaml
-
 from conformance.core.openapi import inline, operations
 from conformance.core.profile import Profile
 from conformance.core.resources import package_data
+from conformance.core.yamldata import load_yaml
 
 JsonSchema = dict[str, Any]
 # A webhook url the server can reach without leaving the machine, and that nothing listens on.
@@ -40,7 +39,7 @@ class GenerationRuleError(ValueError):
 @cache
 def schema_rules() -> dict[str, Any]:
     """The schema family's rules (``conformance/suite/schema/rules.yaml``)."""
-    loaded: dict[str, Any] = yaml.safe_load(
+    loaded: dict[str, Any] = load_yaml(
         package_data("suite", "schema", "rules.yaml").read_text(encoding="utf-8")
     )
     return loaded

@@ -6,7 +6,7 @@ lifetime of its payment and judges it. A server that expires its payments a litt
 one that never does fails; only the run's time budget can leave the check not exercised.
 
 The runs here are in-process (one test process), so the embedded server's lazy expiry can be
-made late or switched off for one test.
+made late or switched off for one test. Most use the ``short_lived`` profile (``short_lived.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from conformance.suite.payments.expiry import (
     ExpiringPayment,
     budget_problem,
 )
+from tests.suite.payments.short_lived import LIFETIME_SECS
 
 EXPIRY = "PAY-STATE-010"
 SERVER_LAG_SECS = 8.0  # later than the suite's tolerance, within LATE_SECS
@@ -59,7 +60,7 @@ def test_a_budget_that_ends_before_the_payment_is_due_leaves_it_unwatched() -> N
 
 @pytest.mark.slow
 def test_a_run_of_the_expiry_alone_waits_for_it_and_a_late_server_passes(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, short_lived: str
 ) -> None:
     expire_due = reference_payments.expire_due
 
@@ -68,20 +69,20 @@ def test_a_run_of_the_expiry_alone_waits_for_it_and_a_late_server_passes(
 
     monkeypatch.setattr(reference_payments, "expire_due", late)
     started = time.monotonic()
-    result = run_expiry_alone(embedded_latency_ms=30)
+    result = run_expiry_alone(profile=short_lived, embedded_latency_ms=30)
     checks = expiry_checks(result)
     assert checks and all(check.outcome is Outcome.PASSED for check in checks), [
         (check.outcome, check.message) for check in checks
     ]
-    assert time.monotonic() - started >= 60 + SERVER_LAG_SECS
+    assert time.monotonic() - started >= LIFETIME_SECS + SERVER_LAG_SECS
 
 
 @pytest.mark.slow
 def test_a_server_whose_payments_never_expire_by_themselves_fails(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, short_lived: str
 ) -> None:
     monkeypatch.setattr(reference_payments, "expire_due", lambda ctx: None)
-    checks = expiry_checks(run_expiry_alone())
+    checks = expiry_checks(run_expiry_alone(profile=short_lived))
     failed = [check for check in checks if check.outcome is Outcome.FAILED]
     assert failed and "['pending']" in failed[0].message
 
@@ -98,11 +99,12 @@ def test_a_budget_too_short_for_the_lifetime_leaves_it_not_exercised_at_once() -
 
 @pytest.mark.slow
 def test_a_budget_that_ends_while_a_late_server_may_still_expire_it_fails_nothing(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, short_lived: str
 ) -> None:
-    # created a few seconds into the run: due at about 65 s, overdue at about 80 s
+    # created a few seconds into the run (c): due at c + 7 s, overdue at c + 22 s; the budget
+    # ends between the two for any c from 0 to 10 s
     monkeypatch.setattr(reference_payments, "expire_due", lambda ctx: None)
-    checks = expiry_checks(run_expiry_alone(max_duration_s=75))
+    checks = expiry_checks(run_expiry_alone(profile=short_lived, max_duration_s=17))
     assert checks and all(check.outcome is Outcome.NOT_EXERCISED for check in checks), [
         (check.outcome, check.message) for check in checks
     ]
