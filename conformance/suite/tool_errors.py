@@ -21,6 +21,8 @@ import http.client
 import ssl
 from typing import Any
 
+from conformance.suite.wire.tls import describe_failure
+
 REASON_LIMIT = 200
 SERVER_GONE = "the server stopped answering"
 """In every reason of a check not run or not judged because the server is gone (the engine ends
@@ -45,7 +47,7 @@ def not_the_servers(exc: BaseException) -> str | None:
     if isinstance(exc, HypothesisException):
         return _tool_error(exc)
     if no_answer(exc):
-        return _clip(f"no answer from the server, not judged: {_describe(exc)}")
+        return _clip(f"no answer from the server, not judged: {describe(exc)}")
     return None
 
 
@@ -107,8 +109,12 @@ def _tool_error(exc: BaseException) -> str:
     )
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_first_line(exc)}" if not _is_suite(exc) else _first_line(exc)
+def describe(exc: BaseException) -> str:
+    """``exc`` in one line; a TLS failure of another HTTP stack as the sentence naming its fix
+    (its own words bury it behind the connection pool's)."""
+    if _is_suite(exc):
+        return _first_line(exc)  # the suite's client says it in plain words already
+    return describe_failure(exc) or f"{type(exc).__name__}: {_first_line(exc)}"
 
 
 def _is_suite(exc: BaseException) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import hypothesis
 import requests
 import schemathesis
+import urllib3
 from schemathesis.checks import CheckResult as StCheckResult
 from schemathesis.core.control import SkipTest
 from schemathesis.core.failures import FailureGroup
@@ -67,9 +68,10 @@ from conformance.suite.schema.loading import (
 )
 from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.resending import RateLimitedRequest
-from conformance.suite.tool_errors import ServerGone, no_answer
+from conformance.suite.tool_errors import ServerGone, describe, no_answer
 from conformance.suite.wire.client import ClientStats
 from conformance.suite.wire.ratelimit import rate_limited_reason
+from conformance.suite.wire.tls import describe_failure
 
 TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise
@@ -150,13 +152,16 @@ class SchemaPhaseRunner:
         self.profile = profile
         self.seed = seed
         self.sizes = sizes
-        self.session = signed_session(profile, stats=stats)
+        self.stats = stats if stats is not None else ClientStats()
+        self.session = signed_session(profile, stats=self.stats)
         self.preparer = CasePreparer(seed)
         self.ledger = CheckLedger()
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
         self.counted = 0  # cases already added to the run's request count
         self._transport_errors = 0
+        # why the last request of the current test that got no answer got none (TLS, reset...)
+        self.unanswered: str | None = None
         self._phase = "examples"
         self._in_stateful = False
         self._linked: dict[str, bool] = {}
@@ -167,6 +172,13 @@ class SchemaPhaseRunner:
     def reset_ledger(self) -> None:
         """A fresh ledger: each test records only what its own phases saw."""
         self.ledger = CheckLedger()
+        self.unanswered = None
+
+    def check_answered(self, phases: str) -> None:
+        """Raise ``ServerUnreachableError`` when the ``phases`` of this test checked no response
+        because their requests got no answer (TLS, reset...): not judged, never failed."""
+        if not self.ledger.observations and self.unanswered is not None:
+            raise ServerUnreachableError(f"{phases}: {self.unanswered}")
 
     def close(self) -> None:
         self.session.close()
@@ -192,7 +204,7 @@ class SchemaPhaseRunner:
             self.transport_failure(operation_id, exc)
             return
         defuse(response)
-        self._transport_errors = 0
+        self._answered()
         self.counts.cases[phase] += 1
         self.validate(case, response, kwargs, recorder)
 
@@ -207,6 +219,12 @@ class SchemaPhaseRunner:
             self.ledger.rate_limited.setdefault(operation_id, rate_limited_reason(str(exc)) or "")
             return
         self._transport_errors += 1
+        if no_answer(exc):
+            self.unanswered = describe(exc)
+        if _could_not_connect(exc):
+            # as the suite's client counts its own: three in a row and the server is gone
+            self.stats.consecutive_refused += 1
+            self.stats.refused_tls = describe_failure(exc)
         request = exc.request if isinstance(exc.request, requests.PreparedRequest) else None
         if request is not None and not no_answer(exc):
             self.ledger.failed(
@@ -219,11 +237,16 @@ class SchemaPhaseRunner:
             )
         if self._transport_errors >= TRANSPORT_ERRORS_BEFORE_GIVING_UP:
             last = f"{self._transport_errors} requests in a row got no response; last: "
-            last += f"{type(exc).__name__}: {exc}"
             if no_answer(exc):
                 # not SERVER_GONE: the suite's own client may still reach the server
-                raise ServerUnreachableError(f"the schema phases gave up ({last})")
+                raise ServerUnreachableError(f"the schema phases gave up ({last}{describe(exc)})")
+            last += f"{type(exc).__name__}: {exc}"
             raise ServerGoneError(f"the server's answers cannot be used ({last})")
+
+    def _answered(self) -> None:
+        self._transport_errors = 0
+        self.stats.consecutive_refused = 0
+        self.stats.refused_tls = None
 
     def validate(
         self,
@@ -400,11 +423,13 @@ class SchemaPhaseRunner:
 
             def call(self, case: schemathesis.Case[Any], **kwargs: Any) -> schemathesis.Response:
                 try:
-                    return defuse(case.call(**kwargs))
+                    response = defuse(case.call(**kwargs))
                 except requests.RequestException as exc:
                     runner.transport_failure(runner.operation_id(case), exc)
                     # A sequence cannot go on without the response its links read.
                     raise ServerGoneError(f"no response: {type(exc).__name__}: {exc}") from None
+                runner._answered()
+                return response
 
             def setup(self) -> None:
                 runner._deleted.clear()
@@ -456,6 +481,14 @@ def defuse(response: schemathesis.Response) -> schemathesis.Response:
     if refused_body(response) is not None:
         response._deserialized = None  # type: ignore[assignment]
     return response
+
+
+def _could_not_connect(exc: requests.RequestException) -> bool:
+    """Whether ``exc`` is a connection refused or a failed TLS handshake (no request sent)."""
+    if isinstance(exc, requests.exceptions.SSLError):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, urllib3.exceptions.NewConnectionError)
 
 
 def _created(recorder: Any, parent: schemathesis.Case[Any]) -> bool:

@@ -151,6 +151,7 @@ def test_unit_phases(
     schema_runner.reset_ledger()
     schema_runner.run_unit_phases(operation_id)
     _record(schema_runner, check_recorder, suite_client, UNIT_GROUP, UNIT_CHECKS, [operation_id])
+    schema_runner.check_answered(f"the unit phases of {operation_id}")
     checked = {op for _, op in schema_runner.ledger.observations}
     assert checked == {operation_id}, f"no response of {operation_id} was checked"
 
@@ -174,6 +175,7 @@ def test_stateful_phase(
         STATEFUL_CHECKS,
         operations_seen,
     )
+    schema_runner.check_answered("the stateful phase")
     assert operations_seen, (
         f"the stateful phase reached no operation ({describe_counts(schema_runner.counts)})"
     )

@@ -100,6 +100,9 @@ class ClientStats:
     budget_s: float = 0.0
     budget_refusals: int = 0
     consecutive_refused: int = 0  # connections refused (or failing their TLS handshake) in a row
+    # the last refused connection's TLS failure, if it was one: a server that changed its
+    # certificate mid-run is named as such (``gone_reason``), not as one that went away
+    refused_tls: str | None = None
     # of the timeouts in a row, those of a response begun but incomplete at its deadline: a
     # server that trickles is there, and too slow; one that sends nothing is gone
     late_answers: int = 0
@@ -318,12 +321,14 @@ class SuiteClient:
             self.stats.consecutive_refused = self.stats.consecutive_refused + 1 if refused else 0
             self._notify(request, None)
             tls_failure = tls.describe_failure(exc)
+            self.stats.refused_tls = tls_failure if refused else None
             if tls_failure is not None:
                 raise SuiteTlsError(f"{where}: {tls_failure}") from None
             error = SuiteTransportError if _answered(exc) else NoAnswerError
             raise error(f"{where}: {_describe_transport(exc)}") from None
         self.stats.consecutive_timeouts = self.stats.late_answers = 0
         self.stats.consecutive_refused = 0
+        self.stats.refused_tls = None
         # httpx's stream wrapper and the response refer to each other: such a cycle waits for the
         # garbage collector, and a test sending many requests keeps every body until it runs.
         # The body is read: a plain stream of it breaks the cycle.
@@ -349,7 +354,11 @@ class SuiteClient:
 def gone_reason(stats: ClientStats) -> str:
     """Why no more requests are sent to a server that is gone (``stats.server_gone``)."""
     if stats.consecutive_refused >= TIMEOUTS_BEFORE_GIVING_UP:
-        return f"{SERVER_GONE} ({stats.consecutive_refused} connections in a row could not be made)"
+        last = "" if stats.refused_tls is None else f"; last: {stats.refused_tls}"
+        return (
+            f"{SERVER_GONE} ({stats.consecutive_refused} connections in a row could not be "
+            f"made{last})"
+        )
     if stats.late_answers:
         return (
             f"the server answers too slowly ({stats.consecutive_timeouts} requests in a row got "

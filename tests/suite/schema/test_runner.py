@@ -3,13 +3,16 @@ answer: nothing fails) and one whose replies are not HTTP (no_server_error fails
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Iterator
 
 import pytest
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
+from conformance.reference.certificates import issue
 from conformance.suite.schema.ledger import RecordedCheck
 from conformance.suite.schema.loading import load_schemas
 from conformance.suite.schema.requirements import requirement_operations
@@ -20,9 +23,12 @@ from conformance.suite.schema.runner import (
     ServerUnreachableError,
     spread,
 )
-from conformance.suite.wire.client import ClientStats
+from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
+from conformance.suite.wire import tls
+from conformance.suite.wire.client import ClientStats, gone_reason
 from tests.engine.hostile import Behaviour, hostile_server
 from tests.rate_limiting_proxy import RateLimitingProxy
+from tests.suite.https_servers import echo_server
 
 PROFILE = load_profile()
 
@@ -40,8 +46,7 @@ def test_spread_takes_one_case_of_each_kind_before_a_second() -> None:
     assert spread(cases, 10, key=lambda c: c[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
 
 
-def phases_against(base_url: str, error: type[ServerGoneError]) -> list[RecordedCheck]:
-    """The unit phases of listPayments against ``base_url``, which stop with ``error``."""
+def small_runner(base_url: str, stats: ClientStats | None = None) -> SchemaPhaseRunner:
     schemas = load_schemas(
         effective_contract(PROFILE),
         PROFILE,
@@ -52,14 +57,24 @@ def phases_against(base_url: str, error: type[ServerGoneError]) -> list[Recorded
         stateful_steps=4,
     )
     sizes = PhaseSizes(fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4)
-    runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes)
+    return SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=stats)
+
+
+@contextlib.contextmanager
+def running(runner: SchemaPhaseRunner) -> Iterator[SchemaPhaseRunner]:
     try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def phases_against(base_url: str, error: type[ServerGoneError]) -> list[RecordedCheck]:
+    """The unit phases of listPayments against ``base_url``, which stop with ``error``."""
+    with running(small_runner(base_url)) as runner:
         with pytest.raises(ServerGoneError) as raised:
             runner.run_unit_phases("listPayments")
         assert type(raised.value) is error
         return runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
-    finally:
-        runner.close()
 
 
 def test_a_server_that_does_not_answer_fails_nothing_and_is_gone() -> None:
@@ -67,6 +82,41 @@ def test_a_server_that_does_not_answer_fails_nothing_and_is_gone() -> None:
     # a refused connection is no answer of the server: no_server_error had nothing to check
     assert result.outcome is Outcome.NOT_EXERCISED
     assert result.requirement_ids == ("ERR-006",)
+
+
+def test_a_stateful_phase_that_got_no_answer_is_not_judged() -> None:
+    with running(small_runner(f"http://127.0.0.1:{closed_port()}")) as runner:
+        runner.reset_ledger()
+        runner.run_stateful()
+        with pytest.raises(ServerUnreachableError) as raised:
+            runner.check_answered("the stateful phase")
+    # not "the stateful phase reached no operation", a failure: no answer is no failure
+    reason = not_the_servers(raised.value)
+    assert reason is not None
+    assert reason.startswith("no answer from the server, not judged: the stateful phase: ")
+    assert "ConnectionError" in reason
+
+
+def test_a_certificate_of_another_ca_is_named_and_takes_the_server_as_gone(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (tls.CERT_FILE_ENV, tls.CERT_DIR_ENV):
+        monkeypatch.delenv(name, raising=False)
+    certs = issue(tmp_path_factory.mktemp("certs"))
+    stats = ClientStats()  # the run's, shared with the suite's own client
+    with (
+        echo_server(certs.server_cert, certs.server_key) as server,
+        running(small_runner(server.url, stats)) as runner,
+        pytest.raises(ServerUnreachableError) as raised,
+    ):
+        runner.run_unit_phases("listPayments")
+    untrusted = "the server's certificate is not trusted (CERTIFICATE_VERIFY_FAILED"
+    # in words, not behind the connection pool's ("SSLError: HTTPSConnectionPool(host=...")
+    assert f"got no response; last: {untrusted}" in str(raised.value)
+    # connections that cannot be made count as the suite's client counts its own
+    assert stats.server_gone
+    assert gone_reason(stats).startswith(f"{SERVER_GONE} (3 connections in a row")
+    assert untrusted in gone_reason(stats)
 
 
 def test_a_server_whose_replies_are_not_http_fails_no_server_error_then_stops_the_phases() -> None:

@@ -13,8 +13,9 @@ import requests
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.certificates import CertFiles, issue
 from conformance.suite.schema.loading import signed_session
+from conformance.suite.tool_errors import SERVER_GONE
 from conformance.suite.wire import tls
-from conformance.suite.wire.client import SuiteClient, SuiteTlsError
+from conformance.suite.wire.client import ClientStats, SuiteClient, SuiteTlsError, gone_reason
 from conformance.suite.wire.tls import TlsError, TlsSettings
 from tests.engine.hostile import closed_port
 from tests.suite.https_servers import EchoServer, echo_server, expired_certificate
@@ -204,6 +205,22 @@ def test_a_server_wanting_a_client_certificate_says_so(
         message = suite_client_error(mtls_server.url, profile)
     assert "asks for a client certificate" in message
     assert "--client-cert PATH" in message
+
+
+def test_handshakes_failing_in_a_row_take_the_server_as_gone_naming_the_certificate(
+    server: EchoServer, profile: Profile
+) -> None:
+    # a server restarted mid-run with a certificate of another CA: no answer, and the run's
+    # end names the certificate, not a server that went away
+    stats = ClientStats()
+    with SuiteClient(server.url, profile, stats=stats) as client:
+        for _ in range(3):
+            with pytest.raises(SuiteTlsError):
+                client.get("/v1/payments")
+    assert stats.server_gone
+    reason = gone_reason(stats)
+    assert reason.startswith(f"{SERVER_GONE} (3 connections in a row could not be made; last: ")
+    assert "the server's certificate is not trusted (CERTIFICATE_VERIFY_FAILED" in reason
 
 
 # -- the files are checked before any request ------------------------------------------------
