@@ -356,7 +356,13 @@ def machine_settings(examples: int, steps: int) -> settings:
 
 
 def run_machine(machine: type[ConformanceMachine], run_settings: settings) -> None:
-    """Run a bound machine; a failure, whatever raised it, lands in its verdicts."""
+    """Run a bound machine; a failure, whatever raised it, lands in its verdicts.
+
+    A quick run reports a failing sequence as it ran: shrinking replays it against the server
+    up to ``SHRINK_BUDGET_S``, which made a failing quick run of one family ten times longer."""
+    if machine.ctx.quick:
+        kept = [phase for phase in run_settings.phases if phase is not Phase.shrink]
+        run_settings = settings(run_settings, phases=kept)
     with _shrink_budget(SHRINK_BUDGET_S):
         run_guarded(
             machine.ctx.verdicts,

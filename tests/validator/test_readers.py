@@ -345,7 +345,7 @@ _MEASURE = textwrap.dedent(
 @pytest.mark.parametrize("write", [write_har, write_jsonl])
 def test_memory_stays_flat_on_a_large_file(tmp_path: Path, write: object) -> None:
     padding = "p" * 1500
-    count = 100_000
+    count = 40_000  # some 80 MiB: twice the growth allowed
 
     def exchanges():  # type: ignore[no-untyped-def]
         for n in range(count):
@@ -359,7 +359,7 @@ def test_memory_stays_flat_on_a_large_file(tmp_path: Path, write: object) -> Non
             )
 
     path = write(tmp_path / ("big.har" if write is write_har else "big.jsonl"), exchanges())  # type: ignore[operator]
-    assert path.stat().st_size > 200 * 1024 * 1024
+    assert path.stat().st_size > 80 * 1024 * 1024
     result = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(path)],
         capture_output=True,
@@ -369,7 +369,7 @@ def test_memory_stays_flat_on_a_large_file(tmp_path: Path, write: object) -> Non
     )
     read, growth_mib = result.stdout.split()
     assert int(read) == count
-    assert float(growth_mib) < 100, f"peak RSS grew by {growth_mib} MiB"
+    assert float(growth_mib) < 40, f"peak RSS grew by {growth_mib} MiB"
 
 
 # An entry's cost is bounded by what it holds, not only by its bytes: 63 MB of small objects
