@@ -14,7 +14,8 @@ Exit codes:
        fail in the baseline), or --strict-waivers found a stale waiver
   2    the run could not start, tested nothing or did not finish: bad
        options or files, preflight refused, --max-duration spent, a test
-       process crashed, the server stopped answering, Ctrl-C or SIGTERM
+       process crashed, the server stopped answering or rate limited
+       requests longer than the run could wait, Ctrl-C or SIGTERM
        (an unfinished run still writes its reports and says why)
 """
 

@@ -3,7 +3,8 @@
 ``ResultCollector`` is a pytest plugin on the controller side: it reads what each test carried
 through pytest-xdist (``suite.wire.check_properties``), feeds the display, counts requests,
 rate limits and the statuses seen, and merges the constraint cases the tests logged.
-``server_gone`` and ``_not_reached`` say what a run that stopped early did not judge.
+``server_gone`` and ``_not_reached`` say what a run that stopped early did not judge;
+``rate_limited`` why a run whose server would not let requests through is incomplete.
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ def server_gone(checks: Sequence[CheckResult]) -> str | None:
         if SERVER_GONE in reason:
             return reason[reason.index(SERVER_GONE) :]
     return None
+
+
+def rate_limited(counts: RateLimitCounts) -> str | None:
+    """Why the run is incomplete when requests were given up for rate limits (``None``: none
+    was): the server asked for longer than the run could wait, so their checks are not
+    exercised, never failed, and the run has no verdict."""
+    if not counts.given_up:
+        return None
+    return (
+        f"the server rate limited {counts.given_up} request(s) for longer than the run could "
+        "wait; what they would have checked is not exercised"
+    )
 
 
 def _not_reached(

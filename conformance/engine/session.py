@@ -26,7 +26,7 @@ import pytest
 from conformance.core.environment import environ
 from conformance.core.results import Target, budget_reason
 from conformance.core.shards import ShardPlan, plan_from_dict
-from conformance.engine.collector import ResultCollector, server_gone
+from conformance.engine.collector import ResultCollector, rate_limited, server_gone
 from conformance.engine.options import RunError, RunOptions
 from conformance.engine.target import _credentials_env
 from conformance.suite.plugin.collection import SUITE_DIR, UNMARKED_MESSAGE
@@ -213,6 +213,8 @@ def _run_pytest(
             reason = spent  # checks were skipped for the budget, or its hard stop fired
     if reason is None:
         reason = server_gone(collector.checks)
+    if reason is None:
+        reason = rate_limited(collector.rate_limits)
     return reason
 
 

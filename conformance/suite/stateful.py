@@ -12,6 +12,11 @@ statements, isolation) share.
   its ``MachineContext`` (clients, factories, profile, contract, verdicts) through ``bind``.
   ``run_machine`` runs a bound machine under the session's seed and folds its outcome into the
   verdicts, whatever it raised.
+- A rate limit is never a failure. A request the server kept rate limiting past what the run
+  can wait ends the run of examples there (``client.RateLimitedStop``): hypothesis neither
+  shrinks nor replays that sequence, so it is never "inconsistent behaviour" either. What held
+  before is kept, a failure found before (``Verdicts.found``) is still reported, and the ids no
+  check reached are not exercised, "rate limited (...)".
 
 A check names its requirement ids; a failing check raises ``ConformanceFailure`` (an
 ``AssertionError``, so hypothesis shrinks it) unless it is recorded with ``fatal=False``.
@@ -37,7 +42,13 @@ from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.outcomes import json_object, status_problems, summary
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
 from conformance.suite.tool_errors import not_the_servers
-from conformance.suite.wire.client import SuiteClient, SuiteTransportError, build_evidence
+from conformance.suite.wire.client import (
+    RateLimitedStop,
+    SuiteClient,
+    SuiteTransportError,
+    build_evidence,
+    rate_limit_stop,
+)
 
 # Shrinking replays call sequences against the server; hypothesis allows it 300 s. A shorter
 # budget keeps a failing run (and a selftest over the fault catalogue) quick: most sequences
@@ -161,6 +172,8 @@ class Verdicts:
         self._errors: list[tuple[ConformanceFailure, str]] = []
         # why a sequence broke off without an answer of the server to blame (tool_errors)
         self.not_judged: str | None = None
+        # the first failure a check raised in the current run_guarded, with its steps
+        self.found: tuple[ConformanceFailure, str] | None = None
 
     def _entry(self, requirement_id: str) -> _Tally:
         return self._tally.setdefault(requirement_id, _Tally())
@@ -176,6 +189,8 @@ class Verdicts:
             return True
         failure = ConformanceFailure(requirement_ids, message, self.transcript.evidence)
         if fatal:
+            if self.found is None:
+                self.found = (failure, self.transcript.render())
             raise failure
         self.fail(failure)
         return False
@@ -214,9 +229,10 @@ class Verdicts:
             fatal=fatal,
         )
 
-    def fail(self, failure: ConformanceFailure) -> None:
-        """Note a failure (first one per requirement wins), with the current step list."""
-        steps = self.transcript.render()
+    def fail(self, failure: ConformanceFailure, steps: str | None = None) -> None:
+        """Note a failure (first one per requirement wins), with the current step list (or
+        ``steps``)."""
+        steps = self.transcript.render() if steps is None else steps
         if not failure.requirement_ids:  # the sequence broke off: fails every id of the run
             self._errors.append((failure, steps))
             return
@@ -393,10 +409,17 @@ def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
     prerequisite the server refused breaks the sequence off and fails every id of the run
     (``Verdicts.finish``), with the reason. What is not an answer of the server (no HTTP answer,
     an error of hypothesis: ``tool_errors``) fails nothing: the ids no check reached are not
-    exercised, with that reason.
+    exercised, with that reason. A request given up for rate limits inside a hypothesis example
+    ends the examples there (``RateLimitedStop``): the failure hypothesis was shrinking, if any,
+    is noted as first found.
     """
+    verdicts.found = None
     try:
-        body()
+        _unmasked(body)
+    except RateLimitedStop as stop:
+        if verdicts.found is not None:
+            verdicts.fail(*verdicts.found)
+        verdicts.broke_off(stop)
     except ConformanceFailure as failure:
         verdicts.fail(failure)
     except (Flaky, BaseExceptionGroup) as group:
@@ -413,6 +436,18 @@ def run_guarded(verdicts: Verdicts, body: Callable[[], object]) -> None:
         verdicts.broke_off(exc)
     except HypothesisException as exc:
         verdicts.broke_off(exc)
+
+
+def _unmasked(body: Callable[[], object]) -> None:
+    """Run ``body``; an error of hypothesis raised while a ``RateLimitedStop`` went through it
+    is that stop (``client.rate_limit_stop``)."""
+    try:
+        body()
+    except HypothesisException as exc:
+        stop = rate_limit_stop(exc)
+        if stop is None:
+            raise
+        raise stop from None
 
 
 def _failures(error: BaseException) -> list[ConformanceFailure]:

@@ -9,6 +9,9 @@ Not the server's answer:
 - hypothesis' own errors (``Flaky`` and its kinds, "Inconsistent data generation",
   ``Unsatisfiable``, a failed health check...), unless they wrap a failure of a check: a
   ``FlakyFailure`` or an exception group is the server's as soon as one exception inside is;
+- a request the server kept rate limiting past what the run can wait (``RateLimitedError`` and
+  ``RateLimitedStop``, the schema phases' ``RateLimitedRequest``): its reason is the "rate
+  limited (...)" one, also inside an exception group or a hypothesis error that holds one;
 - a request that got no HTTP answer at all: a refused or reset connection, a TLS handshake
   error, a name that does not resolve, no byte of a response within the read timeout, a
   connection closed before any response, a request not sent (``client.NoAnswerError``, and the
@@ -21,6 +24,7 @@ import http.client
 import ssl
 from typing import Any
 
+from conformance.suite.wire.ratelimit import RATE_LIMITED_REASON, rate_limited_reason
 from conformance.suite.wire.tls import describe_failure
 
 REASON_LIMIT = 200
@@ -41,14 +45,28 @@ def not_the_servers(exc: BaseException) -> str | None:
         reasons = [not_the_servers(inner) for inner in exc.exceptions]
         if not reasons or any(reason is None for reason in reasons):
             return None
+        for reason in reasons:
+            if str(reason).startswith(RATE_LIMITED_REASON):
+                return reason  # the rate limit is why the tool's error came about
         if isinstance(exc, HypothesisException):
             return _tool_error(exc)
         return str(reasons[0])
+    rate_limited = _rate_limited(exc)
+    if rate_limited is not None:
+        return rate_limited
     if isinstance(exc, HypothesisException):
         return _tool_error(exc)
     if no_answer(exc):
         return _clip(f"no answer from the server, not judged: {describe(exc)}")
     return None
+
+
+def _rate_limited(exc: BaseException) -> str | None:
+    """The "rate limited (...)" reason of a request given up for rate limits (None: not one)."""
+    names = {f"{cls.__module__}.{cls.__qualname__}" for cls in type(exc).__mro__}
+    if not names & _RATE_LIMITED:
+        return None
+    return _clip(rate_limited_reason(str(exc)) or RATE_LIMITED_REASON)
 
 
 def no_answer(exc: BaseException) -> bool:
@@ -90,6 +108,14 @@ _UNANSWERED = frozenset(
         "requests.exceptions.ConnectionError",  # refused, reset, TLS, DNS, connect timeout
         "requests.exceptions.ReadTimeout",
         "socket.gaierror",
+    }
+)
+# Given up after the server's rate-limit answers (either stack): not judged, "rate limited".
+_RATE_LIMITED = frozenset(
+    {
+        "conformance.suite.wire.client.RateLimitedError",
+        "conformance.suite.wire.client.RateLimitedStop",
+        "conformance.suite.schema.resending.RateLimitedRequest",
     }
 )
 # Bytes came back, but not a usable response: the server's answer.

@@ -5,6 +5,10 @@ A proxy in front of a reference server answers every tenth request 429 with ``Re
 (subscriptions), the schemathesis phases (unit and stateful, through the ``requests`` session),
 a webhook wait and RATE-001: every check is judged on the answer after the wait, the reports
 count every 429 the proxy sent and the time waited for them, and RATE-001 passes.
+
+A server that asks for longer than the run can wait (huge seconds, an HTTP-date in year 9999,
+a day on every third request) fails nothing either: what it cut short is not exercised, "rate
+limited", and the run is INCOMPLETE (exit 2) in every report.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conformance.core.profile import load_profile, resolve_profile_path
 from conformance.core.results import Outcome, Verdict
+from conformance.engine.collector import rate_limited
 from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import execute
@@ -72,3 +79,76 @@ def test_a_rate_limited_server_is_conformant_and_the_reports_count_the_waits(
     assert document["rate_limits"]["received_429"] == proxy.limited
     text = (tmp_path / "reports" / summary.FILENAME).read_text("utf-8")
     assert f"rate limits: 429s: {proxy.limited}, " in text
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after"),
+    [(429, "999999999"), (503, "Fri, 31 Dec 9999 23:59:59 GMT"), (503, "86400")],
+)
+def test_a_rate_limit_longer_than_the_run_can_wait_fails_nothing_and_leaves_it_incomplete(
+    tmp_path: Path, status: int, retry_after: str
+) -> None:
+    server = ReferenceServer().start()
+    try:
+        proxy = RateLimitingProxy(server.base_url, every=3, status=status, retry_after=retry_after)
+        with proxy.running():
+            run = execute(
+                RunOptions(
+                    base_url=proxy.base_url,
+                    only=("WH-001", "SUB-STATE-001"),  # two state machines
+                    quick=True,
+                    seed=1,
+                    max_duration_s=60,
+                    # preflight would meet the limit first and refuse the run (exit 2 too)
+                    preflight=False,
+                    report_dir=tmp_path / "reports",
+                ),
+                NullDisplay(),
+            )
+    finally:
+        server.stop()
+    result = run.result
+    assert [c.message[:200] for c in result.checks if c.outcome is Outcome.FAILED] == []
+    assert not [c for c in result.checks if "nconsistent" in c.message]
+    limited = f"rate limited ({status}, Retry-After {retry_after!r}"
+    assert any(
+        (c.reason_not_exercised or "").startswith(limited)
+        for c in result.checks
+        if c.outcome is Outcome.NOT_EXERCISED
+    )
+    assert result.rate_limits.given_up == proxy.limited > 0
+    assert result.incomplete_reason == rate_limited(result.rate_limits)
+    assert (result.verdict, result.exit_code) == (Verdict.INCOMPLETE, 2)
+    document = json.loads((tmp_path / "reports" / json_report.FILENAME).read_text("utf-8"))
+    assert document["verdict"] == "INCOMPLETE"
+    assert document["incomplete_reason"] == result.incomplete_reason
+    assert "INCOMPLETE" in (tmp_path / "reports" / summary.FILENAME).read_text("utf-8")
+
+
+def test_a_server_that_rate_limits_every_request_fails_no_schema_phase(tmp_path: Path) -> None:
+    server = ReferenceServer().start()
+    try:
+        proxy = RateLimitingProxy(server.base_url, first=10**9, retry_after="999999999")
+        with proxy.running():
+            run = execute(
+                RunOptions(
+                    base_url=proxy.base_url,
+                    only=("OPS-009",),  # the unit phases of one operation
+                    quick=True,
+                    seed=1,
+                    max_duration_s=60,
+                    preflight=False,
+                ),
+                NullDisplay(),
+            )
+    finally:
+        server.stop()
+    result = run.result
+    [requirement] = result.requirements
+    assert requirement.outcome is Outcome.NOT_EXERCISED  # not "no response ... was checked"
+    assert [c for c in result.checks if c.outcome is Outcome.FAILED] == []
+    assert all(
+        (c.reason_not_exercised or "").startswith("rate limited (429, Retry-After '999999999'")
+        for c in result.selected_checks
+    )
+    assert (result.verdict, result.exit_code) == (Verdict.INCOMPLETE, 2)

@@ -26,6 +26,7 @@ import hypothesis
 import requests
 import schemathesis
 import urllib3
+from hypothesis.errors import HypothesisException
 from schemathesis.checks import CheckResult as StCheckResult
 from schemathesis.core.control import SkipTest
 from schemathesis.core.failures import FailureGroup
@@ -69,7 +70,7 @@ from conformance.suite.schema.loading import (
 from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.resending import RateLimitedRequest
 from conformance.suite.tool_errors import ServerGone, describe, no_answer
-from conformance.suite.wire.client import ClientStats
+from conformance.suite.wire.client import ClientStats, RateLimitedStop, rate_limit_stop
 from conformance.suite.wire.ratelimit import rate_limited_reason
 from conformance.suite.wire.tls import describe_failure
 
@@ -426,6 +427,8 @@ class SchemaPhaseRunner:
                     response = defuse(case.call(**kwargs))
                 except requests.RequestException as exc:
                     runner.transport_failure(runner.operation_id(case), exc)
+                    if isinstance(exc, RateLimitedRequest):  # ends the sequences as suite's do
+                        raise RateLimitedStop(str(exc)) from None
                     # A sequence cannot go on without the response its links read.
                     raise ServerGoneError(f"no response: {type(exc).__name__}: {exc}") from None
                 runner._answered()
@@ -466,6 +469,10 @@ class SchemaPhaseRunner:
             run_state_machine_as_test(hypothesis.seed(self.seed)(Machine), settings=settings)
         except ServerGoneError:
             pass  # the ledger holds the failure with its evidence
+        except (RateLimitedStop, HypothesisException) as exc:
+            if rate_limit_stop(exc) is None:
+                raise
+            # a case given up for rate limits ended the sequences: the ledger says why
         finally:
             self._in_stateful = False
             self.counts.seconds += time.monotonic() - started

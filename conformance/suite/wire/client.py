@@ -5,7 +5,8 @@ requires one, counts what it sends and keeps the last exchange as redacted evide
 transport problem (no connection, no answer in time, a connection closed mid-way, bytes that
 are not HTTP) raises ``SuiteTransportError`` with a sentence saying what happened. A rate limit
 (429, or 503 with ``Retry-After``) is waited out and the request sent again, re-signed, as
-``ratelimit`` says; one that never got through raises ``RateLimitedError``.
+``ratelimit`` says; one that never got through raises ``RateLimitedError`` (inside a hypothesis
+example, ``RateLimitedStop``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from functools import partial
 from typing import Any, Final
 
 import httpx
+from hypothesis.control import currently_in_test_context
 
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.profile import Credential, Profile
@@ -51,6 +53,7 @@ READ_TIMEOUT_S = 15.0
 # instead of each waiting READ_TIMEOUT_S, so a hung server cannot stretch a run for hours.
 TIMEOUTS_BEFORE_GIVING_UP = 3
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_CONTEXTS = 8  # hypothesis errors raised one while handling another, followed back to a stop
 
 
 class _Sentinel(Enum):
@@ -74,6 +77,33 @@ class SuiteTransportError(Exception):
 
 class RateLimitedError(SuiteTransportError):
     """The server kept rate limiting the request past its bounds: the check is not exercised."""
+
+
+class RateLimitedStop(BaseException):
+    """``RateLimitedError`` inside a hypothesis example (a state machine's step, a generated
+    scenario): it ends the whole run of examples at once (``stateful.run_guarded`` catches it).
+
+    Not an ``Exception``, as ``pytest.skip``'s is not: hypothesis lets it through instead of
+    taking it for a failure, to shrink and replay (a replay the server lets through would read
+    as "inconsistent behaviour"), and no further example is sent only to meet the same limit.
+    """
+
+
+def rate_limit_stop(exc: BaseException) -> RateLimitedStop | None:
+    """The ``RateLimitedStop`` that ``exc`` is, or that hypothesis raised ``exc`` while handling
+    (None: neither). Hypothesis records even an example a stop cut short, and finds it
+    "inconsistent" (``FlakyStrategyDefinition``) when an earlier example with the same choices
+    went further: that error is the stop's doing, not a finding."""
+    from hypothesis.errors import HypothesisException
+
+    seen: BaseException | None = exc
+    for _ in range(MAX_CONTEXTS):
+        if isinstance(seen, RateLimitedStop):
+            return seen
+        if not isinstance(seen, HypothesisException):
+            return None
+        seen = seen.__context__
+    return None
 
 
 class NoAnswerError(SuiteTransportError):
@@ -285,6 +315,8 @@ class SuiteClient:
             except RateLimitExhausted as exc:
                 self._last_response = response
                 where = f"{request.method} {mask_url_passwords(str(request.url))}"
+                if currently_in_test_context():
+                    raise RateLimitedStop(f"{where}: {exc}") from None
                 raise RateLimitedError(f"{where}: {exc}") from None
             if rebuild is not None:
                 request = rebuild()

@@ -13,7 +13,8 @@ again, and the check is judged on the answer after the wait.
   at most ``MAX_WAIT_PER_REQUEST_S`` in all. A request that cannot get through within them is
   given up at once (waiting until a bound only to give up then would spend it for nothing):
   the client raises an error whose message says "not exercised: rate limited (...)", and the
-  plugin records what it cut short as not exercised, never failed.
+  plugin records what it cut short as not exercised, never failed (in a state machine the error
+  ends its sequences there: ``stateful``); the run is then incomplete (exit 2).
 - **The resend.** Same method, URL, body and Idempotency-Key, re-signed with a fresh timestamp
   and nonce. A request built on purpose to test authentication keeps what it tests:
   an explicit nonce is kept (a replayed nonce stays a replay); an explicit timestamp keeps its
@@ -56,11 +57,14 @@ BACKOFF_START_S = 0.5
 MIN_RESEND_GAP_S = 0.1
 BACKOFF_CAP_S = 30.0
 MAX_WAIT_PER_REQUEST_S = 120.0
-RATE_LIMITED = "not exercised: rate limited"
+RATE_LIMITED_REASON = "rate limited"
+"""Starts the reason of every check left not exercised by a request given up for rate limits."""
+RATE_LIMITED = f"not exercised: {RATE_LIMITED_REASON}"
 """Starts the message of every request given up for rate limits (the plugin looks for it)."""
 RATE_STATUSES = (429, 503)
 MAX_VIOLATIONS_KEPT = 20  # the first answers that broke the profile's rule, with evidence
 MAX_RETRY_AFTER_DIGITS = 12  # more is "wait forever": int() of thousands of digits is refused
+MAX_RETRY_AFTER_SHOWN = 40  # of the header's value, in the reason of a request given up
 
 
 class RateLimitExhausted(Exception):
@@ -258,7 +262,8 @@ class RequestWaits:
         asked = parse_retry_after(retry_after)
         delay = asked if asked is not None else backoff_s(self.attempt, self.shared.rng)
         delay = max(delay, min(BACKOFF_CAP_S, MIN_RESEND_GAP_S * 2.0 ** min(self.attempt, 32)))
-        said = f"{status}, Retry-After {retry_after!r}" if asked is not None else f"{status}"
+        shown = (retry_after or "")[:MAX_RETRY_AFTER_SHOWN]
+        said = f"{status}, Retry-After {shown!r}" if asked is not None else f"{status}"
         if self.waited_s + delay > self.shared.max_wait_s:
             self._give_up(
                 f"{said} after {self.attempt + 1} attempt(s) and {self.waited_s:.1f} s waited; "

@@ -1,5 +1,6 @@
 """Driving the phases (conformance/suite/schema/runner.py): sizes, a server that is gone (no
-answer: nothing fails) and one whose replies are not HTTP (no_server_error fails)."""
+answer: nothing fails), one whose replies are not HTTP (no_server_error fails) and one that rate
+limits past what the run can wait (nothing fails, the stateful sequences end there)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
 from conformance.reference.certificates import issue
+from conformance.reference.server import ReferenceServer
 from conformance.suite.schema.ledger import RecordedCheck
 from conformance.suite.schema.loading import load_schemas
 from conformance.suite.schema.requirements import requirement_operations
@@ -155,3 +157,31 @@ def test_a_server_that_keeps_rate_limiting_leaves_checks_not_exercised_never_fai
     assert result.outcome is Outcome.NOT_EXERCISED
     assert result.message.startswith("rate limited (429, Retry-After '3600'")
     assert stats.rate_limiting.counts.given_up == proxy.limited > 0
+
+
+def test_a_rate_limited_stateful_step_ends_the_sequences_and_fails_nothing() -> None:
+    retry_after = "Fri, 31 Dec 9999 23:59:59 GMT"
+    with ReferenceServer(profile=PROFILE) as server:
+        proxy = RateLimitingProxy(server.base_url, every=3, status=503, retry_after=retry_after)
+        with proxy.running():
+            schemas = load_schemas(
+                effective_contract(PROFILE),
+                PROFILE,
+                requirement_operations(),
+                base_url=proxy.base_url,
+                seed=1,
+                max_examples=2,
+                stateful_steps=4,
+            )
+            sizes = PhaseSizes(
+                fuzzing_examples=2, coverage_limit=4, stateful_examples=4, stateful_steps=4
+            )
+            runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=ClientStats())
+            try:
+                runner.run_stateful()  # neither a failure nor "inconsistent data generation"
+            finally:
+                runner.close()
+    assert (proxy.seen, proxy.limited) == (3, 1)  # no sequence after the one limited
+    [reason] = runner.ledger.rate_limited.values()
+    assert reason.startswith(f"rate limited (503, Retry-After {retry_after!r}")
+    assert [o for o in runner.ledger.observations.values() if o.failures] == []
