@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from conformance.reference import webhook_queue
 from conformance.reference.ledger import to_micros
 from conformance.reference.timestamps import iso
 
@@ -103,4 +104,6 @@ def emit(
             ),
         )
         created.append(delivery_id)
+    if created:
+        webhook_queue.queued(conn)
     return created

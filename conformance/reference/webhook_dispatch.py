@@ -21,7 +21,9 @@ failed is *failing* (``webhook_endpoint_health`` counts its failures in a row; a
 its deliveries are claimed after every other due delivery, the ones that failed least first, and
 at most ``MAX_FAILING_IN_FLIGHT`` of them are in flight at once. Among the others, first
 attempts go before retries. So dead receivers never hold the slots that deliveries to live ones
-need, while their own deliveries are still tried, each within its attempt budget.
+need, while their own deliveries are still tried, each within its attempt budget. What a claim
+reads, at a cost that does not grow with that backlog, and the order it sends in:
+``webhook_queue``. Between claims the dispatcher sleeps until a delivery is queued or falls due.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import ssl
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
@@ -49,17 +51,24 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from conformance.reference import webhook_queue
 from conformance.reference.config import ServerConfig
 from conformance.reference.store import Store
+from conformance.reference.webhook_queue import FAILING_AFTER as FAILING_AFTER
+from conformance.reference.webhook_queue import DueReader, send_order
 
 SECRET_PREFIX = "whsec_"
 SIGNATURE_VERSION = "v1"
 BACKOFF_SECS = (0.2, 0.5, 1.0, 2.0)
-CLAIM_BATCH = 32  # deliveries read per round
+CLAIM_BATCH = 32  # deliveries claimed per round, at most
 MAX_PER_MERCHANT = 8  # of one merchant in flight at once: half the default 16 slots
 MAX_ANSWER_BYTES = 4096  # read of a receiver's answer, at most: room for its status line
-FAILING_AFTER = 3  # failed attempts in a row that make an endpoint failing (one send's budget)
 MAX_FAILING_IN_FLIGHT = 2  # deliveries to failing endpoints in flight at once, all merchants
+# Failing endpoints a claim reads, and due deliveries of each: those in flight and as many again.
+FAILING_CANDIDATES = 2 * MAX_FAILING_IN_FLIGHT
+# The longest wait between claims: every queued delivery wakes the dispatcher (webhook_queue),
+# and it sleeps only until the next retry falls due. The poll catches what neither announces.
+POLL_SECS = 1.0
 # Name lookups running at once, those that outlived their attempt included (see ``_resolve``).
 MAX_LOOKUPS = 16
 
@@ -70,6 +79,12 @@ CREATE TABLE IF NOT EXISTS webhook_endpoint_health (
     failures INTEGER NOT NULL,
     PRIMARY KEY (merchant_id, endpoint_id)
 );
+-- a claim's reads (webhook_queue): the failing endpoints, those that failed least first, and
+-- the due deliveries of one endpoint
+CREATE INDEX IF NOT EXISTS webhook_endpoint_health_by_failures
+    ON webhook_endpoint_health (failures);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint
+    ON webhook_deliveries (merchant_id, endpoint_id, status, next_attempt_us, created_us);
 """
 
 log = logging.getLogger(__name__)
@@ -303,7 +318,7 @@ class WebhookDispatcher:
         transaction: Transaction,
         *,
         faults: frozenset[str] = frozenset(),
-        poll_interval: float = 0.1,
+        poll_interval: float = POLL_SECS,
         timeout: float = 5.0,
         max_concurrent: int = 16,
         max_per_merchant: int = MAX_PER_MERCHANT,
@@ -311,6 +326,7 @@ class WebhookDispatcher:
     ) -> None:
         self._transaction = transaction
         self._faults = faults
+        self._reader = DueReader(faults)
         self._poll_interval = poll_interval
         self._timeout = timeout  # for a whole attempt: connect, send, status line
         self._clock = clock
@@ -323,6 +339,7 @@ class WebhookDispatcher:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._look_live = True  # the next round reads the endpoints that answer, too
         self._thread: threading.Thread | None = None
         self._workers: set[threading.Thread] = set()  # deliveries in flight, one thread each
 
@@ -350,91 +367,116 @@ class WebhookDispatcher:
 
     def wake(self) -> None:
         """Look for due deliveries now rather than at the next poll."""
+        with self._lock:
+            self._look_live = True
         self._wake.set()
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            claimed = 0
-            try:
-                for due in self._claim_due():
-                    if not self._take_merchant_turn(due):
-                        continue  # its merchant has enough in flight: a later round sends it
-                    claimed += 1
-                    self._slots.acquire()
-                    if self._stop.is_set():
-                        self._slots.release()
-                        self._end_merchant_turn(due)
-                        return
-                    worker = threading.Thread(
-                        target=self._deliver_and_release,
-                        args=(due,),
-                        name="webhook-delivery",
-                        daemon=True,
-                    )
-                    with self._lock:
-                        self._workers.add(worker)
-                    worker.start()
-            except Exception:
-                if self._stop.is_set():  # the store is closing under us: the server stops
+        stop_listening = self._listen()
+        try:
+            while not self._stop.is_set():
+                wait = self._round()
+                if wait is None:
                     return
-                log.exception("webhook dispatcher could not read pending deliveries")
-            if claimed < CLAIM_BATCH:  # a full batch: more may be due already
-                self._wake.wait(self._poll_interval)
-                self._wake.clear()
+                if not self._wake.wait(wait):
+                    with self._lock:
+                        self._look_live = True  # a retry fell due, or the poll's time came
+        finally:
+            stop_listening()
+
+    def _listen(self) -> Callable[[], None]:
+        """Be woken by every transaction of the store that queues a delivery attempt."""
+        try:
+            with self._transaction() as conn:
+                return webhook_queue.on_queued(conn, self.wake)
+        except (sqlite3.Error, RuntimeError):  # the store is closing: polling will do
+            return lambda: None
+
+    def _round(self) -> float | None:
+        """Send what may go now. Returns the seconds to wait for the next round, None once
+        stopping. A round that cannot send to failing endpoints (those have their share in
+        flight) and was not asked to look at the others reads nothing."""
+        self._wake.clear()  # a wake from now on ends the wait after this round
+        with self._lock:
+            live, self._look_live = self._look_live, False
+            failing = self._failing_busy < MAX_FAILING_IN_FLIGHT
+        if not live and not failing:
+            return self._poll_interval
+        sent = 0
+        try:
+            claimed, next_due_us = self._claim(live=live, failing=failing)
+            for due in claimed:
+                if not self._take_merchant_turn(due):
+                    continue  # its merchant has enough in flight: a later round sends it
+                sent += 1
+                self._slots.acquire()
+                if self._stop.is_set():
+                    self._slots.release()
+                    self._end_merchant_turn(due)
+                    return None
+                worker = threading.Thread(
+                    target=self._deliver_and_release,
+                    args=(due,),
+                    name="webhook-delivery",
+                    daemon=True,
+                )
+                with self._lock:
+                    self._workers.add(worker)
+                worker.start()
+        except Exception:
+            if self._stop.is_set():  # the store is closing under us: the server stops
+                return None
+            log.exception("webhook dispatcher could not read pending deliveries")
+            with self._lock:
+                self._look_live = True
+            return self._poll_interval
+        if sent >= CLAIM_BATCH:  # a full batch: more may be due already
+            with self._lock:
+                self._look_live |= live
+            return 0.0
+        if next_due_us is None:
+            return self._poll_interval
+        return min(self._poll_interval, max(0.0, next_due_us / 1_000_000 - self._clock()))
 
     # -- one round, usable without the thread (tests) -----------------------------------------
     def run_once(self) -> int:
-        """Send every due delivery in this thread; returns how many were attempted."""
-        due = list(self._claim_due())
+        """Send every due delivery in this thread (up to ``CLAIM_BATCH``); returns how many
+        were attempted."""
+        due, _ = self._claim()
         for delivery in due:
             self._deliver(delivery)
         return len(due)
 
-    def _claim_due(self) -> Iterator[DueDelivery]:
+    def _claim(
+        self, *, live: bool = True, failing: bool = True
+    ) -> tuple[list[DueDelivery], int | None]:
+        """Up to ``CLAIM_BATCH`` due deliveries not in flight, in the order to send them (none
+        to a failing endpoint unless ``failing``, none to the others unless ``live``), marked
+        in flight; and when the next one not due yet falls due (microseconds)."""
         now_us = int(self._clock() * 1_000_000)
-        due = "d.status = 'pending'"
-        if "webhook-retries-after-success" in self._faults:
-            due = "(d.status = 'pending' OR d.attempts < d.attempt_budget)"
+        limit = FAILING_CANDIDATES if failing else 0
         with self._transaction() as conn:
-            rows = conn.execute(
-                "SELECT id, generation, url, secret, payload, merchant_id, endpoint_id, failing"
-                " FROM (SELECT d.id, d.generation, e.url, e.secret, d.payload, d.merchant_id,"
-                " d.endpoint_id, d.next_attempt_us, d.created_us, d.attempts > 0 AS retry,"
-                " COALESCE(h.failures, 0) AS failures,"
-                " COALESCE(h.failures, 0) >= ? AS failing,"
-                " ROW_NUMBER() OVER (PARTITION BY d.merchant_id, d.endpoint_id"
-                " ORDER BY d.attempts > 0, d.next_attempt_us, d.created_us) AS endpoint_turn"
-                " FROM webhook_deliveries d"
-                " JOIN webhook_endpoints e ON e.merchant_id = d.merchant_id"
-                " AND e.id = d.endpoint_id"
-                " LEFT JOIN webhook_endpoint_health h ON h.merchant_id = d.merchant_id"
-                " AND h.endpoint_id = d.endpoint_id"
-                f" WHERE {due} AND d.next_attempt_us <= ?)"
-                # Endpoints that answer first, failing ones after (those that failed least
-                # first). Then round robin over merchants, then over a merchant's endpoints: a
-                # backlog of one endpoint, or of one merchant's many endpoints, does not hold
-                # back the deliveries of the others. First attempts before retries.
-                " ORDER BY failing, CASE WHEN failing THEN failures ELSE 0 END,"
-                " ROW_NUMBER() OVER (PARTITION BY failing, merchant_id"
-                " ORDER BY endpoint_turn, retry, next_attempt_us, created_us),"
-                " endpoint_turn, retry, next_attempt_us, created_us"
-                f" LIMIT {CLAIM_BATCH}",
-                (FAILING_AFTER, now_us),
-            ).fetchall()
-        for row in rows:
+            found = self._reader.candidates(conn, now_us, live=live, failing=limit)
             with self._lock:
-                if row[0] in self._in_flight:
+                ordered = [c for c in send_order(found) if c.id not in self._in_flight]
+            chosen = ordered[:CLAIM_BATCH]
+            sendable = self._reader.sendable(conn, chosen)
+            next_due_us = self._reader.next_due_us(conn, now_us)
+        claimed: list[DueDelivery] = []
+        for c in chosen:
+            if c.rowid not in sendable:
+                continue
+            generation, url, secret, payload = sendable[c.rowid]
+            endpoint = (c.merchant_id, c.endpoint_id)
+            with self._lock:
+                if c.id in self._in_flight:
                     continue
-                self._in_flight.add(row[0])
-            yield DueDelivery(
-                str(row[0]),
-                int(row[1]),
-                str(row[2]),
-                self._signing_secret((str(row[5]), str(row[6])), str(row[3])),
-                str(row[4]),
-                (str(row[5]), str(row[6])),
-                bool(row[7]),
+                self._in_flight.add(c.id)
+            signing = self._signing_secret(endpoint, secret)
+            claimed.append(
+                DueDelivery(c.id, generation, url, signing, payload, endpoint, c.failing)
             )
+        return claimed, next_due_us
 
     def _signing_secret(self, endpoint: tuple[str, str], secret: str) -> str:
         if "webhook-signs-with-cached-secret" not in self._faults:
@@ -461,11 +503,13 @@ class WebhookDispatcher:
         with self._lock:
             self._in_flight.discard(delivery.id)
             merchant = delivery.endpoint[0]
+            # a delivery its merchant's cap held back may go now
+            self._look_live |= not delivery.failing or self._busy[merchant] >= self._per_merchant
             self._busy[merchant] -= 1
             if self._busy[merchant] <= 0:
                 del self._busy[merchant]
             self._failing_busy -= delivery.failing
-        self._wake.set()  # a delivery its merchant's cap held back may go now
+        self._wake.set()
 
     def _deliver_and_release(self, delivery: DueDelivery) -> None:
         try:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.core.hosts import is_loopback
-from conformance.reference import events
+from conformance.reference import events, webhook_queue
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, not_found
 from conformance.reference.ledger import to_micros
@@ -254,5 +254,6 @@ def resend_delivery(ctx: RequestContext) -> Reply:
     )
     if cursor.rowcount != 1:
         raise not_found(ctx, "webhook delivery")
+    webhook_queue.queued(ctx.conn)
     status = ctx.config.profile.webhooks.resend_status
     return Reply(ctx.config.profile.success_status(ctx.operation_id), {"status": status})
