@@ -142,4 +142,5 @@ def test_a_server_that_resets_connections_mid_run_leaves_the_run_incomplete(
     # as gone
     stateful = reason_of(document, STATEFUL_CHECK)
     assert stateful.startswith("no answer from the server, not judged: the stateful phase: ")
-    assert "reset" in stateful.lower()
+    # the error is requests' own, reset or a new connection it could not make, cut to length
+    assert "reset" in stateful.lower() or "connectionerror" in stateful.lower()
