@@ -67,6 +67,13 @@ def test_a_family_with_no_check_in_the_run_is_a_gap() -> None:
     assert missing_families == ["payments"]
 
 
+def test_a_family_that_only_judges_the_servers_rate_limits_is_no_gap_left_unexercised() -> None:
+    ran = CheckResult("c", "auth", ("AUTH-001",), Outcome.PASSED, operation_id="createPayment")
+    quiet = CheckResult("r", "rate_limit", ("RATE-001",), Outcome.NOT_EXERCISED)
+    _, missing_families = coverage_gaps(run_with((ran, quiet)), families=["auth", "rate_limit"])
+    assert missing_families == []
+
+
 @pytest.mark.slow
 def test_the_families_are_found_by_collecting_the_suite_subpackages_included() -> None:
     families = suite_families()
