@@ -48,7 +48,10 @@ def test_spread_takes_one_case_of_each_kind_before_a_second() -> None:
     assert spread(cases, 10, key=lambda c: c[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
 
 
-def small_runner(base_url: str, stats: ClientStats | None = None) -> SchemaPhaseRunner:
+def small_runner(
+    base_url: str, stats: ClientStats | None = None, *, stateful_examples: int = 2
+) -> SchemaPhaseRunner:
+    """A runner of a few cases per phase against ``base_url`` (seed 1)."""
     schemas = load_schemas(
         effective_contract(PROFILE),
         PROFILE,
@@ -58,7 +61,12 @@ def small_runner(base_url: str, stats: ClientStats | None = None) -> SchemaPhase
         max_examples=2,
         stateful_steps=4,
     )
-    sizes = PhaseSizes(fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4)
+    sizes = PhaseSizes(
+        fuzzing_examples=2,
+        coverage_limit=4,
+        stateful_examples=stateful_examples,
+        stateful_steps=4,
+    )
     return SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=stats)
 
 
@@ -134,20 +142,8 @@ def test_a_server_whose_replies_are_not_http_fails_no_server_error_then_stops_th
 def test_a_server_that_keeps_rate_limiting_leaves_checks_not_exercised_never_failed() -> None:
     proxy = RateLimitingProxy(first=10**9, retry_after="3600")
     with proxy.running():
-        schemas = load_schemas(
-            effective_contract(PROFILE),
-            PROFILE,
-            requirement_operations(),
-            base_url=proxy.base_url,
-            seed=1,
-            max_examples=2,
-            stateful_steps=4,
-        )
-        sizes = PhaseSizes(
-            fuzzing_examples=2, coverage_limit=4, stateful_examples=2, stateful_steps=4
-        )
         stats = ClientStats()
-        runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=stats)
+        runner = small_runner(proxy.base_url, stats, stateful_examples=2)
         try:
             runner.run_unit_phases("listPayments")  # no ServerGoneError: the server answers
             results = runner.ledger.results("unit", ["no_server_error"], ["listPayments"])
@@ -164,19 +160,7 @@ def test_a_rate_limited_stateful_step_ends_the_sequences_and_fails_nothing() -> 
     with ReferenceServer(profile=PROFILE) as server:
         proxy = RateLimitingProxy(server.base_url, every=3, status=503, retry_after=retry_after)
         with proxy.running():
-            schemas = load_schemas(
-                effective_contract(PROFILE),
-                PROFILE,
-                requirement_operations(),
-                base_url=proxy.base_url,
-                seed=1,
-                max_examples=2,
-                stateful_steps=4,
-            )
-            sizes = PhaseSizes(
-                fuzzing_examples=2, coverage_limit=4, stateful_examples=4, stateful_steps=4
-            )
-            runner = SchemaPhaseRunner(schemas, PROFILE, seed=1, sizes=sizes, stats=ClientStats())
+            runner = small_runner(proxy.base_url, ClientStats(), stateful_examples=4)
             try:
                 runner.run_stateful()  # neither a failure nor "inconsistent data generation"
             finally:
