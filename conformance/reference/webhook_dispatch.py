@@ -54,7 +54,6 @@ import httpx
 from conformance.reference import webhook_queue
 from conformance.reference.config import ServerConfig
 from conformance.reference.store import Store
-from conformance.reference.webhook_queue import FAILING_AFTER as FAILING_AFTER
 from conformance.reference.webhook_queue import DueReader, send_order
 
 SECRET_PREFIX = "whsec_"

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from conformance.reference import events, webhook_dispatch, webhooks
+from conformance.reference import events, webhook_dispatch, webhook_queue, webhooks
 from conformance.reference.store import Store
 from conformance.reference.timestamps import iso
 from conformance.reference.webhook_dispatch import WebhookDispatcher, sign, verify
@@ -357,7 +357,7 @@ def test_an_endpoint_that_answers_again_is_no_longer_failing(store: Store) -> No
             with store.transaction() as conn:  # every retry due now
                 conn.execute("UPDATE webhook_deliveries SET next_attempt_us = 0")
             dispatcher.run_once()
-        assert failures_in_a_row(store) == {"ep": webhook_dispatch.FAILING_AFTER}
+        assert failures_in_a_row(store) == {"ep": webhook_queue.FAILING_AFTER}
         with store.transaction() as conn:
             events.emit(conn, "m_alpha", "payment.created", {}, NOW)
         assert dispatcher.run_once() == 1  # a failing endpoint's delivery is still sent
@@ -456,7 +456,7 @@ def dead_backlog(store: Store, deliveries: int, *, due_in: float = 0.0) -> None:
             add_merchant_endpoint(conn, "m_alpha", f"ep_dead_{n}", closed_url)
             conn.execute(
                 "INSERT INTO webhook_endpoint_health VALUES ('m_alpha', ?, ?)",
-                (f"ep_dead_{n}", webhook_dispatch.FAILING_AFTER + n),
+                (f"ep_dead_{n}", webhook_queue.FAILING_AFTER + n),
             )
         for _ in range(deliveries // 10):
             events.emit(conn, "m_alpha", "payment.created", {}, NOW)

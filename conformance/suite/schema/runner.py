@@ -224,8 +224,7 @@ class SchemaPhaseRunner:
             self.unanswered = describe(exc)
         if _could_not_connect(exc):
             # as the suite's client counts its own: three in a row and the server is gone
-            self.stats.consecutive_refused += 1
-            self.stats.refused_tls = describe_failure(exc)
+            self.stats.note_connection(refused=True, tls_failure=describe_failure(exc))
         request = exc.request if isinstance(exc.request, requests.PreparedRequest) else None
         if request is not None and not no_answer(exc):
             self.ledger.failed(
@@ -246,8 +245,7 @@ class SchemaPhaseRunner:
 
     def _answered(self) -> None:
         self._transport_errors = 0
-        self.stats.consecutive_refused = 0
-        self.stats.refused_tls = None
+        self.stats.note_connection(refused=False)
 
     def validate(
         self,

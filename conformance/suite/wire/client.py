@@ -139,6 +139,12 @@ class ClientStats:
     # 429s and 503s with Retry-After: counts, waits, --rate-limit (``ratelimit``)
     rate_limiting: RateLimiting = field(default_factory=RateLimiting)
 
+    def note_connection(self, refused: bool, tls_failure: str | None = None) -> None:
+        """A request's connection was refused (or failed its TLS handshake: ``tls_failure``
+        says how), or was made: the count in a row the server is taken as gone by."""
+        self.consecutive_refused = self.consecutive_refused + 1 if refused else 0
+        self.refused_tls = tls_failure if refused else None
+
     @property
     def server_gone(self) -> bool:
         return (
@@ -349,18 +355,15 @@ class SuiteClient:
             raise error(f"{where}: {_describe_timeout(exc)}") from None
         except httpx.TransportError as exc:
             self.stats.consecutive_timeouts = self.stats.late_answers = 0
-            refused = isinstance(exc, httpx.ConnectError)
-            self.stats.consecutive_refused = self.stats.consecutive_refused + 1 if refused else 0
-            self._notify(request, None)
             tls_failure = tls.describe_failure(exc)
-            self.stats.refused_tls = tls_failure if refused else None
+            self.stats.note_connection(isinstance(exc, httpx.ConnectError), tls_failure)
+            self._notify(request, None)
             if tls_failure is not None:
                 raise SuiteTlsError(f"{where}: {tls_failure}") from None
             error = SuiteTransportError if _answered(exc) else NoAnswerError
             raise error(f"{where}: {_describe_transport(exc)}") from None
         self.stats.consecutive_timeouts = self.stats.late_answers = 0
-        self.stats.consecutive_refused = 0
-        self.stats.refused_tls = None
+        self.stats.note_connection(refused=False)
         # httpx's stream wrapper and the response refer to each other: such a cycle waits for the
         # garbage collector, and a test sending many requests keeps every body until it runs.
         # The body is read: a plain stream of it breaks the cycle.
