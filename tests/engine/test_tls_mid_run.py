@@ -136,11 +136,11 @@ def test_a_server_that_resets_connections_mid_run_leaves_the_run_incomplete(
     document = assert_incomplete_everywhere(result, tmp_path / "reports")
     unit = reason_of(document, UNIT_CHECK)
     assert unit.startswith("no answer from the server, not judged: the schema phases gave up")
-    assert "reset" in unit.lower()
+    # requests' own error, cut to length: a reset, or a new connection it could not make
+    assert "reset" in unit.lower() or "connectionerror" in unit.lower()
     # requests cannot tell a reset before the request from one after: no connection refused,
     # the stateful phase ran and got no answer either; the auth family then took the server
     # as gone
     stateful = reason_of(document, STATEFUL_CHECK)
     assert stateful.startswith("no answer from the server, not judged: the stateful phase: ")
-    # the error is requests' own, reset or a new connection it could not make, cut to length
     assert "reset" in stateful.lower() or "connectionerror" in stateful.lower()
