@@ -42,6 +42,10 @@ ALL_IDS = (*KEY_IDS, "IDEM-012", "LIMIT-010", *ERROR_SHAPE_IDS)
 # The operations that run every step in --quick (one per kind of effect: a create, a state
 # change, a ledger entry); the others run the missing key, the bounds, the replay and reuse.
 QUICK_FULL = frozenset({"createPayment", "cancelPayment", "settleX402Payment"})
+NO_REPLAY_MARKER = (
+    'the profile declares no replay marker (idempotency.replay_header = ""): a replay is '
+    "judged by its status, body and effects alone (IDEM-007, IDEM-009)"
+)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -138,11 +142,19 @@ class Run:
         return [f"expected the request to be processed, got {summary(response)}"]
 
     def replayed(self, response: httpx.Response) -> bool:
+        """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
-        return str(response.headers.get(header, "")).lower() == "true"
+        return bool(header) and str(response.headers.get(header, "")).lower() == "true"
 
-    def not_replay(self, response: httpx.Response) -> list[str]:
-        return [f"answered as a replay: {summary(response)}"] if self.replayed(response) else []
+    def not_replay(self, response: httpx.Response, stored: bytes | None = None) -> list[str]:
+        """Problems of a response that must be a first use: marked as a replay, or, with no
+        marker declared, the ``stored`` response of the key's earlier use byte for byte."""
+        if self.replayed(response):
+            return [f"answered as a replay: {summary(response)}"]
+        marked = self.profile.idempotency.replay_marked
+        if stored is not None and not marked and response.content == stored:
+            return [f"answered with the key's stored response: {summary(response)}"]
+        return []
 
 
 def refused(response: httpx.Response) -> list[str]:
@@ -260,12 +272,15 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
         differences.append(f"body differs: {summary(again)} (first: {summary(first)})")
     same.expect(differences, run.client, "the replay: ")
     name = run.profile.idempotency.replay_header
-    header.expect(
-        [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
-        run.client,
-        "the replay: ",
-    )
-    header.expect([f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: ")
+    if name:
+        header.expect(
+            [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
+            run.client,
+            "the replay: ",
+        )
+        header.expect(
+            [f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: "
+        )
     if effects is not None:
         after = visible_effects(run, spec)
         once.expect(
@@ -284,10 +299,18 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
         "the replay, signed afresh, got the same status and body",
     )
     run.record("replay header", ("IDEM-008",), header, "the replay carries the replay header")
+    if not name:
+        run.recorder.record(
+            f"idempotency {run.operation_id} replay header",
+            ("IDEM-008",),
+            Outcome.NOT_EXERCISED,
+            NO_REPLAY_MARKER,
+            run.operation_id,
+        )
     run.record("replay does nothing twice", ("IDEM-009",), once, "nothing happened twice")
     reuse(run, spec, key)
     if full:
-        scope(run, key, other_client)
+        scope(run, key, other_client, first.content)
 
 
 def reuse(run: Run, spec: RequestSpec, key: str) -> None:
@@ -308,13 +331,13 @@ def reuse(run: Run, spec: RequestSpec, key: str) -> None:
         run.record("reused on another path", ("IDEM-011",), other_path, "refused as reused")
 
 
-def scope(run: Run, key: str, other_client: SuiteClient) -> None:
-    """The same key from another merchant is a new request."""
+def scope(run: Run, key: str, other_client: SuiteClient, stored: bytes) -> None:
+    """The same key from another merchant is a new request (not a replay of ``stored``)."""
     theirs = Factories(other_client, run.profile, run.contract).request(run.operation_id)
     response = send(other_client, theirs, idempotency_key=key)
     scoped = Check()
     scoped.expect(
-        run.processed(response, theirs) + run.not_replay(response),
+        run.processed(response, theirs) + run.not_replay(response, stored),
         other_client,
         "the other merchant: ",
     )

@@ -42,7 +42,14 @@ from conformance.core.patterns import ecma_search
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
+from conformance.suite.outcomes import (
+    CODE,
+    ERROR_SHAPE_IDS,
+    MEDIA_TYPE,
+    MESSAGE,
+    OBJECT,
+    malformed_refusal,
+)
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.responses.schemas import Problem, SchemaValidator, problem_of
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
@@ -287,9 +294,12 @@ CUT_BODY_REASON = (
 )
 
 
-def _unjudged_if_cut(finding: _Finding, status: int | None) -> _Finding:
-    # A 413 is judged by the size of the request body, which may be the part left out.
-    if finding.check not in _BODY_CHECKS and not (finding.check == "status" and status == 413):
+def _unjudged_if_cut(finding: _Finding, status: int | None, too_large: int) -> _Finding:
+    # The profile's payload-too-large answer is judged by the size of the request body, which
+    # may be the part left out.
+    if finding.check not in _BODY_CHECKS and not (
+        finding.check == "status" and status == too_large
+    ):
         return finding
     return _Finding(finding.check, finding.ids, Outcome.NOT_EXERCISED, CUT_BODY_REASON)
 
@@ -334,6 +344,10 @@ def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
             problem = Problem(problem.where, problem.message, problem.fields, problem.tags | {tag})
         problems.append(problem)
     return problems
+
+
+def _code_of(body: Any) -> object:
+    return body.get("code") if isinstance(body, dict) else None
 
 
 def _summary(problems: list[Problem], limit: int = 5) -> str:
@@ -386,6 +400,8 @@ class ExchangeValidator:
         self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
+        self._refusal = malformed_refusal(profile)  # with its code where a business rule shares it
+        self._too_large = profile.status.payload_too_large.status
         self._idem_missing = profile.error("idempotency", "missing")
         self._idem_invalid = profile.error("idempotency", "invalid")
         self._method_not_allowed = profile.status.method_not_allowed
@@ -446,7 +462,7 @@ class ExchangeValidator:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
         if exchange.truncated:
-            findings = [_unjudged_if_cut(f, exchange.status) for f in findings]
+            findings = [_unjudged_if_cut(f, exchange.status, self._too_large) for f in findings]
         return operation_id, findings
 
     def results(
@@ -543,7 +559,7 @@ class ExchangeValidator:
             out.append(_Finding("status", ids, Outcome.FAILED, message + str(op.success_status)))
             return
         if status not in op.response_schemas:
-            if status == 413 and len(exchange.request_body) > self._max_body:
+            if status == self._too_large and len(exchange.request_body) > self._max_body:
                 return  # the profile's answer to any body above max_body_bytes
             ids = _ids("status_code_conformance", oid, status) or _mode_ids(
                 "status_code_conformance", oid, "positive"
@@ -694,6 +710,19 @@ class ExchangeValidator:
             elif success and len(key) in (low, high):
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
+    def _key_refusal(self, exchange: Exchange, op: _Operation, status: int, body: Any) -> bool:
+        """The answer is the profile's refusal of the request's Idempotency-Key: missing where
+        required, or outside the bounds."""
+        key = exchange.header(IDEMPOTENCY_HEADER)
+        low, high = self._key_bounds
+        if key is None and op.requires_key:
+            answer = self._idem_missing
+        elif key is not None and op.accepts_key and key != REDACTED and not low <= len(key) <= high:
+            answer = self._idem_invalid
+        else:
+            return False
+        return status == answer.status and answer.code in (None, _code_of(body))
+
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
         catalogue = _catalogue_operations()
@@ -722,7 +751,7 @@ class ExchangeValidator:
         problems = self._request_problems(exchange, op, params, request)
         if not problems:
             return False
-        if status in (self._auth_error.status, self._not_found.status, 413):
+        if status in (self._auth_error.status, self._not_found.status, self._too_large):
             return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
@@ -735,11 +764,13 @@ class ExchangeValidator:
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
-        elif status == self._validation.status:
+        elif status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
             ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
+        elif self._key_refusal(exchange, op, status, body):
+            return True  # refused for its Idempotency-Key, which may be looked at first
         else:
             ids = _pinned(_ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (

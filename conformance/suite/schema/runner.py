@@ -60,7 +60,7 @@ from conformance.suite.schema.evidence import (
     request_evidence,
 )
 from conformance.suite.schema.fixups import CasePreparer
-from conformance.suite.schema.ledger import CheckLedger
+from conformance.suite.schema.ledger import CheckLedger, unexercisable_ids
 from conformance.suite.schema.loading import (
     CONNECT_TIMEOUT_S,
     READ_TIMEOUT_S,
@@ -156,7 +156,7 @@ class SchemaPhaseRunner:
         self.stats = stats if stats is not None else ClientStats()
         self.session = signed_session(profile, stats=self.stats)
         self.preparer = CasePreparer(seed)
-        self.ledger = CheckLedger()
+        self.ledger = CheckLedger(unexercisable_ids(profile))
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
         self.counted = 0  # cases already added to the run's request count
@@ -172,7 +172,7 @@ class SchemaPhaseRunner:
 
     def reset_ledger(self) -> None:
         """A fresh ledger: each test records only what its own phases saw."""
-        self.ledger = CheckLedger()
+        self.ledger = CheckLedger(unexercisable_ids(self.profile))
         self.unanswered = None
 
     def check_answered(self, phases: str) -> None:
