@@ -356,10 +356,6 @@ def _summary(problems: list[Problem], limit: int = 5) -> str:
 
 
 @cache
-def _ids(check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
-    return requirement_ids(check, operation_id, status)
-
-
 @cache
 def _mode_ids(check: str, operation_id: str, mode: str) -> tuple[str, ...]:
     return requirement_ids(check, operation_id, None, mode)
@@ -410,6 +406,11 @@ class ExchangeValidator:
         self._answers = AnswerChecks(profile)
         self._limits = LimitIds(profile)
         self._admission = AdmissionChecks(profile)
+
+    def _ids(self, check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
+        """The ids ``check`` verifies for a response with ``status``, read with the profile's
+        statuses (which answer a status is)."""
+        return requirement_ids(check, operation_id, status, profile=self.profile)
 
     # -- identification --------------------------------------------------------------------
     def _lookup(self, exchange: Exchange) -> _Lookup:
@@ -554,14 +555,14 @@ class ExchangeValidator:
         oid = op.operation_id
         success = 200 <= status < 300
         if success and status != op.success_status:
-            ids = _ids("status_code_conformance", oid, status)
+            ids = self._ids("status_code_conformance", oid, status)
             message = f"{op.label} answered {status}; the profile's success status is "
             out.append(_Finding("status", ids, Outcome.FAILED, message + str(op.success_status)))
             return
         if status not in op.response_schemas:
             if status == self._too_large and len(exchange.request_body) > self._max_body:
                 return  # the profile's answer to any body above max_body_bytes
-            ids = _ids("status_code_conformance", oid, status) or _mode_ids(
+            ids = self._ids("status_code_conformance", oid, status) or _mode_ids(
                 "status_code_conformance", oid, "positive"
             )
             documented = ", ".join(str(s) for s in sorted(op.response_schemas))
@@ -569,7 +570,7 @@ class ExchangeValidator:
             out.append(_Finding("status", ids, Outcome.FAILED, message))
             return
         if success:
-            ids = _ids("status_code_conformance", oid, status)
+            ids = self._ids("status_code_conformance", oid, status)
             out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
             media = _media(exchange.header("content-type", response=True))
             if body is _MISSING and media == "application/json":
@@ -586,7 +587,7 @@ class ExchangeValidator:
         schema = op.response_schemas[status]
         if schema is None or body is _NOT_JSON:
             return  # no documented body, or an error body the error shape check judged
-        candidates = _ids("response_schema_conformance", oid, status)
+        candidates = self._ids("response_schema_conformance", oid, status)
         if body is _MISSING:
             reason = exchange.response_body_missing or ""
             out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
@@ -597,7 +598,7 @@ class ExchangeValidator:
             ids = _pinned(candidates, problems)
             if status >= 400 and all(p.where == "code" for p in problems):
                 # A code the profile does not give this status: the profile's status rule.
-                ids = _ids("ErrorCodeMatchesProfile", oid, status) or ids
+                ids = self._ids("ErrorCodeMatchesProfile", oid, status) or ids
             out.append(_Finding("response_schema", ids, Outcome.FAILED, message))
         elif candidates:
             message = f"the {status} body matches its schema"
@@ -758,21 +759,21 @@ class ExchangeValidator:
         if 200 <= status < 300:
             # Accepted: both the contract's "MUST reject" and the profile's "MUST answer with
             # 400 validation_error" are broken.
-            candidates = _ids("negative_data_rejection", oid, status)
-            candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
+            candidates = self._ids("negative_data_rejection", oid, status)
+            candidates += self._ids("negative_data_rejection", oid, _ANY_4XX)
             ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
         elif status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
-            ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+            ids = _pinned(self._ids("negative_data_rejection", oid, status), problems)
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         elif self._key_refusal(exchange, op, status, body):
             return True  # refused for its Idempotency-Key, which may be looked at first
         else:
-            ids = _pinned(_ids("negative_data_rejection", oid, _ANY_4XX), problems)
+            ids = _pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )

@@ -269,7 +269,9 @@ class SchemaPhaseRunner:
         schemathesis' checks would hand it to ``json.loads``, which recurses once per level."""
         check = "response_schema_conformance"
         operation_id = self.operation_id(case)
-        ids = requirement_ids(check, operation_id, response.status_code, case_mode(case))
+        ids = requirement_ids(
+            check, operation_id, response.status_code, case_mode(case), self.profile
+        )
         self.ledger.failed(
             check,
             operation_id,
@@ -295,7 +297,7 @@ class SchemaPhaseRunner:
         for result in results:
             check = result.name
             if result.status == Status.FAILURE and result.failure is not None:
-                candidates = requirement_ids(check, operation_id, status, mode)
+                candidates = requirement_ids(check, operation_id, status, mode, self.profile)
                 fields = failure_fields(result.failure) | case_fields(case)
                 tags = failure_tags(result.failure) | scenario
                 ids = pin(candidates, fields, tags) or candidates
@@ -310,7 +312,7 @@ class SchemaPhaseRunner:
                     evidence_from(response, self.secrets),
                 )
             elif self._counts_as_pass(check, case, response):
-                ids = requirement_ids(check, operation_id, status, mode)
+                ids = requirement_ids(check, operation_id, status, mode, self.profile)
                 if is_pinned(check):
                     ids = pin(ids, case_fields(case), scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
