@@ -892,7 +892,9 @@ class ExchangeValidator:
             return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
         what = f"{label}: {exchange.method} {VERSION_PREFIX}{exchange.path} without its /v1 prefix"
         if status is not None and 200 <= status < 300:
-            message = f"{what} was served ({status}); the profile's answer is a 404"
+            message = (
+                f"{what} was served ({status}); the profile's answer is a {self._not_found.status}"
+            )
             return _Finding("operation", UNVERSIONED_IDS, Outcome.FAILED, message)
         if status == self._not_found.status:
             message = f"{what}; answered {status}"
