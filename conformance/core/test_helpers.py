@@ -15,9 +15,9 @@ from its template (``HelperRoute.render``); the reference server reads the value
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +26,8 @@ from urllib.parse import quote
 HELPER_OPERATIONS = {"deposit": "testDepositPayment", "expire": "testExpirePayment"}
 HELPER_NAMES = {operation_id: name for name, operation_id in HELPER_OPERATIONS.items()}
 # What the suite can put in a helper's body: the payment's id, and for a deposit the currency,
-# the chain, the amount as a decimal string or in the currency's smallest unit, and a fresh
-# transaction hash (0x and 64 hex digits).
+# the chain, the amount as a decimal string or in the currency's smallest unit, and a
+# transaction hash (0x and 64 hex digits) derived from the payment, currency, chain and amount.
 PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "deposit": ("id", "currency_id", "chain_id", "amount", "raw_amount", "tx_hash"),
     "expire": ("id",),
@@ -86,7 +86,10 @@ class HelperRoute:
             places = decimals.get(values["currency_id"])
             amount = values["amount"]
             values["raw_amount"] = amount if places is None else raw_amount(amount, places)
-            values["tx_hash"] = "0x" + secrets.token_hex(32)
+            # derived, not random: a replayed deposit (same Idempotency-Key) must be the same
+            # request
+            seed = "\n".join((payment_id, values["currency_id"], values["chain_id"], amount))
+            values["tx_hash"] = "0x" + hashlib.sha256(seed.encode()).hexdigest()
         elif body is not None:
             return body
         return self.render(values)
