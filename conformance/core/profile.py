@@ -623,6 +623,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         missing = [k for k in error.validator_value if k not in error.instance]
         keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
         return f"missing key {keys}"
+    if error.validator == "anyOf" and "description" in error.schema:
+        return f"{where}: must be {error.schema['description']}"
     path = list(error.absolute_path)
     if path[:1] == ["credentials"] and (len(path) <= 2 or path[-1] == "api_secret"):
         # jsonschema's message quotes the value: a secret, or a credential holding one

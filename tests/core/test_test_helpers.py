@@ -103,7 +103,7 @@ def test_raw_and_decimal_amounts_round_trip(amount: str, decimals: int, raw: str
             'deposit = { method = "POST", path = "/p/{id}", body = { a = "{currency_id}" } }',
             "names neither {amount} nor {raw_amount}",
         ),
-        ('deposit = "GET /p/{id}"', "test_helpers.deposit"),
+        ('deposit = "GET /p/{id}"', 'test_helpers.deposit: must be "METHOD /path"'),
     ],
 )
 def test_profile_check_refuses_a_helper_the_suite_cannot_fill(
