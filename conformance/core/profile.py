@@ -25,6 +25,7 @@ from conformance.core import tomlsafe, untrusted_files
 from conformance.core.catalogue import CatalogueError, load_catalogue
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
+from conformance.core.test_helpers import HELPER_NAMES, HelperRoute, helper_problems, helper_routes
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
 # Environment variables that replace the first credential's key and secret (run, validate).
@@ -443,9 +444,19 @@ class Profile:
         return bool(self.data["profile"]["test_helpers"])
 
     @cached_property
+    def helpers(self) -> Mapping[str, HelperRoute]:
+        """The test helpers the server has, by name (``core.test_helpers``); absent ones and
+        all of them under ``test_helpers = false`` left out."""
+        return helper_routes(self.data)
+
+    def helper(self, name: str) -> HelperRoute | None:
+        """Test helper ``name`` (``"deposit"``, ``"expire"``), or None when the server has none."""
+        return self.helpers.get(name)
+
+    @cached_property
     def helper_routes(self) -> Mapping[str, str]:
-        """The test helpers' routes by name (``"deposit"`` -> ``"POST /v1/..."``); may be empty."""
-        return {str(k): str(v) for k, v in self.data.get("test_helpers", {}).items()}
+        """The present test helpers' routes by name (``"deposit"`` -> ``"POST /v1/..."``)."""
+        return {name: helper.route for name, helper in self.helpers.items()}
 
     def helper_route(self, name: str) -> str:
         """The route of test helper ``name`` (``"POST /v1/..."``), or ``""`` when none."""
@@ -484,6 +495,9 @@ class Profile:
         return _range(self.data[section][key])
 
     def success_status(self, operation_id: str) -> int:
+        helper = self.helper(HELPER_NAMES.get(operation_id, ""))
+        if helper is not None and helper.status is not None:
+            return helper.status
         if operation_id in self.status.create_operations:
             return self.status.created
         return self.status.success
@@ -609,6 +623,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         missing = [k for k in error.validator_value if k not in error.instance]
         keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
         return f"missing key {keys}"
+    if error.validator == "anyOf" and "description" in error.schema:
+        return f"{where}: must be {error.schema['description']}"
     path = list(error.absolute_path)
     if path[:1] == ["credentials"] and (len(path) <= 2 or path[-1] == "api_secret"):
         # jsonschema's message quotes the value: a secret, or a credential holding one
@@ -702,6 +718,7 @@ def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
     keys = [c["api_key"] for c in data["credentials"]]
     if len(set(keys)) != len(keys):
         yield "credentials: api_key values must differ"
+    yield from helper_problems(data)
 
 
 def _operation_ids() -> frozenset[str]:

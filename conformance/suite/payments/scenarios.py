@@ -78,7 +78,7 @@ def apply(book: PaymentBook, payment: ModelPayment, action: str) -> None:
 
 def actions(book: PaymentBook) -> list[str]:
     found = [op for op in (CANCEL, ACCEPT) if book.rules.has(op)]
-    if book.rules.helpers and book.rules.has(EXPIRE):
+    if book.rules.has_helper(EXPIRE) and book.rules.has(EXPIRE):
         found.append(EXPIRE)
     return found
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -33,7 +32,7 @@ class Cause:
     event_type: str
     requirement_id: str
     action: str
-    needs_helpers: bool = False
+    helper: str = ""  # the test helper it needs ("deposit", "expire"), if any
 
 
 CAUSES: tuple[Cause, ...] = (
@@ -41,14 +40,14 @@ CAUSES: tuple[Cause, ...] = (
     Cause("subscription.canceled", "EVT-007", "cancel the subscription"),
     Cause("payment.created", "EVT-001", "create a payment"),
     Cause("payment.canceled", "EVT-005", "cancel the payment"),
-    Cause("payment.underpaid", "EVT-002", "deposit less than quoted (test helper)", True),
+    Cause("payment.underpaid", "EVT-002", "deposit less than quoted (test helper)", "deposit"),
     Cause(
         "payment.settled",
         "EVT-003",
         "accept the underpaid payment; deposit the full amount on another (test helper)",
-        True,
+        "deposit",
     ),
-    Cause("payment.expired", "EVT-004", "expire a pending payment (test helper)", True),
+    Cause("payment.expired", "EVT-004", "expire a pending payment (test helper)", "expire"),
     Cause("payout_schedule.updated", "EVT-008", "replace, pause and retire a payout schedule"),
     Cause("x402.settled", "EVT-009", "settle an x402 payment"),
 )
@@ -80,9 +79,10 @@ def unreachable(profile: Profile) -> dict[str, str]:
             reasons[cause.requirement_id] = (
                 f"the profile lists no event type {cause.event_type} (webhooks.event_types)"
             )
-        elif cause.needs_helpers and not profile.test_helpers:
+        elif cause.helper and profile.helper(cause.helper) is None:
             reasons[cause.requirement_id] = (
-                f"needs the profile's test helpers to {cause.action}: the profile has none"
+                f"needs the profile's {cause.helper} test helper to {cause.action}: "
+                "the profile has none"
             )
     return reasons
 
@@ -109,15 +109,8 @@ class Actions:
         return _json(response)
 
     def helper(self, name: str, payment_id: str, body: Mapping[str, Any] | None = None) -> None:
-        method, _, template = self.f.profile.helper_route(name).partition(" ")
-        if not template:
-            raise PrerequisiteError(f"the profile has no {name} test helper")
-        operation = "testDepositPayment" if name == "deposit" else "testExpirePayment"
-        kwargs: dict[str, Any] = {"idempotency_key": None, "operation_id": operation}
-        if body is not None:
-            kwargs["json"] = dict(body)
-        response = self.f.client.request(
-            method.upper(), template.replace("{id}", quote(payment_id, safe="")), **kwargs
+        response = self.f.test_helper(
+            name, payment_id, None if body is None else dict(body), idempotency_key=None
         )
         if response.status_code >= 300:
             raise PrerequisiteError(
@@ -153,9 +146,8 @@ class Actions:
                 self.spec("cancelPayment", path_params={"id": canceled}), "cancel a payment"
             )
             found.append(self._expect("payment.canceled", canceled, started))
-        if not self.f.profile.test_helpers:
-            return found
-        if wanted & {"payment.underpaid", "payment.settled"}:
+        profile = self.f.profile
+        if wanted & {"payment.underpaid", "payment.settled"} and profile.helper("deposit"):
             started = self.clock()
             underpaid = self.f.create_payment()["id"]
             self.deposit(underpaid, self.f.amount(1))
@@ -170,7 +162,7 @@ class Actions:
             paid = self.f.create_payment()["id"]
             self.deposit(paid, self.f.amount())
             found.append(self._expect("payment.settled", paid, started))
-        if "payment.expired" in wanted:
+        if "payment.expired" in wanted and profile.helper("expire"):
             started = self.clock()
             expired = self.f.create_payment()["id"]
             self.helper("expire", expired)
