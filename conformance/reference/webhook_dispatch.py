@@ -155,10 +155,10 @@ def _faulty_sign(
     content = scheme.content(message_id, str(ts), body)
     if "webhook-signature-over-body-only" in faults:
         content = body
-    if "webhook-signature-key-not-decoded" in faults or scheme.key == KEY_UTF8:
-        key = secret.encode()
-    else:
-        key = secret_key(secret)
+    decoded = scheme.key != KEY_UTF8
+    if "webhook-signature-key-not-decoded" in faults:  # the key read the other way
+        decoded = not decoded
+    key = secret_key(secret) if decoded else secret.encode()
     digest = hmac.new(key, content, getattr(hashlib, scheme.algorithm)).digest()
     value = digest.hex() if scheme.encoding == "hex" else base64.b64encode(digest).decode()
     headers = {scheme.id_header: message_id}

@@ -162,3 +162,12 @@ def test_a_verifier_next_to_the_profile_is_loaded_and_hashed(tmp_path: Path) -> 
     assert verifier.sha256 == hashlib.sha256(source.encode()).hexdigest()
     assert verifier.verifies({}, b"", "yes") == (True, "")
     assert verifier.verifies({}, b"", "no") == (False, "")
+
+
+def test_run_with_a_verifier_that_cannot_be_loaded_stops_before_it_starts(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('extends = "default"\n[webhooks]\nverifier = "gone_hook:verify"\n')
+    result = CliRunner().invoke(main, ["run", "--profile", str(path), "--only", "DLV-008"])
+    assert result.exit_code == 2, result.output
+    assert "webhooks.verifier 'gone_hook:verify': cannot import gone_hook" in result.output
+    assert "Traceback" not in result.output

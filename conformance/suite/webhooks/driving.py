@@ -360,7 +360,7 @@ class DeliveryDriver:
         the resources the suite caused events of (another's event is not this one)."""
         typed = [a for a in self.arrivals(endpoint) if a.event_type == expected.event_type]
         named = [a for a in typed if a.names(expected.resource_id)]
-        if named:
+        if named or not typed:
             return named
         caused = {e.resource_id for e in (*self.expected, expected)}
         return [

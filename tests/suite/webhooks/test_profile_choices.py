@@ -123,6 +123,19 @@ def test_a_t_v1_signature_header_is_verified_as_the_profile_declares(
     assert any("Webhook-Signature" in m for m in other["DLV-008"])
 
 
+def test_a_server_breaking_the_declared_scheme_fails_its_checks(tmp_path: Path) -> None:
+    # the t= item in milliseconds, the HMAC keyed with the secret decoded: DLV-007 and DLV-008
+    options = RunOptions(
+        profile=write(tmp_path, STRIPE_LIKE, "stripe_like"),
+        only=("DLV",),
+        seed=11,
+        quick=True,
+        embedded_fault="webhook-timestamp-milliseconds,webhook-signature-key-not-decoded",
+    )
+    found = family_failures(run_suite(options), FAMILY)
+    assert set(found) == {"DLV-007", "DLV-008"}, found
+
+
 def test_other_event_names_are_caused_and_judged_as_the_profile_maps_them(
     tmp_path: Path,
 ) -> None:
