@@ -26,6 +26,8 @@ from conformance.core.catalogue import CatalogueError, load_catalogue
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
 from conformance.core.test_helpers import HELPER_NAMES, HelperRoute, helper_problems, helper_routes
+from conformance.core.webhook_scheme import STANDARD, WebhookScheme, scheme_problems
+from conformance.core.webhook_verifier import Verifier, VerifierError, load_verifier
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
 # Environment variables that replace the first credential's key and secret (run, validate).
@@ -308,6 +310,11 @@ class WebhooksSection:
     signature: str
     delivery_statuses: tuple[str, ...]
     resend_status: str
+    # how deliveries are signed (webhook_scheme), and the hook that verifies them instead
+    scheme: WebhookScheme = field(default_factory=lambda: WebhookScheme.of(STANDARD, None))
+    verifier: str | None = None
+    # what emits which event: an EMIT_KEYS key -> an event type, "" for none (see ``emits_of``)
+    emits: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> WebhooksSection:
@@ -320,7 +327,40 @@ class WebhooksSection:
             signature=str(raw["signature"]),
             delivery_statuses=_names(raw["delivery_statuses"]),
             resend_status=str(raw["resend_status"]),
+            scheme=WebhookScheme.of(str(raw["signature"]), raw.get("signing")),
+            verifier=str(raw["verifier"]) if raw.get("verifier") else None,
+            emits=emits_of(raw),
         )
+
+    def emitted(self, key: str) -> str | None:
+        """The event type ``key`` (one of EMIT_KEYS) emits, None when it emits none."""
+        return self.emits.get(key) or None
+
+
+# What may emit an event (``[webhooks.emits]``): operations and payment state changes.
+EMIT_KEYS = (
+    "createPayment",
+    "payment_underpaid",
+    "payment_settled",
+    "payment_expired",
+    "cancelPayment",
+    "createSubscription",
+    "cancelSubscription",
+    "payout_schedule_changed",
+    "settleX402Payment",
+)
+
+
+def emits_of(raw: Mapping[str, Any]) -> dict[str, str]:
+    """Every EMIT_KEYS key's event type ("" for none): the profile's ``[webhooks.emits]``; a key
+    it leaves out emits what the default profile names, when ``event_types`` lists that."""
+    given = raw.get("emits") or {}
+    listed = set(raw["event_types"])
+    fallback = _shipped_document("default")["webhooks"]["emits"]
+    return {
+        key: str(given[key]) if key in given else (fallback[key] if fallback[key] in listed else "")
+        for key in EMIT_KEYS
+    }
 
 
 @dataclass(frozen=True)
@@ -395,6 +435,14 @@ class Profile:
     extends: str | None = None  # the shipped profile a partial profile was merged over
 
     # -- sections ------------------------------------------------------------------------------
+    @cached_property
+    def webhook_verifier(self) -> Verifier | None:
+        """The ``webhooks.verifier`` hook, imported (load_profile checked that it loads)."""
+        reference = self.webhooks.verifier
+        if reference is None:
+            return None
+        return load_verifier(reference, Path(self.source).parent)
+
     @cached_property
     def auth(self) -> AuthSection:
         return AuthSection.of(self.data["auth"])
@@ -719,6 +767,18 @@ def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
     if len(set(keys)) != len(keys):
         yield "credentials: api_key values must differ"
     yield from helper_problems(data)
+    yield from _webhook_inconsistencies(data["webhooks"])
+
+
+def _webhook_inconsistencies(webhooks: dict[str, Any]) -> Iterator[str]:
+    yield from scheme_problems(webhooks["signature"], webhooks.get("signing"))
+    listed = webhooks["event_types"]
+    for key, event_type in (webhooks.get("emits") or {}).items():
+        if event_type and event_type not in listed:
+            yield (
+                f"webhooks.emits.{key}: {event_type!r} is not one of webhooks.event_types "
+                '("" emits no event)'
+            )
 
 
 def _operation_ids() -> frozenset[str]:
@@ -755,6 +815,12 @@ def load_profile(name_or_path: str | Path = "default") -> Profile:
         missing = base is None and any(p.startswith("missing key") for p in exc.problems)
         hint = f" ({EXTENDS_HINT})" if missing else ""
         raise ProfileError(f"{where}: {exc}{hint}", exc.problems, where) from None
+    verifier = data["webhooks"].get("verifier")
+    if verifier:
+        try:
+            load_verifier(str(verifier), path.parent)
+        except VerifierError as exc:
+            raise ProfileError(f"{where}: {exc}", (str(exc),), where) from None
     return Profile(
         name=data["profile"]["name"],
         source=str(path),

@@ -204,6 +204,9 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
     if options.fail_fast:
         recorded["fail_fast"] = "true"
     recorded.update(options.tls_settings.recorded)
+    verifier = profile.webhook_verifier
+    if verifier is not None:  # which code judged the webhook signatures
+        recorded["webhook_verifier"] = verifier.recorded
     if options.headers:  # the names only: the values are secrets
         recorded["headers"] = ",".join(name for name, _ in options.headers)
     if options.auto_workers:
