@@ -21,10 +21,12 @@ from typing import Any
 
 import jsonschema
 
-from conformance.core import tomlsafe, untrusted_files
+from conformance.core import signing, tomlsafe, untrusted_files
 from conformance.core.catalogue import CatalogueError, load_catalogue
+from conformance.core.patterns import ecma_search
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
+from conformance.core.signer_hook import LoadedHook, SignerHookLoadError, load_hook
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
 # Environment variables that replace the first credential's key and secret (run, validate).
@@ -124,6 +126,11 @@ def _names(raw: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in raw)
 
 
+# The kinds of authentication failure a profile may answer differently (``auth.errors``);
+# each falls back to ``auth.error``.
+AUTH_ERROR_KINDS = ("missing", "malformed", "unknown_key", "bad_signature", "expired", "replayed")
+
+
 @dataclass(frozen=True)
 class AuthSection:
     """Section 1: how requests are signed, and the answer to one that is not."""
@@ -135,6 +142,8 @@ class AuthSection:
     clock_window_secs: int
     nonce_single_use: bool
     error: ErrorSpec
+    errors: Mapping[str, ErrorSpec] = field(default_factory=dict)  # by kind; may be partial
+    signer: str = ""  # "package.module:function", or "" for the built-in scheme
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> AuthSection:
@@ -146,7 +155,24 @@ class AuthSection:
             clock_window_secs=int(raw["clock_window_secs"]),
             nonce_single_use=bool(raw["nonce_single_use"]),
             error=_error_spec(raw["error"]),
+            errors={str(k): _error_spec(v) for k, v in (raw.get("errors") or {}).items()},
+            signer=str(raw.get("signer", "")),
         )
+
+    def error_for(self, kind: str) -> ErrorSpec:
+        """The answer to an authentication failure of ``kind`` (``AUTH_ERROR_KINDS``)."""
+        if kind not in AUTH_ERROR_KINDS:
+            raise KeyError(f"unknown auth error kind {kind!r}")
+        return self.errors.get(kind, self.error)
+
+    def errors_for(self, *kinds: str) -> tuple[ErrorSpec, ...]:
+        """The answers to failures that may be read as any of ``kinds``, each once."""
+        return tuple(dict.fromkeys(self.error_for(k) for k in kinds))
+
+    @property
+    def statuses(self) -> frozenset[int]:
+        """Every status an authentication failure may be answered with."""
+        return frozenset(self.error_for(k).status for k in AUTH_ERROR_KINDS)
 
 
 @dataclass(frozen=True)
@@ -397,6 +423,34 @@ class Profile:
     @cached_property
     def auth(self) -> AuthSection:
         return AuthSection.of(self.data["auth"])
+
+    @cached_property
+    def signer_hook(self) -> LoadedHook | None:
+        """The ``auth.signer`` hook, loaded from the profile's folder or the Python path;
+        raises ``ProfileError`` when it cannot be loaded."""
+        if not self.auth.signer:
+            return None
+        try:
+            return load_hook(self.auth.signer, Path(self.source).parent)
+        except SignerHookLoadError as exc:
+            raise ProfileError(str(exc), (str(exc),)) from None
+
+    @cached_property
+    def signing_scheme(self) -> signing.Scheme:
+        """How the suite signs a request: the built-in scheme's choices, or the hook."""
+        auth, hook = self.auth, self.signer_hook
+        return signing.Scheme(
+            name=auth.scheme,
+            timestamp_format=auth.timestamp_format,
+            template=auth.string_to_sign,
+            hook=hook.function if hook else None,
+            hook_name=hook.name if hook else "",
+        )
+
+    def signer(self, credential: Credential | None = None) -> signing.Signer:
+        """Signs requests as ``credential`` (default: the first) under the profile's scheme."""
+        c = credential or self.primary
+        return signing.Signer(c.api_key, c.api_secret, self.string_to_sign, self.signing_scheme, c)
 
     @cached_property
     def idempotency(self) -> IdempotencySection:
@@ -699,9 +753,22 @@ def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
                     f"fixtures.currencies.{currency_id}.deployments[{i}].chain_id "
                     f"{deployment['chain_id']!r} is not one of fixtures.chains"
                 )
+    yield from _auth_inconsistencies(data["auth"])
     keys = [c["api_key"] for c in data["credentials"]]
     if len(set(keys)) != len(keys):
         yield "credentials: api_key values must differ"
+
+
+def _auth_inconsistencies(auth: Mapping[str, Any]) -> Iterator[str]:
+    try:
+        signing.template_fields(auth["string_to_sign"])
+    except signing.TemplateError as exc:
+        yield f"auth.string_to_sign {exc}"
+    if not ecma_search(auth["nonce_pattern"], signing.new_nonce()):
+        yield (
+            "auth.nonce_pattern does not accept the suite's nonces (32 lowercase hex digits): "
+            "the suite could not sign a request the server accepts"
+        )
 
 
 def _operation_ids() -> frozenset[str]:
@@ -738,13 +805,18 @@ def load_profile(name_or_path: str | Path = "default") -> Profile:
         missing = base is None and any(p.startswith("missing key") for p in exc.problems)
         hint = f" ({EXTENDS_HINT})" if missing else ""
         raise ProfileError(f"{where}: {exc}{hint}", exc.problems, where) from None
-    return Profile(
+    profile = Profile(
         name=data["profile"]["name"],
         source=str(path),
         sha256=hashlib.sha256(raw).hexdigest(),
         data=data,
         extends=base,
     )
+    try:
+        profile.signer_hook  # noqa: B018 - loaded now, so a broken hook stops every command here
+    except ProfileError as exc:
+        raise ProfileError(f"{where}: {exc}", exc.problems, where) from None
+    return profile
 
 
 def _shipped_document(name: str) -> dict[str, Any]:
