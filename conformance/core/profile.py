@@ -526,8 +526,12 @@ class Profile:
         return self.auth.string_to_sign
 
     def error(self, section: str, key: str) -> ErrorSpec:
-        """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``."""
-        return _error_spec(self.data[section][key])
+        """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``;
+        a dotted ``key`` reaches into a table (``profile.error("auth", "errors.expired")``)."""
+        node = self.data[section]
+        for part in key.split("."):
+            node = node[part]
+        return _error_spec(node)
 
     @cached_property
     def error_specs(self) -> tuple[ErrorSpec, ...]:

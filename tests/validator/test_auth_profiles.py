@@ -111,3 +111,14 @@ def test_a_malformed_timestamp_is_expected_with_the_profiles_malformed_answer(
 
     assert outcome(divergent, 403) == [Outcome.PASSED]
     assert outcome(divergent, 401) == [Outcome.FAILED]
+
+
+def test_an_auth_error_of_another_kind_is_a_status_the_operation_documents(
+    divergent: Profile,
+) -> None:
+    forged = signed(divergent, status=403, secret="sk_wrong")
+    failed = [r for r in validate_exchange(forged, divergent) if r.outcome is Outcome.FAILED]
+    assert failed == []
+    # under the default profile its signature is malformed, and 403 is not the answer to that
+    failed = [r for r in validate_exchange(forged, "default") if r.outcome is Outcome.FAILED]
+    assert [r.requirement_ids for r in failed] == [("AUTH-006",)]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core.profile import load_profile
-from conformance.core.results import RunResult
+from conformance.core.results import Outcome, RunResult
 from conformance.engine.options import RunError, RunOptions
 from conformance.engine.preflight import preflight
 from conformance.engine.runner import run_suite
@@ -102,3 +102,30 @@ def test_per_kind_auth_errors_are_each_expected(tmp_path: Path, default_server: 
     assert {"AUTH-007", "AUTH-008", "AUTH-010", "AUTH-011", "AUTH-013", "AUTH-016"} <= set(failed)
     assert not {"AUTH-009", "AUTH-019", "AUTH-020"} & set(failed)
     assert any(m.startswith("expected 403, got 401") for m in failed["AUTH-013"])
+
+
+def test_other_families_expect_the_auth_error_of_its_kind(
+    tmp_path: Path, default_server: str
+) -> None:
+    """An unknown path without credentials (STATUS-019) and the test helpers called without
+    or with a wrong signature (HELP-007) are answered with the missing or bad-signature error."""
+    forbidden = "".join(
+        f"{kind} = {FORBIDDEN}\n" for kind in ("missing", "malformed", "bad_signature")
+    )
+    path = profile_file(tmp_path, "forbidden", "[auth.errors]\n" + forbidden)
+
+    def failed(base_url: str | None) -> set[str]:
+        options = RunOptions(
+            base_url=base_url,
+            profile=str(path),
+            seed=29,
+            only=("STATUS-019", "HELP-007"),
+            quick=True,
+            workers=1,
+        )
+        result = run_suite(options)
+        assert {r.requirement.id for r in result.requirements} == {"STATUS-019", "HELP-007"}
+        return {r.requirement.id for r in result.requirements if r.outcome is Outcome.FAILED}
+
+    assert failed(None) == set()
+    assert failed(default_server) == {"STATUS-019", "HELP-007"}
