@@ -35,6 +35,7 @@ API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 
 
 MAX_BYTES = 1024 * 1024  # of a profile file; the default profile is a few KB
+MAX_CLOCK_WINDOW_SECS = 10 * 365 * 24 * 3600
 MAX_PROBLEMS = 100  # listed by ``profile check``; a hostile file cannot flood the console
 EXTENDS_HINT = (
     'a profile states every choice, or begins with extends = "default" and gives only what differs'
@@ -768,6 +769,11 @@ def _auth_inconsistencies(auth: Mapping[str, Any]) -> Iterator[str]:
         signing.template_fields(auth["string_to_sign"])
     except signing.TemplateError as exc:
         yield f"auth.string_to_sign {exc}"
+    if auth["clock_window_secs"] > MAX_CLOCK_WINDOW_SECS:
+        yield (
+            f"auth.clock_window_secs: at most {MAX_CLOCK_WINDOW_SECS} (ten years): the suite "
+            "sends timestamps just outside the window, which must still be a time it can write"
+        )
     if not ecma_search(auth["nonce_pattern"], signing.new_nonce()):
         yield (
             "auth.nonce_pattern does not accept the suite's nonces (32 lowercase hex digits): "

@@ -49,6 +49,7 @@ def test_check_accepts_each_built_in_choice(tmp_path: Path, auth: str) -> None:
         ('errors = { forbidden = { status = 403, code = "f" } }', "auth.errors.forbidden"),
         ('nonce_pattern = "^[0-9]{8}$"', "auth.nonce_pattern does not accept the suite's nonces"),
         ('signer = "not a hook"', "auth.signer"),
+        ("clock_window_secs = 99999999999", "auth.clock_window_secs: at most 315360000"),
         ('signer = "no_such_module_29:sign"', "no module named 'no_such_module_29'"),
     ],
 )

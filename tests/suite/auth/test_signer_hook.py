@@ -83,3 +83,15 @@ def test_a_hook_that_returns_no_headers_is_named(tmp_path: Path, default_server:
     source = "def sign(request, credential):\n    return None\n"
     with pytest.raises(RunError, match="must return a mapping of header names to strings"):
         run_suite(run(hooked_profile(tmp_path, "my_signer_29d", source), default_server))
+
+
+def test_a_hook_failing_mid_run_leaves_its_checks_not_judged_never_failed(tmp_path: Path) -> None:
+    source = documented_hook().replace(
+        "    message = (",
+        '    if request.method == "POST":\n        raise ValueError("no")\n    message = (',
+    )
+    result = run_suite(run(hooked_profile(tmp_path, "my_signer_29e", source)))
+    assert family_failures(result, "auth") == {}
+    reasons = {c.reason_not_exercised for c in result.checks if c.operation_id == "createPayment"}
+    said = "the auth.signer hook my_signer_29e:sign raised ValueError"
+    assert any(said in str(reason) for reason in reasons)
