@@ -324,7 +324,11 @@ class _Credential:
 
 @dataclass(frozen=True)
 class Signer:
-    """Produces the authentication headers for one credential under one scheme."""
+    """Produces the authentication headers for one credential under one scheme.
+
+    Without ``scheme``, the default scheme over ``template``; ``Profile.signer`` builds one
+    under the profile's choices. ``credential`` is what a hook receives besides the key and
+    secret (its name and merchant)."""
 
     api_key: str
     api_secret: str

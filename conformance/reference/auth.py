@@ -133,7 +133,10 @@ class Authenticator:
             valid = self._verify(secret, found, method, path, body, host)
         if not valid:
             if self.config.fault("auth-bad-signature-403"):
-                raise ApiError(403, "forbidden", "signature does not match")
+                # the bug: another status than the profile's (403, or 401 where that is 403)
+                other = 401 if self.errors["bad_signature"].status == 403 else 403
+                code = "unauthorized" if other == 401 else "forbidden"
+                raise ApiError(other, code, "signature does not match")
             raise self._reject("bad_signature", "signature does not match")
         if (
             nonce

@@ -1,19 +1,22 @@
 """Authentication judged on what the server accepted: signatures and the clock window.
 
-``AuthChecks(profile)`` verifies each recorded request's ``X-Signature`` with the API secret of
-its ``X-Api-Key`` when the profile holds it (the default profile's test credentials, or the
-secret ``validate --api-secret`` gives), and compares its ``X-Timestamp`` with the time the
+``AuthChecks(profile)`` verifies each recorded request's ``X-Signature`` under the profile's
+scheme, timestamp format and string to sign, with the API secret of its ``X-Api-Key`` when
+the profile holds it (the default profile's test credentials, or the secret
+``validate --api-secret`` gives), and compares its ``X-Timestamp`` with the time the
 recording says the request was sent. Then, by the answer:
 
-- a signature that does not verify: refused with the profile's auth error is a pass, accepted
-  a failure (AUTH-013); refused with another status (a 400, 403, 404, 409, 422) a failure too,
-  authentication was not checked first (AUTH-013, AUTH-020);
+- a signature that does not verify: refused with the profile's answer to a bad signature
+  (``auth.errors.bad_signature``, else ``auth.error``) is a pass, accepted a failure (AUTH-013);
+  refused with another status (a 400, 403, 404, 409, 422) a failure too, authentication was
+  not checked first (AUTH-013, AUTH-020);
 - a timestamp more than the clock window in the past (AUTH-010) or future (AUTH-011):
-  accepted is a failure, refused a pass;
+  accepted is a failure, refused with the answer to an expired timestamp a pass;
 - a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
   before: accepted is a pass, refused with the auth error a failure.
 
-A secret the profile does not hold, a signature masked by the recorder, a request body whose
+A secret the profile does not hold, a profile that signs with a hook (``auth.signer``), a
+signature masked by the recorder, a request body whose
 exact bytes the recording lost (``Exchange.request_body_inexact``: replacement characters, a cut
 body, binary data held as text) or a request without a recorded start time leaves the check
 "not exercised" with that reason. Malformed or missing

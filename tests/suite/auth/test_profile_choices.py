@@ -129,3 +129,17 @@ def test_other_families_expect_the_auth_error_of_its_kind(
 
     assert failed(None) == set()
     assert failed(default_server) == {"STATUS-019", "HELP-007"}
+
+
+def test_the_bad_signature_fault_is_caught_where_the_profile_answers_403(tmp_path: Path) -> None:
+    path = profile_file(tmp_path, "bs403", f"[auth.errors]\nbad_signature = {FORBIDDEN}\n")
+    options = RunOptions(
+        profile=str(path),
+        seed=29,
+        only=("AUTH-013",),
+        quick=True,
+        workers=1,
+        embedded_fault="auth-bad-signature-403",
+    )
+    failed = family_failures(run_suite(options), "auth")
+    assert any(m.startswith("expected 403, got 401") for m in failed["AUTH-013"])
