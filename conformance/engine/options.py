@@ -223,4 +223,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["baseline"] = options.baseline.source
     if options.shard is not None:
         recorded["shard"] = str(options.shard)
+    hook = profile.signer_hook
+    if hook is not None:  # the code that signed every request, by name and content
+        recorded["auth_signer"] = hook.name
+        recorded["auth_signer_sha256"] = hook.sha256
     return recorded
