@@ -12,6 +12,7 @@ from conformance.cli._common import ConformanceGroup
 from conformance.cli.contract import contract, profile
 from conformance.cli.diff import diff
 from conformance.cli.merge import merge
+from conformance.cli.profile_points import points
 from conformance.cli.report import report
 from conformance.cli.requirements import requirements
 from conformance.cli.run import run
@@ -29,6 +30,7 @@ def main() -> None:
 
 main.add_command(contract)
 main.add_command(requirements)
+profile.add_command(points)
 main.add_command(profile)
 main.add_command(run)
 main.add_command(serve)

@@ -20,7 +20,7 @@ import yaml
 
 from conformance.core import openapi
 from conformance.core.openapi import ContractError, resolve
-from conformance.core.profile import Profile
+from conformance.core.profile import AUTH_ERROR_KINDS, Profile
 from conformance.core.resources import openapi_document_path
 from conformance.core.yamldata import load_yaml
 
@@ -205,6 +205,7 @@ def error_cases(profile: Profile, op: Operation) -> list[ErrorCase]:
         if VALIDATION not in cases:
             cases.insert(0, VALIDATION)
     cases.append(UNAUTHORIZED)
+    cases.extend(auth_kind_cases(profile))
     if op.path_parameters:
         cases.append(NOT_FOUND)
     if any(
@@ -215,6 +216,17 @@ def error_cases(profile: Profile, op: Operation) -> list[ErrorCase]:
         cases.append(INVALID_STATE)
     cases.extend(OPERATION_ERROR_CASES.get(op.operation_id, ()))
     return [case for i, case in enumerate(cases) if case not in cases[:i]]
+
+
+def auth_kind_cases(profile: Profile) -> list[ErrorCase]:
+    """The ``auth.errors`` kinds answered otherwise than ``status.unauthorized``: any operation
+    may meet them (none under the default profile)."""
+    unauthorized = profile.error(*UNAUTHORIZED)
+    return [
+        ("auth", f"errors.{kind}")
+        for kind in AUTH_ERROR_KINDS
+        if profile.auth.errors.get(kind, unauthorized) != unauthorized
+    ]
 
 
 def _case_name(case: ErrorCase) -> str:

@@ -21,10 +21,15 @@ from typing import Any
 
 import jsonschema
 
-from conformance.core import tomlsafe, untrusted_files
+from conformance.core import signing, tomlsafe, untrusted_files
 from conformance.core.catalogue import CatalogueError, load_catalogue
+from conformance.core.patterns import ecma_search
 from conformance.core.profile_extends import extended
 from conformance.core.resources import package_data
+from conformance.core.signer_hook import LoadedHook, SignerHookLoadError, load_hook
+from conformance.core.test_helpers import HELPER_NAMES, HelperRoute, helper_problems, helper_routes
+from conformance.core.webhook_scheme import STANDARD, WebhookScheme, scheme_problems
+from conformance.core.webhook_verifier import Verifier, VerifierError, load_verifier
 
 SHIPPED_PROFILES_DIR = package_data("profiles")
 # Environment variables that replace the first credential's key and secret (run, validate).
@@ -33,6 +38,7 @@ API_SECRET_ENV = "PAYMENT_CONFORMANCE_API_SECRET"
 
 
 MAX_BYTES = 1024 * 1024  # of a profile file; the default profile is a few KB
+MAX_CLOCK_WINDOW_SECS = 10 * 365 * 24 * 3600
 MAX_PROBLEMS = 100  # listed by ``profile check``; a hostile file cannot flood the console
 EXTENDS_HINT = (
     'a profile states every choice, or begins with extends = "default" and gives only what differs'
@@ -124,6 +130,11 @@ def _names(raw: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in raw)
 
 
+# The kinds of authentication failure a profile may answer differently (``auth.errors``);
+# each falls back to ``auth.error``.
+AUTH_ERROR_KINDS = ("missing", "malformed", "unknown_key", "bad_signature", "expired", "replayed")
+
+
 @dataclass(frozen=True)
 class AuthSection:
     """Section 1: how requests are signed, and the answer to one that is not."""
@@ -135,6 +146,8 @@ class AuthSection:
     clock_window_secs: int
     nonce_single_use: bool
     error: ErrorSpec
+    errors: Mapping[str, ErrorSpec] = field(default_factory=dict)  # by kind; may be partial
+    signer: str = ""  # "package.module:function", or "" for the built-in scheme
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> AuthSection:
@@ -146,7 +159,24 @@ class AuthSection:
             clock_window_secs=int(raw["clock_window_secs"]),
             nonce_single_use=bool(raw["nonce_single_use"]),
             error=_error_spec(raw["error"]),
+            errors={str(k): _error_spec(v) for k, v in (raw.get("errors") or {}).items()},
+            signer=str(raw.get("signer", "")),
         )
+
+    def error_for(self, kind: str) -> ErrorSpec:
+        """The answer to an authentication failure of ``kind`` (``AUTH_ERROR_KINDS``)."""
+        if kind not in AUTH_ERROR_KINDS:
+            raise KeyError(f"unknown auth error kind {kind!r}")
+        return self.errors.get(kind, self.error)
+
+    def errors_for(self, *kinds: str) -> tuple[ErrorSpec, ...]:
+        """The answers to failures that may be read as any of ``kinds``, each once."""
+        return tuple(dict.fromkeys(self.error_for(k) for k in kinds))
+
+    @property
+    def statuses(self) -> frozenset[int]:
+        """Every status an authentication failure may be answered with."""
+        return frozenset(self.error_for(k).status for k in AUTH_ERROR_KINDS)
 
 
 @dataclass(frozen=True)
@@ -312,6 +342,11 @@ class WebhooksSection:
     signature: str
     delivery_statuses: tuple[str, ...]
     resend_status: str
+    # how deliveries are signed (webhook_scheme), and the hook that verifies them instead
+    scheme: WebhookScheme = field(default_factory=lambda: WebhookScheme.of(STANDARD, None))
+    verifier: str | None = None
+    # what emits which event: an EMIT_KEYS key -> an event type, "" for none (see ``emits_of``)
+    emits: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> WebhooksSection:
@@ -324,7 +359,40 @@ class WebhooksSection:
             signature=str(raw["signature"]),
             delivery_statuses=_names(raw["delivery_statuses"]),
             resend_status=str(raw["resend_status"]),
+            scheme=WebhookScheme.of(str(raw["signature"]), raw.get("signing")),
+            verifier=str(raw["verifier"]) if raw.get("verifier") else None,
+            emits=emits_of(raw),
         )
+
+    def emitted(self, key: str) -> str | None:
+        """The event type ``key`` (one of EMIT_KEYS) emits, None when it emits none."""
+        return self.emits.get(key) or None
+
+
+# What may emit an event (``[webhooks.emits]``): operations and payment state changes.
+EMIT_KEYS = (
+    "createPayment",
+    "payment_underpaid",
+    "payment_settled",
+    "payment_expired",
+    "cancelPayment",
+    "createSubscription",
+    "cancelSubscription",
+    "payout_schedule_changed",
+    "settleX402Payment",
+)
+
+
+def emits_of(raw: Mapping[str, Any]) -> dict[str, str]:
+    """Every EMIT_KEYS key's event type ("" for none): the profile's ``[webhooks.emits]``; a key
+    it leaves out emits what the default profile names, when ``event_types`` lists that."""
+    given = raw.get("emits") or {}
+    listed = set(raw["event_types"])
+    fallback = _shipped_document("default")["webhooks"]["emits"]
+    return {
+        key: str(given[key]) if key in given else (fallback[key] if fallback[key] in listed else "")
+        for key in EMIT_KEYS
+    }
 
 
 @dataclass(frozen=True)
@@ -400,8 +468,44 @@ class Profile:
 
     # -- sections ------------------------------------------------------------------------------
     @cached_property
+    def webhook_verifier(self) -> Verifier | None:
+        """The ``webhooks.verifier`` hook, imported (load_profile checked that it loads)."""
+        reference = self.webhooks.verifier
+        if reference is None:
+            return None
+        return load_verifier(reference, Path(self.source).parent)
+
+    @cached_property
     def auth(self) -> AuthSection:
         return AuthSection.of(self.data["auth"])
+
+    @cached_property
+    def signer_hook(self) -> LoadedHook | None:
+        """The ``auth.signer`` hook, loaded from the profile's folder or the Python path;
+        raises ``ProfileError`` when it cannot be loaded."""
+        if not self.auth.signer:
+            return None
+        try:
+            return load_hook(self.auth.signer, Path(self.source).parent)
+        except SignerHookLoadError as exc:
+            raise ProfileError(str(exc), (str(exc),)) from None
+
+    @cached_property
+    def signing_scheme(self) -> signing.Scheme:
+        """How the suite signs a request: the built-in scheme's choices, or the hook."""
+        auth, hook = self.auth, self.signer_hook
+        return signing.Scheme(
+            name=auth.scheme,
+            timestamp_format=auth.timestamp_format,
+            template=auth.string_to_sign,
+            hook=hook.function if hook else None,
+            hook_name=hook.name if hook else "",
+        )
+
+    def signer(self, credential: Credential | None = None) -> signing.Signer:
+        """Signs requests as ``credential`` (default: the first) under the profile's scheme."""
+        c = credential or self.primary
+        return signing.Signer(c.api_key, c.api_secret, self.string_to_sign, self.signing_scheme, c)
 
     @cached_property
     def idempotency(self) -> IdempotencySection:
@@ -448,9 +552,19 @@ class Profile:
         return bool(self.data["profile"]["test_helpers"])
 
     @cached_property
+    def helpers(self) -> Mapping[str, HelperRoute]:
+        """The test helpers the server has, by name (``core.test_helpers``); absent ones and
+        all of them under ``test_helpers = false`` left out."""
+        return helper_routes(self.data)
+
+    def helper(self, name: str) -> HelperRoute | None:
+        """Test helper ``name`` (``"deposit"``, ``"expire"``), or None when the server has none."""
+        return self.helpers.get(name)
+
+    @cached_property
     def helper_routes(self) -> Mapping[str, str]:
-        """The test helpers' routes by name (``"deposit"`` -> ``"POST /v1/..."``); may be empty."""
-        return {str(k): str(v) for k, v in self.data.get("test_helpers", {}).items()}
+        """The present test helpers' routes by name (``"deposit"`` -> ``"POST /v1/..."``)."""
+        return {name: helper.route for name, helper in self.helpers.items()}
 
     def helper_route(self, name: str) -> str:
         """The route of test helper ``name`` (``"POST /v1/..."``), or ``""`` when none."""
@@ -477,8 +591,12 @@ class Profile:
         return self.auth.string_to_sign
 
     def error(self, section: str, key: str) -> ErrorSpec:
-        """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``."""
-        return _error_spec(self.data[section][key])
+        """``profile.error("status", "validation")`` -> ``ErrorSpec(400, "validation_error")``;
+        a dotted ``key`` reaches into a table (``profile.error("auth", "errors.expired")``)."""
+        node = self.data[section]
+        for part in key.split("."):
+            node = node[part]
+        return _error_spec(node)
 
     @cached_property
     def error_specs(self) -> tuple[ErrorSpec, ...]:
@@ -489,6 +607,9 @@ class Profile:
         return _range(self.data[section][key])
 
     def success_status(self, operation_id: str) -> int:
+        helper = self.helper(HELPER_NAMES.get(operation_id, ""))
+        if helper is not None and helper.status is not None:
+            return helper.status
         if operation_id in self.status.create_operations:
             return self.status.created
         return self.status.success
@@ -614,6 +735,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         missing = [k for k in error.validator_value if k not in error.instance]
         keys = ", ".join(f"{where}.{k}" if where != "(top level)" else k for k in missing)
         return f"missing key {keys}"
+    if error.validator == "anyOf" and "description" in error.schema:
+        return f"{where}: must be {error.schema['description']}"
     path = list(error.absolute_path)
     if path[:1] == ["credentials"] and (len(path) <= 2 or path[-1] == "api_secret"):
         # jsonschema's message quotes the value: a secret, or a credential holding one
@@ -704,9 +827,40 @@ def _inconsistencies(data: dict[str, Any]) -> Iterator[str]:
                     f"fixtures.currencies.{currency_id}.deployments[{i}].chain_id "
                     f"{deployment['chain_id']!r} is not one of fixtures.chains"
                 )
+    yield from _auth_inconsistencies(data["auth"])
     keys = [c["api_key"] for c in data["credentials"]]
     if len(set(keys)) != len(keys):
         yield "credentials: api_key values must differ"
+    yield from helper_problems(data)
+    yield from _webhook_inconsistencies(data["webhooks"])
+
+
+def _webhook_inconsistencies(webhooks: dict[str, Any]) -> Iterator[str]:
+    yield from scheme_problems(webhooks["signature"], webhooks.get("signing"))
+    listed = webhooks["event_types"]
+    for key, event_type in (webhooks.get("emits") or {}).items():
+        if event_type and event_type not in listed:
+            yield (
+                f"webhooks.emits.{key}: {event_type!r} is not one of webhooks.event_types "
+                '("" emits no event)'
+            )
+
+
+def _auth_inconsistencies(auth: Mapping[str, Any]) -> Iterator[str]:
+    try:
+        signing.template_fields(auth["string_to_sign"])
+    except signing.TemplateError as exc:
+        yield f"auth.string_to_sign {exc}"
+    if auth["clock_window_secs"] > MAX_CLOCK_WINDOW_SECS:
+        yield (
+            f"auth.clock_window_secs: at most {MAX_CLOCK_WINDOW_SECS} (ten years): the suite "
+            "sends timestamps just outside the window, which must still be a time it can write"
+        )
+    if not ecma_search(auth["nonce_pattern"], signing.new_nonce()):
+        yield (
+            "auth.nonce_pattern does not accept the suite's nonces (32 lowercase hex digits): "
+            "the suite could not sign a request the server accepts"
+        )
 
 
 def _operation_ids() -> frozenset[str]:
@@ -743,13 +897,24 @@ def load_profile(name_or_path: str | Path = "default") -> Profile:
         missing = base is None and any(p.startswith("missing key") for p in exc.problems)
         hint = f" ({EXTENDS_HINT})" if missing else ""
         raise ProfileError(f"{where}: {exc}{hint}", exc.problems, where) from None
-    return Profile(
+    verifier = data["webhooks"].get("verifier")
+    if verifier:
+        try:
+            load_verifier(str(verifier), path.parent)
+        except VerifierError as exc:
+            raise ProfileError(f"{where}: {exc}", (str(exc),), where) from None
+    profile = Profile(
         name=data["profile"]["name"],
         source=str(path),
         sha256=hashlib.sha256(raw).hexdigest(),
         data=data,
         extends=base,
     )
+    try:
+        profile.signer_hook  # noqa: B018 - loaded now, so a broken hook stops every command here
+    except ProfileError as exc:
+        raise ProfileError(f"{where}: {exc}", exc.problems, where) from None
+    return profile
 
 
 def _shipped_document(name: str) -> dict[str, Any]:

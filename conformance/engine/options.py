@@ -204,6 +204,9 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
     if options.fail_fast:
         recorded["fail_fast"] = "true"
     recorded.update(options.tls_settings.recorded)
+    verifier = profile.webhook_verifier
+    if verifier is not None:  # which code judged the webhook signatures
+        recorded["webhook_verifier"] = verifier.recorded
     if options.headers:  # the names only: the values are secrets
         recorded["headers"] = ",".join(name for name, _ in options.headers)
     if options.auto_workers:
@@ -220,4 +223,8 @@ def _recorded_options(options: RunOptions, profile: Profile) -> dict[str, str]:
         recorded["baseline"] = options.baseline.source
     if options.shard is not None:
         recorded["shard"] = str(options.shard)
+    hook = profile.signer_hook
+    if hook is not None:  # the code that signed every request, by name and content
+        recorded["auth_signer"] = hook.name
+        recorded["auth_signer_sha256"] = hook.sha256
     return recorded

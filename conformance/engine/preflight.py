@@ -23,6 +23,7 @@ import httpx
 from conformance.core import jsonsafe
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import RateLimitCounts
+from conformance.core.signing import SignerHookError
 from conformance.core.untrusted import split_url
 from conformance.suite.wire import proxy, tls
 from conformance.suite.wire.client import (
@@ -216,7 +217,7 @@ def _signed_request(client: SuiteClient) -> None:
             "this does not look like the Payment Service API; check --base-url "
             "(the URL before /v1)",
         )
-    if status in {401, 403}:
+    if status in {401, 403} | client.profile.auth.statuses:
         skew = _clock_skew(response)
         window = client.profile.clock_window_secs
         if skew is not None and abs(skew) > window:
@@ -231,7 +232,8 @@ def _signed_request(client: SuiteClient) -> None:
             f"the server rejected the signed request ({status}{_code(response)}): check the "
             f"API key and secret (--api-key/--api-secret or the profile's first credential "
             f"{client.credential.name!r}, key {client.credential.api_key!r}) and the "
-            "profile's [auth] section (string_to_sign)",
+            "profile's [auth] section (scheme, timestamp_format, string_to_sign, signer): "
+            f"{_signing_choices(client.profile)}",
         )
     if status in {404, 405}:
         raise _Failed(
@@ -242,6 +244,13 @@ def _signed_request(client: SuiteClient) -> None:
     raise _Failed(
         step, f"a signed GET {PROBE_PATH}?limit=1 answered {status}{_code(response)}, not 2xx"
     )
+
+
+def _signing_choices(profile: Profile) -> str:
+    auth = profile.auth
+    if auth.signer:
+        return f"signed by the hook {auth.signer}"
+    return f"signed {auth.scheme}, timestamps {auth.timestamp_format}"
 
 
 # -- step 3 ----------------------------------------------------------------------------------
@@ -281,6 +290,8 @@ def _send(
         return client.get(path, params=params)
     except SuiteTransportError as exc:
         raise _Failed(step, str(exc)) from None
+    except SignerHookError as exc:  # the profile's code, not the server: say so
+        raise _Failed(step, f"{exc}: fix the hook, or remove auth.signer") from None
 
 
 def _is_json(response: httpx.Response) -> bool:

@@ -24,12 +24,13 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from conformance.core.profile import Credential
+from conformance.core.test_helpers import HELPER_NAMES, canonical_body
 from conformance.reference import auth, idempotency, payments
 from conformance.reference.config import ServerConfig
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import ApiError, media_type_failure, validation_failure
 from conformance.reference.idempotency import IdempotencyStore
-from conformance.reference.operations import Match, NoRoute, handler_for, resolve
+from conformance.reference.operations import Match, NoRoute, handler_for, resolve, routes_for
 from conformance.reference.store import Store
 from conformance.reference.timestamps import utcnow
 from conformance.reference.validation import (
@@ -92,6 +93,7 @@ class Pipeline:
         self.auth = auth.Authenticator(config)
         self.idempotency = IdempotencyStore(config)
         self.validators = operation_validators()
+        self.routes = routes_for(config.profile.helpers)
         self.max_body = config.profile.status.max_body_bytes
 
     # -- responses ---------------------------------------------------------------------------
@@ -209,7 +211,7 @@ class Pipeline:
         if self.config.fault("robust-unversioned-paths-served") and not path.startswith("/v1/"):
             path = "/v1" + path  # the bug: an alias for clients that leave the prefix out
         try:
-            return resolve(request.method, path)
+            return resolve(request.method, path, self.routes)
         except NoRoute as exc:
             if not exc.allowed:
                 spec = self.config.profile.error("status", "not_found")
@@ -259,6 +261,7 @@ class Pipeline:
         if self.config.fault("validation-ignores-content-type") and request.body:
             content_type = JSON
         validator = self.validators[match.route.operation_id]
+        body = self._helper_body(match, request.body)
         token = ACTIVE_FAULTS.set(self.config.faults)
         try:
             return (
@@ -268,7 +271,7 @@ class Pipeline:
                     literal=self.config.literal_escapes,
                 ),
                 validator.query(request.query, literal=self.config.literal_escapes),
-                validator.json_body(request.body, content_type),
+                validator.json_body(body, content_type),
             )
         except MediaTypeInvalid as exc:
             raise media_type_failure(self.config.profile, exc.details) from None
@@ -276,6 +279,16 @@ class Pipeline:
             raise validation_failure(self.config.profile, exc.details) from None
         finally:
             ACTIVE_FAULTS.reset(token)
+
+    def _helper_body(self, match: Match, raw: bytes) -> bytes:
+        """A mapped test helper's body in the default helper's shape, which the handlers read
+        (``core.test_helpers.canonical_body``); any other body as it came."""
+        name = HELPER_NAMES.get(match.route.operation_id)
+        helper = self.config.profile.helper(name) if name else None
+        if helper is None:
+            return raw
+        decimals = {k: c.decimals for k, c in self.config.profile.currencies.items()}
+        return canonical_body(helper, raw, decimals)
 
 
 def _raw_path_params(request: IncomingRequest, match: Match) -> dict[str, str]:

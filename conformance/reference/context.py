@@ -25,9 +25,13 @@ class RequestContext:
     def fault(self, name: str) -> bool:
         return self.config.fault(name)
 
-    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+    def emit(self, key: str, data: dict[str, Any]) -> None:
+        """Emit the event the profile's ``[webhooks.emits]`` names for ``key`` (if any)."""
         from conformance.reference import events
 
+        event_type = self.config.profile.webhooks.emitted(key)
+        if event_type is None:
+            return
         events.emit(
             self.conn, self.merchant_id, event_type, data, self.now, fault=self.config.fault
         )

@@ -83,7 +83,7 @@ def deposit(ctx: RequestContext) -> Reply:
         settled = False  # the bug: only the exact amount settles
     target = "settled" if settled else "underpaid"
     if target != row["status"]:
-        row = set_status(ctx, row, target, f"payment.{target}")
+        row = set_status(ctx, row, target, f"payment_{target}")
     else:
         row = ctx.conn.execute("SELECT * FROM payments WHERE seq = ?", (row["seq"],)).fetchone()
     splits = [(str(m), int(b)) for m, b in json.loads(row["splits"])]
@@ -113,5 +113,5 @@ def expire(ctx: RequestContext) -> Reply:
         sources = (*sources, "settled")
     if row["status"] not in sources:
         raise refuse(ctx, row, "expire")
-    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment.expired")
+    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment_expired")
     return Reply(ctx.config.profile.success_status(ctx.operation_id), represent(row, ctx))

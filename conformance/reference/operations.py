@@ -9,11 +9,12 @@ one database transaction.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance.core.contract import operations as contract_operations
+from conformance.core.test_helpers import HelperRoute
 
 if TYPE_CHECKING:
     from conformance.reference.context import RequestContext
@@ -39,7 +40,7 @@ class Route:
 
     @property
     def is_test_helper(self) -> bool:
-        return self.template.startswith("/v1/test-helpers/")
+        return self.operation_id in TEST_HELPER_OPERATIONS
 
 
 # The 20 operations come from the OpenAPI document; the test helpers are the profile's extra.
@@ -78,9 +79,16 @@ class NoRoute(Exception):
         self.allowed = allowed
 
 
-def resolve(method: str, path: str) -> Match:
+def routes_for(helpers: Mapping[str, HelperRoute]) -> tuple[Route, ...]:
+    """The 20 operations and the test helpers a profile gives the server, where it maps them
+    (``Profile.helpers``); an absent helper is not served."""
+    contract = tuple(r for r in ROUTES if not r.is_test_helper)
+    return (*contract, *(_compile(h.method, h.path, h.operation_id) for h in helpers.values()))
+
+
+def resolve(method: str, path: str, routes: tuple[Route, ...] = ROUTES) -> Match:
     allowed: list[str] = []
-    for route in ROUTES:
+    for route in routes:
         found = route.regex.fullmatch(path)
         if found is None:
             continue

@@ -157,12 +157,13 @@ def checkout_url(ctx: RequestContext, payment_id: str) -> str:
     return f"{ctx.config.public_url}/checkout/{payment_id}"
 
 
-def set_status(ctx: RequestContext, row: sqlite3.Row, status: str, event: str) -> sqlite3.Row:
+def set_status(ctx: RequestContext, row: sqlite3.Row, status: str, emits: str) -> sqlite3.Row:
+    """Set the payment's status; ``emits`` is the key of [webhooks.emits] the change is."""
     ctx.conn.execute("UPDATE payments SET status = ? WHERE seq = ?", (status, row["seq"]))
     updated: sqlite3.Row = ctx.conn.execute(
         "SELECT * FROM payments WHERE seq = ?", (row["seq"],)
     ).fetchone()
-    ctx.emit(event, represent(updated, ctx))
+    ctx.emit(emits, represent(updated, ctx))
     return updated
 
 
@@ -174,7 +175,7 @@ def expire_due(ctx: RequestContext) -> None:
         (ctx.merchant_id, KIND_PAYMENT, to_micros(ctx.now)),
     ).fetchall()
     for row in due:
-        set_status(ctx, row, "expired", "payment.expired")
+        set_status(ctx, row, "expired", "payment_expired")
 
 
 def find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
@@ -309,7 +310,7 @@ def create_payment(ctx: RequestContext) -> Reply:
     row = get_payment(ctx.conn, ctx.merchant_id, payment_id)
     assert row is not None
     payment = represent(row, ctx)
-    ctx.emit("payment.created", payment)
+    ctx.emit("createPayment", payment)
     if not ctx.fault("shape-missing-checkout-url"):
         payment["checkout_url"] = checkout_url(ctx, payment_id)
     return Reply(ctx.config.profile.success_status(ctx.operation_id), payment)
@@ -408,7 +409,7 @@ def cancel_payment(ctx: RequestContext) -> Reply:
         sources = (*sources, "expired")
     if row["status"] not in sources:
         raise refuse(ctx, row, "cancel")
-    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment.canceled")
+    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "cancelPayment")
     return Reply(success, represent(row, ctx))
 
 
@@ -420,7 +421,7 @@ def accept_underpaid(ctx: RequestContext) -> Reply:
         sources = (*sources, "pending")
     if row["status"] not in sources:
         raise refuse(ctx, row, "accept")
-    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment.settled")
+    row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment_settled")
     currency_id = row["received_currency"] or next(iter(json.loads(row["quotes"])), "")
     chain_id = row["received_chain"] or ""
     accepted = row["received_raw"]

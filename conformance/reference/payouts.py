@@ -171,7 +171,7 @@ def _reload(ctx: RequestContext, row: sqlite3.Row) -> sqlite3.Row:
 def _updated(ctx: RequestContext, row: sqlite3.Row) -> Reply:
     row = _reload(ctx, row)
     schedule = represent(row, ctx)
-    ctx.emit("payout_schedule.updated", schedule)
+    ctx.emit("payout_schedule_changed", schedule)
     return Reply(ctx.config.profile.success_status(ctx.operation_id), schedule)
 
 

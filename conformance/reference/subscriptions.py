@@ -110,7 +110,7 @@ def create_subscription(ctx: RequestContext) -> Reply:
         "SELECT * FROM subscriptions WHERE id = ?", (subscription_id,)
     ).fetchone()
     subscription = represent(row)
-    ctx.emit("subscription.created", subscription)
+    ctx.emit("createSubscription", subscription)
     subscription["authorize_url"] = authorize_url(ctx, subscription_id)
     return Reply(ctx.config.profile.success_status(ctx.operation_id), subscription)
 
@@ -134,7 +134,7 @@ def cancel_subscription(ctx: RequestContext) -> Reply:
     ctx.conn.execute("UPDATE subscriptions SET status = 'canceled' WHERE seq = ?", (row["seq"],))
     row = ctx.conn.execute("SELECT * FROM subscriptions WHERE seq = ?", (row["seq"],)).fetchone()
     subscription = represent(row)
-    ctx.emit("subscription.canceled", subscription)
+    ctx.emit("cancelSubscription", subscription)
     if ctx.fault("shape-cancel-subscription-has-authorize-url"):
         subscription["authorize_url"] = authorize_url(ctx, row["id"])
     return Reply(success, subscription)

@@ -3,7 +3,8 @@
 Requests follow Standard Webhooks: headers ``webhook-id`` (the delivery id),
 ``webhook-timestamp`` (Unix seconds) and ``webhook-signature`` = ``v1,`` + base64 of
 HMAC-SHA256 over ``"{id}.{timestamp}.{body}"``, keyed with the base64-decoded part of the
-endpoint secret after ``whsec_``. A 2xx answer marks the delivery ``succeeded``; anything else
+endpoint secret after ``whsec_``; or as the profile's ``[webhooks.signing]`` says
+(``core.webhook_scheme``). A 2xx answer marks the delivery ``succeeded``; anything else
 (an error status, a refused connection, a timeout) is retried after a short backoff until the
 attempt budget is spent, then it is ``failed``. The secret and url are read at send time, so a
 rotation applies to every later attempt.
@@ -51,12 +52,14 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from conformance.core.webhook_scheme import KEY_UTF8, SEPARATE, STANDARD, WebhookScheme
 from conformance.reference import webhook_queue
 from conformance.reference.config import ServerConfig
 from conformance.reference.store import Store
 from conformance.reference.webhook_queue import DueReader, send_order
 
 SECRET_PREFIX = "whsec_"
+STANDARD_SCHEME = WebhookScheme.of(STANDARD, None)
 SIGNATURE_VERSION = "v1"
 BACKOFF_SECS = (0.2, 0.5, 1.0, 2.0)
 CLAIM_BATCH = 32  # deliveries claimed per round, at most
@@ -139,15 +142,30 @@ def verify(
     return False
 
 
-def _faulty_sign(faults: frozenset[str], secret: str, message_id: str, ts: int, body: bytes) -> str:
+def _faulty_sign(
+    faults: frozenset[str],
+    secret: str,
+    message_id: str,
+    ts: int,
+    body: bytes,
+    scheme: WebhookScheme = STANDARD_SCHEME,
+) -> dict[str, str]:
+    """The headers that sign a delivery as ``scheme`` says (``sign`` for Standard Webhooks),
+    but for the signing faults switched on."""
+    content = scheme.content(message_id, str(ts), body)
     if "webhook-signature-over-body-only" in faults:
-        digest = hmac.new(secret_key(secret), body, hashlib.sha256).digest()
-        return f"{SIGNATURE_VERSION},{base64.b64encode(digest).decode()}"
-    if "webhook-signature-key-not-decoded" in faults:
-        content = signed_content(message_id, ts, body)
-        digest = hmac.new(secret.encode(), content, hashlib.sha256).digest()
-        return f"{SIGNATURE_VERSION},{base64.b64encode(digest).decode()}"
-    return sign(secret, message_id, ts, body)
+        content = body
+    decoded = scheme.key != KEY_UTF8
+    if "webhook-signature-key-not-decoded" in faults:  # the key read the other way
+        decoded = not decoded
+    key = secret_key(secret) if decoded else secret.encode()
+    digest = hmac.new(key, content, getattr(hashlib, scheme.algorithm)).digest()
+    value = digest.hex() if scheme.encoding == "hex" else base64.b64encode(digest).decode()
+    headers = {scheme.id_header: message_id}
+    if scheme.format == SEPARATE:
+        headers[scheme.timestamp_header] = str(ts)
+    headers[scheme.signature_header] = scheme.header_value(str(ts), [value])
+    return headers
 
 
 # ------------------------------------------------------------------------- one attempt
@@ -322,9 +340,11 @@ class WebhookDispatcher:
         max_concurrent: int = 16,
         max_per_merchant: int = MAX_PER_MERCHANT,
         clock: Callable[[], float] = time.time,
+        scheme: WebhookScheme = STANDARD_SCHEME,
     ) -> None:
         self._transaction = transaction
         self._faults = faults
+        self._scheme = scheme  # how deliveries are signed: the profile's webhooks.signing
         self._reader = DueReader(faults)
         self._poll_interval = poll_interval
         self._timeout = timeout  # for a whole attempt: connect, send, status line
@@ -555,10 +575,8 @@ class WebhookDispatcher:
         headers = {
             "content-type": "application/json",
             "user-agent": "payment-conformance-reference/webhooks",
-            "webhook-id": message_id,
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": _faulty_sign(
-                self._faults, delivery.secret, message_id, timestamp, body
+            **_faulty_sign(
+                self._faults, delivery.secret, message_id, timestamp, body, self._scheme
             ),
         }
         try:
@@ -624,6 +642,8 @@ def _count_outcome(conn: sqlite3.Connection, endpoint: tuple[str, str], succeede
 
 def start_background(store: Store, config: ServerConfig) -> Callable[[], None]:
     """The framework's hook (``app.DOMAIN_MODULES``): start the sender, return its stop."""
-    dispatcher = WebhookDispatcher(store.transaction, faults=config.faults)
+    dispatcher = WebhookDispatcher(
+        store.transaction, faults=config.faults, scheme=config.profile.webhooks.scheme
+    )
     dispatcher.start()
     return dispatcher.stop

@@ -462,7 +462,7 @@ def settle(ctx: RequestContext) -> Reply:
         fault=ctx.fault,
     )
     ctx.emit(
-        "x402.settled",
+        "settleX402Payment",
         {
             "payment_id": payment.payment_id,
             "scheme": payment.scheme,

@@ -338,51 +338,46 @@ class Factories:
                 )
             time.sleep(0.1)
 
-    def _test_helper(self, name: str) -> tuple[str, str]:
-        method, _, template = self.profile.helper_route(name).partition(" ")
-        if not self.profile.test_helpers or not template:
+    def helper_call(self, name: str, payment_id: str, body: Any = None) -> RequestSpec:
+        """The request of the profile's ``name`` test helper (``deposit``, ``expire``) on a
+        payment, ``body`` (the default helper's shape) in the helper's own shape."""
+        helper = self.profile.helper(name)
+        if helper is None:
             raise PrerequisiteError(f"the profile has no {name} test helper")
-        return method.upper(), template
+        decimals = {k: c.decimals for k, c in self.profile.currencies.items()}
+        sent = helper.request_body(payment_id, body, decimals)
+        parts: dict[str, Any] = {"path_params": {"id": payment_id}}
+        if sent is not None:
+            parts["body"] = sent
+        return RequestSpec(helper.operation_id, helper.method, helper.path, **parts)
 
     def test_helper(
         self, name: str, payment_id: str, body: Any = None, **overrides: Any
     ) -> httpx.Response:
         """Call the profile's ``name`` test helper (``deposit``, ``expire``) on a payment;
         ``overrides`` go to ``SuiteClient.request`` (``idempotency_key=None``: send none)."""
-        method, template = self._test_helper(name)
-        operation_id = {"deposit": "testDepositPayment", "expire": "testExpirePayment"}[name]
-        kwargs: dict[str, Any] = {"operation_id": operation_id, **overrides}
-        if body is not None:
-            kwargs["json"] = body
-        path = template.replace("{id}", quote(payment_id, safe=""))
-        return self.client.request(method, path, **kwargs)
+        spec = self.helper_call(name, payment_id, body)
+        kwargs: dict[str, Any] = {"operation_id": spec.operation_id, **overrides}
+        if spec.body is not ABSENT:
+            kwargs["json"] = spec.body
+        return self.client.request(spec.method, spec.path, **kwargs)
 
     def deposit(
         self, payment_id: str, currency_id: str, chain_id: str, amount: str, **overrides: Any
     ) -> httpx.Response:
         """Funds arrive for a payment through the profile's deposit test helper; the answer,
         whatever it is. ``overrides`` go to ``SuiteClient.request`` (``idempotency_key=...``)."""
-        method, template = self._test_helper("deposit")
-        kwargs: dict[str, Any] = {
-            "json": {"currency_id": currency_id, "chain_id": chain_id, "amount": amount},
-            "idempotency_key": None,
-            "operation_id": "testDepositPayment",
-        }
-        kwargs.update(overrides)
-        path = template.replace("{id}", quote(payment_id, safe=""))
-        return self.client.request(method, path, **kwargs)
+        body = {"currency_id": currency_id, "chain_id": chain_id, "amount": amount}
+        return self.test_helper(
+            "deposit", payment_id, body, **{"idempotency_key": None, **overrides}
+        )
 
     def underpaid_payment(self) -> dict[str, Any]:
         """A payment that received less than quoted, through the deposit test helper."""
+        if self.profile.helper("deposit") is None:
+            raise PrerequisiteError("the profile has no deposit test helper")
         payment = self.create_payment()
-        method, template = self._test_helper("deposit")
-        response = self.client.request(
-            method,
-            template.replace("{id}", quote(payment["id"], safe="")),
-            json={"currency_id": self.currency, "chain_id": self.chain, "amount": self.amount(1)},
-            idempotency_key=None,
-            operation_id="testDepositPayment",
-        )
+        response = self.deposit(payment["id"], self.currency, self.chain, self.amount(1))
         if response.status_code >= 300:
             raise PrerequisiteError(
                 f"could not make a payment underpaid: the deposit helper answered "
@@ -474,7 +469,7 @@ class Factories:
         return self._spec("cancelPayment", path_params={"id": payment["id"]})
 
     def _request_acceptUnderpaidPayment(self) -> RequestSpec:
-        if not self.profile.test_helpers:
+        if self.profile.helper("deposit") is None:
             payment = self.create_payment()
             return self._spec(
                 "acceptUnderpaidPayment",

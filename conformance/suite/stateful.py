@@ -39,7 +39,12 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
 from conformance.suite.factories import Factories, PrerequisiteError
-from conformance.suite.outcomes import json_object, status_problems, summary
+from conformance.suite.outcomes import (
+    json_object,
+    status_problems,
+    status_problems_any,
+    summary,
+)
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
 from conformance.suite.tool_errors import not_the_servers
 from conformance.suite.wire.client import (
@@ -227,6 +232,23 @@ class Verdicts:
             not found,
             f"{what}: expected {wanted}, got {summary(response)}" if found else "",
             fatal=fatal,
+        )
+
+    def status_any(
+        self,
+        requirement_ids: Sequence[str],
+        response: httpx.Response,
+        expected: Sequence[ErrorSpec],
+        what: str,
+        *,
+        fatal: bool = True,
+    ) -> bool:
+        """``status`` where any one of ``expected`` is right."""
+        if len(expected) == 1:
+            return self.status(requirement_ids, response, expected[0], what, fatal=fatal)
+        found = status_problems_any(response, expected)
+        return self.check(
+            requirement_ids, not found, f"{what}: {found[0]}" if found else "", fatal=fatal
         )
 
     def fail(self, failure: ConformanceFailure, steps: str | None = None) -> None:

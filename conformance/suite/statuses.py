@@ -25,8 +25,6 @@ from conformance.suite.wire.tap import WireExchange
 StatusCounts = dict[str, dict[int, int]]
 """Per operation id: status code -> answers."""
 
-# The profile's test helpers, by the name under ``[test_helpers]``: their operation ids.
-HELPER_OPERATIONS = {"deposit": "testDepositPayment", "expire": "testExpirePayment"}
 _PARAMETER = re.compile(r"\{[^/{}]+\}")
 
 
@@ -52,11 +50,7 @@ class StatusTally:
     @classmethod
     def of_profile(cls, profile: Profile) -> StatusTally:
         """The tally of ``profile``'s effective contract and test helpers."""
-        extra = []
-        for name, operation_id in HELPER_OPERATIONS.items():
-            method, _, template = profile.helper_route(name).partition(" ")
-            if template:
-                extra.append((method, template, operation_id))
+        extra = [(h.method, h.path, h.operation_id) for h in profile.helpers.values()]
         return cls(effective_contract(profile), extra)
 
     def operation_of(self, method: str, url: str) -> str | None:

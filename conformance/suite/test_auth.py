@@ -5,7 +5,10 @@ time: each of the four headers missing, empty or malformed, an unknown key, a si
 with another secret, the body, query, path or method changed after signing, a timestamp just
 outside the clock window (past and future), a replayed nonce, no credentials and no
 Idempotency-Key, no credentials and an invalid body. Each must be refused with the profile's
-status, code and the error shape. Timestamps just inside the window are accepted.
+status and code for its kind of failure (``auth.errors``, else ``auth.error``) and the error
+shape. Timestamps just inside the window are accepted. Requests are signed under the profile's
+scheme, timestamp format and string to sign (or its ``auth.signer`` hook); a change after signing
+to a part the string to sign does not cover is not tried.
 
 Side effects: every refused request of an operation carries the same Idempotency-Key; the
 genuine request sent afterwards with that key (and the nonce of a refused request) must be a
@@ -26,7 +29,7 @@ import pytest
 
 from conformance.core.contract import operation as contract_operation
 from conformance.core.patterns import ecma_search as pattern_matches
-from conformance.core.profile import Profile
+from conformance.core.profile import Credential, ErrorSpec, Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.core.signing import (
     API_KEY_HEADER,
@@ -34,14 +37,15 @@ from conformance.core.signing import (
     NONCE_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
-    signature,
-    string_to_sign,
+    Scheme,
+    SigningInput,
 )
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.outcomes import (
     ERROR_SHAPE_IDS,
     ErrorShapes,
     status_problems,
+    status_problems_any,
     success_problems,
     summary,
 )
@@ -103,6 +107,32 @@ def target_of(client: SuiteClient, spec: RequestSpec, query: dict[str, Any] | No
     return url.raw_path.decode("ascii")
 
 
+def host_of(client: SuiteClient) -> str:
+    """The Host header the client sends."""
+    return httpx.URL(client.base_url).netloc.decode("ascii")
+
+
+def sign_input(client: SuiteClient, spec: RequestSpec, how: Signed, body: bytes) -> SigningInput:
+    """What ``how`` signs: the request as sent, but for the parts it changes after signing."""
+    query = spec.query if how.send_query is None else how.send_query
+    return SigningInput(
+        method=(how.sign_method or spec.method).upper(),
+        target=how.sign_target or target_of(client, spec, query),
+        body=body if how.sign_body is None else how.sign_body,
+        timestamp=how.timestamp,
+        nonce=how.nonce,
+        api_key=how.api_key,
+        host=host_of(client),
+    )
+
+
+def auth_headers(client: SuiteClient, inp: SigningInput, secret: str) -> dict[str, str]:
+    """The authentication headers of ``inp`` signed with ``secret`` under the profile."""
+    own = client.credential
+    credential = Credential(own.name, inp.api_key, secret, own.merchant_id)
+    return client.profile.signing_scheme.headers(inp, credential)
+
+
 def send_signed(
     client: SuiteClient, spec: RequestSpec, how: Signed, idempotency_key: str | None
 ) -> httpx.Response:
@@ -110,20 +140,7 @@ def send_signed(
     body = body_bytes(spec) if how.send_body is None else how.send_body
     headers: dict[str, str | None] = {}
     if not how.unsigned:
-        message = string_to_sign(
-            client.profile.string_to_sign,
-            how.timestamp,
-            how.nonce,
-            how.sign_method or spec.method,
-            how.sign_target or target_of(client, spec, query),
-            body if how.sign_body is None else how.sign_body,
-        )
-        headers = {
-            API_KEY_HEADER: how.api_key,
-            SIGNATURE_HEADER: signature(how.secret, message),
-            TIMESTAMP_HEADER: how.timestamp,
-            NONCE_HEADER: how.nonce,
-        }
+        headers = {**auth_headers(client, sign_input(client, spec, how, body), how.secret)}
         headers.update(how.replace)
         for name in how.drop:
             headers[name] = None
@@ -147,13 +164,15 @@ class Mode:
     """One way of getting authentication wrong, and what the refusal verifies.
 
     ``contract_ids`` only need a refusal (the spec requires the headers but shows no status);
-    ``profile_ids`` need the profile's status and code.
+    ``profile_ids`` need the profile's status and code for one of ``kinds`` (a server may read
+    the failure as any of them, e.g. a truncated signature as malformed or as wrong).
     """
 
     name: str
     contract_ids: tuple[str, ...]
     profile_ids: tuple[str, ...]
     build: Callable[[Context], Signed | None]  # None: the mode does not apply
+    kinds: tuple[str, ...] = ("malformed",)
 
 
 @dataclass
@@ -166,10 +185,22 @@ class Context:
     def now(self) -> int:
         return int(time.time())
 
+    @property
+    def scheme(self) -> Scheme:
+        return self.profile.signing_scheme
+
+    def stamp(self, unix_seconds: int) -> str:
+        """``unix_seconds`` as the profile writes ``X-Timestamp``."""
+        return self.scheme.timestamp(unix_seconds)
+
+    def covers(self, part: str) -> bool:
+        """The signature covers ``part`` (a hook is taken to cover every part)."""
+        return self.scheme.hook is not None or part in self.scheme.covers()
+
     def fresh(self, **changes: Any) -> Signed:
         credential = self.client.credential
         signed = Signed(
-            timestamp=str(self.now()),
+            timestamp=self.stamp(self.now()),
             nonce=uuid.uuid4().hex,
             api_key=credential.api_key,
             secret=credential.api_secret,
@@ -205,19 +236,34 @@ def _without(header: str, value: str | None) -> Callable[[Context], Signed]:
 
 def _missing(header: str) -> Mode:
     return Mode(
-        f"{header} missing", (CONTRACT_HEADER_IDS[header],), ("AUTH-006",), _without(header, None)
+        f"{header} missing",
+        (CONTRACT_HEADER_IDS[header],),
+        ("AUTH-006",),
+        _without(header, None),
+        ("missing",),
     )
 
 
 def _empty(header: str) -> Mode:
     return Mode(
-        f"{header} empty", (CONTRACT_HEADER_IDS[header],), ("AUTH-006",), _without(header, "")
+        f"{header} empty",
+        (CONTRACT_HEADER_IDS[header],),
+        ("AUTH-006",),
+        _without(header, ""),
+        ("missing", "malformed"),
     )
 
 
 def _malformed_timestamps(ctx: Context) -> list[str]:
+    """Three timestamps of the right moment in a form the profile's format refuses."""
     now = ctx.now()
-    return [f"{now}.0", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), f"0x{now:x}"]
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    fmt = ctx.scheme.timestamp_format
+    if fmt == "unix-millis":
+        return [f"{now * 1000}.0", iso, f"0x{now * 1000:x}"]
+    if fmt == "rfc3339":
+        return [f"{now}.0", iso[:10], f"0x{now:x}"]  # an ISO date without its time
+    return [f"{now}.0", iso, f"0x{now:x}"]
 
 
 def _timestamp_malformed(index: int) -> Mode:
@@ -255,15 +301,9 @@ def _nonce_malformed(index: int) -> Mode:
 
 def _signature_truncated(ctx: Context) -> Signed:
     signed = ctx.fresh()
-    message = string_to_sign(
-        ctx.profile.string_to_sign,
-        signed.timestamp,
-        signed.nonce,
-        ctx.spec.method,
-        target_of(ctx.client, ctx.spec, ctx.spec.query),
-        body_bytes(ctx.spec),
-    )
-    signed.replace = {SIGNATURE_HEADER: signature(signed.secret, message)[:-1]}
+    inp = sign_input(ctx.client, ctx.spec, signed, body_bytes(ctx.spec))
+    sent = auth_headers(ctx.client, inp, signed.secret)[SIGNATURE_HEADER]
+    signed.replace = {SIGNATURE_HEADER: sent[:-1]}
     return signed
 
 
@@ -274,7 +314,7 @@ def _other_secret(ctx: Context) -> Signed:
 
 
 def _body_changed(ctx: Context) -> Signed | None:
-    if not ctx.spec.has_body or not isinstance(ctx.spec.body, dict):
+    if not ctx.spec.has_body or not isinstance(ctx.spec.body, dict) or not ctx.covers("body"):
         return None
     changed = dict(ctx.spec.body, conformance_tamper=1)
     sent = json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode()
@@ -282,19 +322,21 @@ def _body_changed(ctx: Context) -> Signed | None:
 
 
 def _body_reformatted(ctx: Context) -> Signed | None:
-    if not ctx.spec.has_body:
+    if not ctx.spec.has_body or not ctx.covers("body"):
         return None
     sent = json.dumps(ctx.spec.body, ensure_ascii=False, indent=1).encode()
     return ctx.fresh(sign_body=body_bytes(ctx.spec), send_body=sent)
 
 
 def _body_unsigned(ctx: Context) -> Signed | None:
-    if not ctx.spec.has_body:
+    if not ctx.spec.has_body or not ctx.covers("body"):
         return None
     return ctx.fresh(sign_body=b"")
 
 
-def _query_changed(ctx: Context) -> Signed:
+def _query_changed(ctx: Context) -> Signed | None:
+    if not ctx.covers("query"):
+        return None
     query = dict(ctx.spec.query)
     changed = dict(query)
     if query:
@@ -307,7 +349,7 @@ def _query_changed(ctx: Context) -> Signed:
 
 
 def _path_changed(ctx: Context) -> Signed | None:
-    if not ctx.spec.path_params:
+    if not ctx.spec.path_params or not ctx.covers("path"):
         return None
     name = next(iter(ctx.spec.path_params))
     other = RequestSpec(
@@ -320,16 +362,18 @@ def _path_changed(ctx: Context) -> Signed | None:
     return ctx.fresh(sign_target=target_of(ctx.client, other, ctx.spec.query))
 
 
-def _method_changed(ctx: Context) -> Signed:
+def _method_changed(ctx: Context) -> Signed | None:
+    if not ctx.covers("method"):
+        return None
     return ctx.fresh(sign_method="GET" if ctx.spec.method != "GET" else "POST")
 
 
 def _stale(ctx: Context) -> Signed:
-    return ctx.fresh(timestamp=str(ctx.now() - ctx.profile.clock_window_secs - ctx.margin))
+    return ctx.fresh(timestamp=ctx.stamp(ctx.now() - ctx.profile.clock_window_secs - ctx.margin))
 
 
 def _future(ctx: Context) -> Signed:
-    return ctx.fresh(timestamp=str(ctx.now() + ctx.profile.clock_window_secs + ctx.margin))
+    return ctx.fresh(timestamp=ctx.stamp(ctx.now() + ctx.profile.clock_window_secs + ctx.margin))
 
 
 def _unknown_key(ctx: Context) -> Signed:
@@ -341,17 +385,30 @@ REFUSALS: tuple[Mode, ...] = (
     *(_empty(h) for h in AUTH_HEADERS),
     *(_timestamp_malformed(i) for i in range(3)),
     *(_nonce_malformed(i) for i in range(4)),
-    Mode("unknown X-Api-Key", (), ("AUTH-009",), _unknown_key),
-    Mode("signature truncated", (), ("AUTH-013",), _signature_truncated),
-    Mode("signature made with another secret", (), ("AUTH-013",), _other_secret),
-    Mode("body changed after signing", (), ("AUTH-014",), _body_changed),
-    Mode("body re-serialised after signing", (), ("AUTH-014",), _body_reformatted),
-    Mode("body left out of the signature", (), ("AUTH-014",), _body_unsigned),
-    Mode("query changed after signing", (), ("AUTH-015",), _query_changed),
-    Mode("path changed after signing", (), ("AUTH-015",), _path_changed),
-    Mode("method changed after signing", (), ("AUTH-015",), _method_changed),
-    Mode("timestamp just outside the window in the past", (), ("AUTH-010",), _stale),
-    Mode("timestamp just outside the window in the future", (), ("AUTH-011",), _future),
+    Mode("unknown X-Api-Key", (), ("AUTH-009",), _unknown_key, ("unknown_key",)),
+    Mode(
+        "signature truncated",
+        (),
+        ("AUTH-013",),
+        _signature_truncated,
+        ("malformed", "bad_signature"),
+    ),
+    *(
+        Mode(name, (), (rid,), build, ("bad_signature",))
+        for name, rid, build in (
+            ("signature made with another secret", "AUTH-013", _other_secret),
+            ("body changed after signing", "AUTH-014", _body_changed),
+            ("body re-serialised after signing", "AUTH-014", _body_reformatted),
+            ("body left out of the signature", "AUTH-014", _body_unsigned),
+            ("query changed after signing", "AUTH-015", _query_changed),
+            ("path changed after signing", "AUTH-015", _path_changed),
+            ("method changed after signing", "AUTH-015", _method_changed),
+        )
+    ),
+    Mode("timestamp just outside the window in the past", (), ("AUTH-010",), _stale, ("expired",)),
+    Mode(
+        "timestamp just outside the window in the future", (), ("AUTH-011",), _future, ("expired",)
+    ),
     Mode(
         "no credentials and an invalid request",
         (),
@@ -361,6 +418,7 @@ REFUSALS: tuple[Mode, ...] = (
             send_body=b"{}" if ctx.spec.has_body else None,
             send_query=None if ctx.spec.has_body else {**ctx.spec.query, "limit": "not-a-number"},
         ),
+        ("missing",),
     ),
 )
 # The mode whose nonce the genuine request reuses afterwards: a refused request (here: a wrong
@@ -401,11 +459,18 @@ def _refused(response: httpx.Response) -> list[str]:
 
 
 def _authenticated(response: httpx.Response, profile: Profile) -> list[str]:
-    """Accepted by authentication: neither the auth error nor a server error."""
-    auth = profile.error("auth", "error")
-    if response.status_code == auth.status or response.status_code >= 500:
+    """Accepted by authentication: neither an auth error nor a server error."""
+    if response.status_code in profile.auth.statuses or response.status_code >= 500:
         return [f"not accepted: {summary(response)}"]
     return []
+
+
+def _statuses(expected: tuple[ErrorSpec, ...]) -> str:
+    return "/".join(str(s) for s in dict.fromkeys(e.status for e in expected))
+
+
+def _answers(expected: tuple[ErrorSpec, ...]) -> str:
+    return " or ".join(f"{e.status} {e.code}" for e in expected)
 
 
 def _modes_for(operation_id: str, index: int, quick: bool) -> list[Mode]:
@@ -446,7 +511,6 @@ class Run:
 
 def refuse_each_mode(run: Run, modes: list[Mode]) -> str | None:
     """Send every refusal mode with the run's key; returns the nonce of the NONCE_DONOR."""
-    auth_error = run.profile.error("auth", "error")
     shape = ErrorShapes()
     donor_nonce: str | None = None
     for mode in modes:
@@ -455,24 +519,25 @@ def refuse_each_mode(run: Run, modes: list[Mode]) -> str | None:
             continue
         if mode.name == NONCE_DONOR:
             donor_nonce = how.nonce
+        expected = run.profile.auth.errors_for(*mode.kinds)
         response = run.send(how, run.key)
         refused, with_status = Findings(), Findings()
         refused.add(_refused(response), run.client)
-        with_status.add(status_problems(response, auth_error), run.client)
-        if response.status_code == auth_error.status:
+        with_status.add(status_problems_any(response, expected), run.client)
+        if response.status_code in {e.status for e in expected}:
             shape.add(response, run.client.last_exchange, f"{mode.name}: ")
         run.record(f"{mode.name} refused", mode.contract_ids, refused, f"{mode.name}: refused")
         run.record(
-            f"{mode.name} {auth_error.status}",
+            f"{mode.name} {_statuses(expected)}",
             mode.profile_ids,
             with_status,
-            f"{mode.name}: {auth_error.status} {auth_error.code}",
+            f"{mode.name}: {_answers(expected)}",
         )
     spec = run.ctx.spec
     if run.key is not None and run.profile.idempotency_required(spec.method, run.operation_id):
         response = run.send(Signed("", "", "", "", unsigned=True), None)
         first = Findings()
-        first.add(status_problems(response, auth_error), run.client)
+        first.add(status_problems(response, run.profile.auth.error_for("missing")), run.client)
         run.record(
             "no credentials and no Idempotency-Key",
             ("AUTH-019",),
@@ -533,7 +598,7 @@ def signed_requests_are_accepted(run: Run, edges: bool) -> None:
     if not edges:
         return
     for label, offset in (("past", -(window - margin)), ("future", window - margin)):
-        timestamp = str(run.ctx.now() + offset)
+        timestamp = run.ctx.stamp(run.ctx.now() + offset)
         response = run.send(run.ctx.fresh(timestamp=timestamp), run.new_key())
         inside.add(
             _authenticated(response, run.profile),
@@ -550,7 +615,7 @@ def signed_requests_are_accepted(run: Run, edges: bool) -> None:
 
 def replayed_nonce_is_refused(run: Run) -> None:
     """The same request signed afresh with a nonce already accepted is refused."""
-    auth_error = run.profile.error("auth", "error")
+    auth_error = run.profile.auth.error_for("replayed")
     first = run.ctx.fresh()
     replay = Findings()
     response = run.send(first, run.new_key())

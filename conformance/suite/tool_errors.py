@@ -12,6 +12,7 @@ Not the server's answer:
 - a request the server kept rate limiting past what the run can wait (``RateLimitedError`` and
   ``RateLimitedStop``, the schema phases' ``RateLimitedRequest``): its reason is the "rate
   limited (...)" one, also inside an exception group or a hypothesis error that holds one;
+- a request the profile's ``auth.signer`` hook failed to sign (``SignerHookError``);
 - a request that got no HTTP answer at all: a refused or reset connection, a TLS handshake
   error, a name that does not resolve, no byte of a response within the read timeout, a
   connection closed before any response, a request not sent (``client.NoAnswerError``, and the
@@ -24,6 +25,7 @@ import http.client
 import ssl
 from typing import Any
 
+from conformance.core.signing import SignerHookError
 from conformance.suite.wire.ratelimit import RATE_LIMITED_REASON, rate_limited_reason
 from conformance.suite.wire.tls import describe_failure
 
@@ -51,6 +53,8 @@ def not_the_servers(exc: BaseException) -> str | None:
         if isinstance(exc, HypothesisException):
             return _tool_error(exc)
         return str(reasons[0])
+    if isinstance(exc, SignerHookError):
+        return _clip(f"not judged: {exc} (the profile's code, not the server's answer)")
     rate_limited = _rate_limited(exc)
     if rate_limited is not None:
         return rate_limited

@@ -1,19 +1,22 @@
 """Authentication judged on what the server accepted: signatures and the clock window.
 
-``AuthChecks(profile)`` verifies each recorded request's ``X-Signature`` with the API secret of
-its ``X-Api-Key`` when the profile holds it (the default profile's test credentials, or the
-secret ``validate --api-secret`` gives), and compares its ``X-Timestamp`` with the time the
+``AuthChecks(profile)`` verifies each recorded request's ``X-Signature`` under the profile's
+scheme, timestamp format and string to sign, with the API secret of its ``X-Api-Key`` when
+the profile holds it (the default profile's test credentials, or the secret
+``validate --api-secret`` gives), and compares its ``X-Timestamp`` with the time the
 recording says the request was sent. Then, by the answer:
 
-- a signature that does not verify: refused with the profile's auth error is a pass, accepted
-  a failure (AUTH-013); refused with another status (a 400, 403, 404, 409, 422) a failure too,
-  authentication was not checked first (AUTH-013, AUTH-020);
+- a signature that does not verify: refused with the profile's answer to a bad signature
+  (``auth.errors.bad_signature``, else ``auth.error``) is a pass, accepted a failure (AUTH-013);
+  refused with another status (a 400, 403, 404, 409, 422) a failure too, authentication was
+  not checked first (AUTH-013, AUTH-020);
 - a timestamp more than the clock window in the past (AUTH-010) or future (AUTH-011):
-  accepted is a failure, refused a pass;
+  accepted is a failure, refused with the answer to an expired timestamp a pass;
 - a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
   before: accepted is a pass, refused with the auth error a failure.
 
-A secret the profile does not hold, a signature masked by the recorder, a request body whose
+A secret the profile does not hold, a profile that signs with a hook (``auth.signer``), a
+signature masked by the recorder, a request body whose
 exact bytes the recording lost (``Exchange.request_body_inexact``: replacement characters, a cut
 body, binary data held as text) or a request without a recorded start time leaves the check
 "not exercised" with that reason. Malformed or missing
@@ -29,9 +32,9 @@ import re
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
-from conformance.core.signing import signature, string_to_sign
+from conformance.core.signing import parse_timestamp, signature, string_to_sign
 from conformance.validator.checks import FAMILY
-from conformance.validator.exchange import Exchange
+from conformance.validator.exchange import Exchange, url_parts
 from conformance.validator.tables import Finding
 
 AUTH_SIGNATURE = f"{FAMILY}.auth_signature"
@@ -39,7 +42,6 @@ AUTH_TIMESTAMP = f"{FAMILY}.auth_timestamp"
 CLOCK_MARGIN_S = 2.0
 """Seconds by which the recorder's clock may differ from the server's: a timestamp that close
 to the window's edge is not judged."""
-SCHEMES = ("hmac-sha256-hex",)  # the signature schemes this module verifies
 # Answers that say nothing about authentication: a rate limit, a body too large to read.
 NOT_JUDGED = frozenset({413, 429})
 _DIGITS = re.compile(r"^[0-9]{1,19}$")
@@ -52,9 +54,13 @@ class AuthChecks:
         auth = profile.auth
         self._template = auth.string_to_sign
         self._window = auth.clock_window_secs
-        self._error = auth.error.status
+        self._bad_signature = auth.error_for("bad_signature").status
+        self._expired = auth.error_for("expired").status
+        self._statuses = auth.statuses
         self._nonce = re.compile(auth.nonce_pattern)
         self._scheme = auth.scheme
+        self._timestamp_format = auth.timestamp_format
+        self._hook = auth.signer
         self._secrets = {c.api_key: c.api_secret for c in profile.credentials}
         self._reasons_given: set[str] = set()
 
@@ -72,7 +78,7 @@ class AuthChecks:
         if status is None or operation_id is None:
             return []  # no answer, or not an operation (unknown paths are routed first)
         accepted = 200 <= status < 300
-        refused = status == self._error
+        refused = status == self._bad_signature
         if status >= 500 or status in NOT_JUDGED:
             return []  # a server error, a rate limit, a body too large: not about authentication
         api_key = headers.get("x-api-key")
@@ -81,10 +87,11 @@ class AuthChecks:
         nonce = headers.get("x-nonce")
         if not api_key or not sent or not timestamp or not nonce:
             return []  # missing headers: the per-exchange checks judge them
-        if not _DIGITS.match(timestamp) or not self._nonce.search(nonce):
+        stated = self._parse(timestamp)
+        if stated is None or not self._nonce.search(nonce):
             return []  # malformed: the per-exchange checks judge them
         findings: list[Finding] = []
-        fresh = self._window_findings(int(timestamp), sent_at, status, findings)
+        fresh = self._window_findings(stated, sent_at, status, findings)
         verified = self._verify(exchange, api_key, sent, timestamp, nonce, findings)
         if verified is False:
             ids = ("AUTH-013",) if accepted or refused else ("AUTH-013", "AUTH-020")
@@ -94,7 +101,7 @@ class AuthChecks:
                     ids,
                     Outcome.PASSED if refused else Outcome.FAILED,
                     "the signature does not verify with the API key's secret: "
-                    + _answer(status, accepted, refused, self._error),
+                    + _answer(status, accepted, refused, self._bad_signature),
                 )
             )
         elif verified is True and accepted:
@@ -103,7 +110,7 @@ class AuthChecks:
                 ", timestamp inside the clock window" if fresh else ""
             )
             findings.append((AUTH_SIGNATURE, ids, Outcome.PASSED, f"{message}: accepted"))
-        elif verified is True and refused and fresh and not nonce_seen:
+        elif verified is True and status in self._statuses and fresh and not nonce_seen:
             findings.append(
                 (
                     AUTH_SIGNATURE,
@@ -115,9 +122,14 @@ class AuthChecks:
             )
         return findings
 
+    def _parse(self, timestamp: str) -> float | None:
+        if self._timestamp_format == "unix-seconds":
+            return int(timestamp) if _DIGITS.match(timestamp) else None
+        return parse_timestamp(timestamp, self._timestamp_format)
+
     def _window_findings(
         self,
-        timestamp: int,
+        timestamp: float,
         sent_at: float | None,
         status: int,
         findings: list[Finding],
@@ -142,10 +154,10 @@ class AuthChecks:
             (
                 AUTH_TIMESTAMP,
                 (rid,),
-                Outcome.PASSED if status == self._error else Outcome.FAILED,
+                Outcome.PASSED if status == self._expired else Outcome.FAILED,
                 f"X-Timestamp {abs(drift):.0f} s in the {where} of when the request was sent "
                 f"(window {self._window} s): "
-                + _answer(status, 200 <= status < 300, status == self._error, self._error),
+                + _answer(status, 200 <= status < 300, status == self._expired, self._expired),
             )
         )
         return False
@@ -161,8 +173,11 @@ class AuthChecks:
     ) -> bool | None:
         """Whether the signature verifies; None when that cannot be known (with the reason)."""
         ids = ("AUTH-005", "AUTH-013")
-        if self._scheme not in SCHEMES:
-            reason = f"the profile's auth scheme {self._scheme!r} is not one the validator checks"
+        if self._hook:
+            reason = (
+                f"the profile signs with the hook {self._hook} (auth.signer): the validator "
+                "verifies only the built-in schemes"
+            )
             self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
             return None
         if sent == REDACTED:
@@ -183,9 +198,16 @@ class AuthChecks:
         query = exchange.query
         target = exchange.path + (f"?{query}" if query else "")
         message = string_to_sign(
-            self._template, timestamp, nonce, exchange.method, target, exchange.request_body
+            self._template,
+            timestamp,
+            nonce,
+            exchange.method,
+            target,
+            exchange.request_body,
+            host=exchange.header("Host") or url_parts(exchange.url).netloc,
+            api_key=api_key,
         )
-        return hmac.compare_digest(signature(secret, message), sent)
+        return hmac.compare_digest(signature(secret, message, self._scheme).encode(), sent.encode())
 
     def _not_exercised(
         self, check: str, ids: tuple[str, ...], reason: str, findings: list[Finding]

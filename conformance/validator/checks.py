@@ -33,13 +33,13 @@ from urllib.parse import parse_qsl, unquote
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core import openapi
+from conformance.core import openapi, signing
 from conformance.core.contract import effective_contract
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.patterns import ecma_search
-from conformance.core.profile import Profile
+from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.suite.outcomes import (
@@ -75,8 +75,12 @@ AUTH_HEADER_IDS = {
     "X-Nonce": "AUTH-004",
 }
 AUTH_MISSING, AUTH_TIMESTAMP, AUTH_NONCE = "AUTH-006", "AUTH-007", "AUTH-008"
-SIGNATURE_FORMATS = {"hmac-sha256-hex": r"^[0-9a-f]{64}$"}
-TIMESTAMP_FORMATS = {"unix-seconds": r"^[0-9]+$"}
+SIGNATURE_FORMATS = {scheme: signing.signature_pattern(scheme) for scheme in signing.SCHEMES}
+TIMESTAMP_FORMATS = {
+    "unix-seconds": r"^[0-9]+$",
+    "unix-millis": r"^[0-9]+$",
+    "rfc3339": signing.timestamp_pattern("rfc3339"),
+}
 # Spec 4 / profile 2: a required key missing (IDEM-001, IDEM-005), a key out of bounds
 # (LIMIT-001, IDEM-006), a key that must not be required (IDEM-002/018 on settle, IDEM-003 GET).
 IDEM_MISSING_IDS = ("IDEM-001", "IDEM-005")
@@ -386,10 +390,15 @@ class ExchangeValidator:
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = format_checker()
         auth = profile.auth
-        self._auth_error = auth.error
+        self._auth_missing = auth.error_for("missing")
+        self._auth_malformed = auth.error_for("malformed")
+        self._auth_statuses = auth.statuses
         self._nonce_pattern = auth.nonce_pattern
         self._timestamp_pattern = TIMESTAMP_FORMATS.get(auth.timestamp_format, r"^.+$")
-        self._signature_pattern = SIGNATURE_FORMATS.get(auth.scheme, r"^.+$")
+        # a hook's signatures may have any form
+        self._signature_pattern = (
+            r"^.+$" if auth.signer else SIGNATURE_FORMATS.get(auth.scheme, r"^.+$")
+        )
         idem = profile.idempotency
         self._key_bounds = (idem.min_length, idem.max_length)
         self._max_body = profile.status.max_body_bytes
@@ -636,11 +645,15 @@ class ExchangeValidator:
         only right answer is the profile's auth error, whatever else the request holds)."""
         broken: list[str] = []
         ids: list[str] = []
+        answers: list[ErrorSpec] = []  # the server may answer for any one of the faults
         for name in AUTH_HEADERS:
             value = headers.get(name.lower())
             if not _header_ok(value):
                 broken.append(f"no {name} header")
                 ids += [AUTH_HEADER_IDS[name], AUTH_MISSING]
+                answers.append(self._auth_missing)
+                if value == "":
+                    answers.append(self._auth_malformed)  # empty: missing, or malformed
                 continue
             assert value is not None
             if value == REDACTED:
@@ -648,22 +661,26 @@ class ExchangeValidator:
             if name == "X-Timestamp" and not ecma_search(self._timestamp_pattern, value):
                 broken.append(f"X-Timestamp {value[:40]!r} is not {self._timestamp_pattern}")
                 ids.append(AUTH_TIMESTAMP)
+                answers.append(self._auth_malformed)
             elif name == "X-Nonce" and not ecma_search(self._nonce_pattern, value):
                 broken.append(f"X-Nonce {value[:40]!r} does not match {self._nonce_pattern}")
                 ids.append(AUTH_NONCE)
+                answers.append(self._auth_malformed)
             elif name == "X-Signature" and not ecma_search(self._signature_pattern, value):
                 broken.append(f"X-Signature is not of the form {self._signature_pattern}")
                 ids.append(AUTH_MISSING)
+                answers.append(self._auth_malformed)
         if not broken:
             return True
         rids = tuple(dict.fromkeys(ids))
-        expected = self._auth_error
+        statuses = tuple(dict.fromkeys(a.status for a in answers))
         what = "; ".join(broken)
-        if status == expected.status:
+        if status in statuses:
             message = f"{what}: refused with {status} as the profile states"
             out.append(_Finding("auth", rids, Outcome.PASSED, message))
         else:
-            message = f"{what}: answered {status}, the profile's answer is {expected.status}"
+            wanted = " or ".join(str(s) for s in statuses)
+            message = f"{what}: answered {status}, the profile's answer is {wanted}"
             out.append(_Finding("auth", rids, Outcome.FAILED, message))
         return False
 
@@ -752,7 +769,7 @@ class ExchangeValidator:
         problems = self._request_problems(exchange, op, params, request)
         if not problems:
             return False
-        if status in (self._auth_error.status, self._not_found.status, self._too_large):
+        if status in self._auth_statuses or status in (self._not_found.status, self._too_large):
             return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
@@ -849,7 +866,7 @@ class ExchangeValidator:
         authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
         acceptable = {expected}
         if self._auth_before_routing and not authenticated:
-            acceptable = {self._auth_error.status}
+            acceptable = {self._auth_missing.status}
             ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
         if status in acceptable:
             if methods is not None and status == expected:

@@ -55,6 +55,7 @@ from urllib.parse import unquote
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.signing import parse_timestamp
 from conformance.suite.outcomes import malformed_refusal
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
@@ -268,7 +269,8 @@ class CrossExchangeChecks:
         self._reused = idem.reused
         self._in_use = idem.in_use
         auth = profile.auth
-        self._auth_status = auth.error.status
+        self._auth_statuses = auth.statuses
+        self._timestamp_format = auth.timestamp_format
         self._nonce_single_use = auth.nonce_single_use
         self._window = auth.clock_window_secs
         # the refusal of a malformed request: its code too where a business rule shares it
@@ -293,7 +295,7 @@ class CrossExchangeChecks:
         self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
         self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         # (timestamp, source, accepted) of the first use of a nonce with an API key
-        self._nonces: BoundedTable[bytes, tuple[int | None, str, bool]] = BoundedTable(limit)
+        self._nonces: BoundedTable[bytes, tuple[float | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
@@ -444,7 +446,7 @@ class CrossExchangeChecks:
     ) -> Iterator[Finding]:
         parts = exchange.path.strip("/").split("/")
         status = exchange.status or 0
-        if len(parts) < 2 or status == self._auth_status:
+        if len(parts) < 2 or status in self._auth_statuses:
             return
         api_key = headers.get(API_KEY_HEADER.lower(), "")
         yield from self._usage.report(
@@ -484,7 +486,7 @@ class CrossExchangeChecks:
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
         at = when.start
-        if not key or status is None or status == self._auth_status:
+        if not key or status is None or status in self._auth_statuses:
             return  # no key, or refused by authentication before the key was looked at
         api_key = headers.get(API_KEY_HEADER.lower(), "")
         scope = digest(api_key, key)
@@ -676,6 +678,11 @@ class CrossExchangeChecks:
         return (exchange.header(self._replay_header, response=True) or "").lower() == "true"
 
     # -- authentication nonces -------------------------------------------------------------
+    def _timestamp(self, text: str | None) -> float | None:
+        if self._timestamp_format == "unix-seconds":
+            return _int(text)
+        return None if text is None else parse_timestamp(text, self._timestamp_format)
+
     def _auth_nonce(
         self, exchange: Exchange, headers: dict[str, str]
     ) -> tuple[list[Finding], bool]:
@@ -685,8 +692,8 @@ class CrossExchangeChecks:
         api_key = headers.get(API_KEY_HEADER.lower())
         if not nonce or not api_key or not self._nonce_single_use:
             return [], False
-        accepted = exchange.status != self._auth_status
-        timestamp = _int(headers.get(TIMESTAMP_HEADER.lower()))
+        accepted = exchange.status not in self._auth_statuses
+        timestamp = self._timestamp(headers.get(TIMESTAMP_HEADER.lower()))
         scope = digest(api_key, nonce)
         earlier = self._nonces.get(scope)
         if earlier is not None:
@@ -746,7 +753,7 @@ class CrossExchangeChecks:
         authorization = payload.get("authorization") if isinstance(payload, dict) else None
         nonce = authorization.get("nonce") if isinstance(authorization, dict) else None
         status = exchange.status or 0
-        if not isinstance(payment_id, str) or status == self._auth_status:
+        if not isinstance(payment_id, str) or status in self._auth_statuses:
             return  # refused by authentication: the settlement was never looked at
         if 200 <= status < 300:
             self._usage.settled(payment_id, when)

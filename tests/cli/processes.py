@@ -6,18 +6,21 @@ The tests wait on what the command prints, never on the clock: each wait has a c
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
 CEILING_SECS = 300.0
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 class CommandProcess:
@@ -122,20 +125,46 @@ def leftovers(directory: Path) -> list[str]:
 # Far above what a command that refuses its input needs, far below what a runaway one takes.
 MEMORY_CEILING = 2 * 1024**3
 BOUNDED_TIMEOUT_S = 60
+ENDED_LINE = '{"exit_code"'  # how tests.cli.command_batch begins the line of an ended command
 
 
 def _limited_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CEILING, MEMORY_CEILING))
 
 
-def bounded_command(*args: str) -> subprocess.CompletedProcess[str]:
-    """``payment-conformance ARGS`` in a child process with a memory ceiling and a timeout: a
-    hang or an endless read fails the test (``TimeoutExpired``, a non-2 exit) instead of
-    stalling it or exhausting the machine."""
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=BOUNDED_TIMEOUT_S,
-        preexec_fn=_limited_memory,
-    )
+@dataclass(frozen=True)
+class Ended:
+    """How one command of ``bounded_commands`` ended."""
+
+    args: tuple[str, ...]
+    exit_code: int
+    stderr: str
+    exception: str | None  # what it raised instead of exiting (a traceback, in a real process)
+
+
+def bounded_commands(commands: Sequence[Sequence[str]]) -> list[Ended]:
+    """The commands one after the other in one child process with a memory ceiling and a
+    timeout (``tests.cli.command_batch``): one interpreter start for all. AssertionError naming
+    the command that hung, or that left the process, if one did."""
+    batch = [list(args) for args in commands]
+    timeout = BOUNDED_TIMEOUT_S + 5 * len(batch)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.cli.command_batch"],
+            cwd=REPOSITORY,
+            input=json.dumps(batch),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=_limited_memory,
+        )
+        lines, stderr = done.stdout.splitlines(), done.stderr
+    except subprocess.TimeoutExpired as expired:
+        out = expired.stdout or ""
+        lines = (out.decode() if isinstance(out, bytes) else out).splitlines()
+        stderr = f"timed out after {timeout} s"
+    lines = [line for line in lines if line.startswith(ENDED_LINE)]
+    ended = [Ended(tuple(a), **json.loads(line)) for a, line in zip(batch, lines, strict=False)]
+    if len(ended) < len(batch):
+        raise AssertionError(f"{' '.join(batch[len(ended)])}: did not end ({stderr[-2000:]})")
+    return ended

@@ -2,8 +2,8 @@
 
 ``run --cacert /dev/zero`` once grew to 2.7 GB and ended in a ``MemoryError`` traceback, and a
 named pipe given as ``--cacert`` or ``--waivers`` hung the command. Each command runs in a child
-process with a memory ceiling and a timeout, so a hang or an endless read fails the test
-instead of stalling it.
+process with a memory ceiling and a timeout (all the commands of one test in one process, one
+after the other), so a hang or an endless read fails the test instead of stalling it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.reference.certificates import CertFiles, issue
-from tests.cli.processes import bounded_command
+from tests.cli.processes import bounded_commands
 
 SAID = {"/dev/zero": "is a character device, not a regular file", "fifo": "is a named pipe"}
 
@@ -61,20 +61,15 @@ OPTIONS: dict[str, Args] = {
 }
 
 
-# The two of the bug report run on every commit; the rest, a child process each, with the slow.
-FAST = {"run --cacert", "run --waivers"}
-
-
 @pytest.mark.parametrize("kind", list(SAID))
-@pytest.mark.parametrize(
-    "option",
-    [pytest.param(o, marks=() if o in FAST else pytest.mark.slow) for o in OPTIONS],
-)
 def test_a_device_or_a_named_pipe_is_refused_with_exit_2_and_the_reason(
-    option: str, kind: str, certs: CertFiles, tmp_path: Path
+    kind: str, certs: CertFiles, tmp_path: Path
 ) -> None:
     path = bad_file(kind, tmp_path)
-    result = bounded_command(*OPTIONS[option](path, certs, tmp_path))
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    assert f"{path} {SAID[kind]}" in result.stderr
+    ended = bounded_commands([make(path, certs, tmp_path) for make in OPTIONS.values()])
+    wrong = {
+        option: f"exit {end.exit_code}, raised {end.exception}, said: {end.stderr[-500:]}"
+        for option, end in zip(OPTIONS, ended, strict=True)
+        if end.exit_code != 2 or end.exception or f"{path} {SAID[kind]}" not in end.stderr
+    }
+    assert wrong == {}

@@ -340,7 +340,7 @@ def add_items(factories: Factories, operation_id: str) -> None:
     """Two more items in the merchant's listing: payments, or ledger lines (deposits through
     the profile's test helper, else x402 settlements)."""
     if operation_id == "getStatement":
-        if factories.profile.test_helpers:
+        if factories.profile.helper("deposit") is not None:
             currency, chain = factories.currency, factories.chain
             payment = factories.create_payment(
                 quotes={currency: {"amount": "10", "chain_ids": [chain]}}, splits=[]

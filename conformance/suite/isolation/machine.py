@@ -18,6 +18,7 @@ import hypothesis.strategies as st
 from hypothesis.stateful import Bundle, invariant, rule
 
 from conformance.core.profile import ErrorSpec
+from conformance.core.test_helpers import HELPER_NAMES
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.isolation import requests, views
 from conformance.suite.isolation.model import (
@@ -161,7 +162,7 @@ class IsolationMachine(ConformanceMachine):
 
     @rule(payment=payments, operation_id=st.sampled_from(PAYMENT_CALLS))
     def other_acts_on_payment(self, payment: Payment, operation_id: str) -> None:
-        if operation_id.startswith("test") and not self.ctx.profile.test_helpers:
+        if operation_id in HELPER_NAMES and not self.ctx.profile.helper(HELPER_NAMES[operation_id]):
             operation_id = "cancelPayment"
         spec = requests.payment_call(self.other, operation_id, payment.id)
         self.refused(operation_id, spec, payment.id)
@@ -170,12 +171,12 @@ class IsolationMachine(ConformanceMachine):
     @rule(payment=payments)
     def owner_underpays(self, payment: Payment) -> None:
         """A deposit below the quote (test helpers): accept-underpaid becomes allowed."""
-        if not self.ctx.profile.test_helpers or payment.status != initial_state(
+        if self.ctx.profile.helper("deposit") is None or payment.status != initial_state(
             self.ctx.profile, "payments"
         ):
             return
         spec = requests.helper(
-            self.ctx.profile, "deposit", payment.id, requests.deposit_body(self.owner, 1)
+            self.owner, "deposit", payment.id, requests.deposit_body(self.owner, 1)
         )
         body = self.owner_succeeds("HELP-009", spec, payment.id, None)
         if body is not None and isinstance(body.get("status"), str):
@@ -389,7 +390,7 @@ def tour(machine: IsolationMachine) -> None:
     m.other_reuses_order_no(first)
     settle()
     m.owner_advances_payment(first)
-    if m.ctx.profile.test_helpers:
+    if m.ctx.profile.helper("deposit") is not None:
         underpaid = m.create_payment()
         m.owner_underpays(underpaid)
         m.other_acts_on_payment(underpaid, "acceptUnderpaidPayment")

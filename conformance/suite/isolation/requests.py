@@ -10,10 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from conformance.core.profile import Profile
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, locate_operation
-
-HELPER_OPERATIONS = {"deposit": "testDepositPayment", "expire": "testExpirePayment"}
+from conformance.suite.factories import Factories, RequestSpec, locate_operation
 
 
 def spec(factories: Factories, operation_id: str, **parts: Any) -> RequestSpec:
@@ -21,15 +18,9 @@ def spec(factories: Factories, operation_id: str, **parts: Any) -> RequestSpec:
     return RequestSpec(operation_id, method, template, **parts)
 
 
-def helper(profile: Profile, name: str, payment_id: str, body: Any = None) -> RequestSpec:
-    """A test helper request (``deposit``, ``expire``) as the profile routes it."""
-    method, _, template = profile.helper_route(name).partition(" ")
-    if not profile.test_helpers or not template:
-        raise PrerequisiteError(f"the profile has no {name} test helper")
-    parts: dict[str, Any] = {"path_params": {"id": payment_id}}
-    if body is not None:
-        parts["body"] = body
-    return RequestSpec(HELPER_OPERATIONS[name], method.upper(), template, **parts)
+def helper(factories: Factories, name: str, payment_id: str, body: Any = None) -> RequestSpec:
+    """A test helper request (``deposit``, ``expire``) as the profile maps it."""
+    return factories.helper_call(name, payment_id, body)
 
 
 def deposit_body(factories: Factories, units: int) -> dict[str, Any]:
@@ -51,9 +42,9 @@ def create_payment(factories: Factories, order_no: str | None = None) -> Request
 def payment_call(factories: Factories, operation_id: str, payment_id: str) -> RequestSpec:
     """cancelPayment, acceptUnderpaidPayment or a test helper on ``payment_id``."""
     if operation_id == "testDepositPayment":
-        return helper(factories.profile, "deposit", payment_id, deposit_body(factories, 1))
+        return helper(factories, "deposit", payment_id, deposit_body(factories, 1))
     if operation_id == "testExpirePayment":
-        return helper(factories.profile, "expire", payment_id)
+        return helper(factories, "expire", payment_id)
     return spec(factories, operation_id, path_params={"id": payment_id})
 
 

@@ -23,7 +23,7 @@ from hypothesis.stateful import Bundle, precondition, rule
 from conformance.suite.payments import generation
 from conformance.suite.payments.book import ModelPayment, PaymentBook
 from conformance.suite.payments.listing import walk
-from conformance.suite.payments.rules import PaymentRules
+from conformance.suite.payments.rules import EXPIRE, PaymentRules
 from conformance.suite.stateful import ConformanceFailure, ConformanceMachine, Verdicts
 from conformance.suite.wire.client import AUTO
 
@@ -103,7 +103,7 @@ class PaymentMachine(ConformanceMachine):
         return [p for p in self.book.payments.values() if p.status == status]
 
     def _helpers(self) -> bool:
-        return self.terms.helpers
+        return self.terms.has_helper(EXPIRE)
 
     def _key(self, data: st.DataObject) -> Any:
         """The helpers take an Idempotency-Key but need none (HELP-008): send one or not."""

@@ -74,14 +74,19 @@ class PaymentRules:
             return expire.target
         return "expired" if "expired" in self.states else None
 
+    def has_helper(self, operation_id: str) -> bool:
+        """The profile gives the server this test helper (mapped or as the default's)."""
+        return self.profile.helper(HELPERS[operation_id]) is not None
+
     @property
     def helpers(self) -> bool:
-        return self.profile.test_helpers and bool(self.profile.helper_routes)
+        """Both test helpers are there (the checks of the helpers themselves need both)."""
+        return self.has_helper(DEPOSIT) and self.has_helper(EXPIRE)
 
     @property
     def deposits(self) -> bool:
         """Deposits can be made and their outcome named (short and full)."""
-        return self.helpers and self.underpaid is not None and self.settled is not None
+        return self.has_helper(DEPOSIT) and self.underpaid is not None and self.settled is not None
 
     # -- numbers --------------------------------------------------------------------------------
     @cached_property

@@ -32,7 +32,7 @@ from conformance.suite.payments.machine import (
     PaymentMachine,
     ShrinkBudget,
 )
-from conformance.suite.payments.rules import PaymentRules
+from conformance.suite.payments.rules import HELPERS, PaymentRules
 from conformance.suite.payments.scenarios import SCENARIOS
 from conformance.suite.stateful import (
     ConformanceFailure,
@@ -112,7 +112,11 @@ def not_reached(rules: PaymentRules, ids: Sequence[str]) -> dict[str, str]:
     reasons = {}
     for rid in ids:
         if rid in helpers and not rules.helpers:
-            reasons[rid] = "needs the profile's test helpers (test_helpers = false)"
+            absent = [name for op, name in HELPERS.items() if not rules.has_helper(op)]
+            reasons[rid] = (
+                "needs the profile's deposit and expire test helpers; the profile declares "
+                f"{' and '.join(absent)} absent"
+            )
         elif rid in needs_deposits and not rules.deposits:
             reasons[rid] = "needs the deposit test helper to make a payment underpaid or settled"
         elif rid == "PAY-013" and not rules.unique_order_no:

@@ -195,7 +195,7 @@ def unknown_paths(ctx: MachineContext) -> None:
     verdicts, profile = ctx.verdicts, ctx.profile
     unknown = uuid.uuid4().hex[:12]
     not_found = profile.error("status", "not_found")
-    auth = profile.error("auth", "error")
+    auth = profile.auth.error_for("missing")
     before_routing = profile.status.auth_before_routing
     for method, path in (
         ("GET", f"/v1/conformance-unknown-{unknown}"),

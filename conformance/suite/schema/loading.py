@@ -24,7 +24,6 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from conformance.core.openapi import operations
 from conformance.core.profile import Credential, Profile
-from conformance.core.signing import Signer
 from conformance.suite.schema import checks as schema_checks  # registers our checks
 from conformance.suite.schema.generation import generation_contract, schema_rules
 from conformance.suite.schema.resending import ResendingSession
@@ -54,9 +53,7 @@ def signed_session(
     stats = stats if stats is not None else ClientStats()
     resending = ResendingSession(stats, (credential.api_secret,))
     session = bounded_session(resending, limits)
-    session.auth = SignedRequests(
-        Signer(credential.api_key, credential.api_secret, profile.string_to_sign)
-    )
+    session.auth = SignedRequests(profile.signer(credential))
     session.trust_env = False  # no proxy from the environment for a loopback server
     # schemathesis adds the session's headers to every case it sends (the case's own win, and
     # a gateway header is not in the contract)

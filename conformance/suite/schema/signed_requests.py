@@ -6,6 +6,8 @@ plain ``schemathesis run`` signs with it and must not register them.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import requests
 
 from conformance.core.signing import Signer
@@ -28,5 +30,8 @@ class SignedRequests(requests.auth.AuthBase):
             raw = body.encode("iso-8859-1", errors="replace")
         else:
             raise TypeError(f"cannot sign a streamed request body ({type(body).__name__})")
-        request.headers.update(self.signer.headers(str(request.method), request.path_url, raw))
+        host = str(request.headers.get("Host") or urlsplit(str(request.url)).netloc)
+        request.headers.update(
+            self.signer.headers(str(request.method), request.path_url, raw, host=host)
+        )
         return request

@@ -16,6 +16,7 @@ Scenarios: statement requests the profile refuses (limit out of range, ``from`` 
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -113,7 +114,8 @@ REPLAY_IDS = (REPLAY, DEPOSIT_CREDIT, *PAGE_IDS)
 # an audit of each account it touched.
 DEFAULT_RUN = (8, 12)
 QUICK_RUN = (1, 5)
-NO_HELPERS = "needs the profile's deposit test helper (the profile has test_helpers = false)"
+NO_HELPERS = "needs the profile's deposit test helper, which the profile declares absent"
+SETTLEMENTS = 3  # without a deposit helper: the x402 settlements that book the ledger lines
 ANCHOR_SLACK = timedelta(seconds=2)
 STOPPED = "statements-stopped"  # MachineContext.extra: a failure ended the machine's run
 # Window choices (from edge, to edge, walk size), drawn before the edges are known.
@@ -419,8 +421,20 @@ def _recipient(ctx: MachineContext) -> tuple[str | None, str]:
 @pytest.mark.requirement(*MACHINE_IDS)
 def test_statements_add_up(machine_context: MachineContext) -> None:
     ctx = machine_context
-    if not ctx.profile.test_helpers:
-        ctx.verdicts.finish("ledger", MACHINE_IDS, not_reached=NO_HELPERS)
+    if ctx.profile.helper("deposit") is None:
+        with localcontext(EXACT):
+            run_guarded(ctx.verdicts, partial(_settlement_windows, ctx))
+        ctx.verdicts.finish(
+            "ledger",
+            MACHINE_IDS,
+            not_reached={
+                rid: NO_HELPERS
+                if rid in (DEPOSIT_CREDIT, SPLIT_INCOME)
+                else "the x402 settlements' lines left no window with two lines"
+                for rid in MACHINE_IDS
+            },
+            operation_id="getStatement",
+        )
         return
     not_reached: dict[str, str] = {}
     recipient: list[str | None] = [None]
@@ -444,6 +458,27 @@ def test_statements_add_up(machine_context: MachineContext) -> None:
         },
         operation_id="getStatement",
     )
+
+
+def _settlement_windows(ctx: MachineContext) -> None:
+    """Without a deposit helper, a real flow books the ledger lines: x402 settlements, a
+    second apart so that their lines have distinct instants; then the window between the
+    first and the last of them is audited like the machine's windows."""
+    statements = Statements(ctx)
+    account = Account(ctx.client, ctx.factories.currency)
+    since = datetime.now(UTC)
+    settled: set[str] = set()
+    for n in range(SETTLEMENTS):
+        if n:
+            time.sleep(1.0)
+        ctx.transcript.step(f"settle x402 payment {n + 1} of {SETTLEMENTS}")
+        settled.add(ctx.factories.settled_x402("exact"))
+    ctx.transcript.step(f"read the recent ledger of {account}")
+    history = statements.history(account, since)
+    marks = edges([line for line in history.lines if line.payment_id in settled])
+    if len(marks) >= 2:
+        ctx.transcript.step(f"read {account} between the first and the last settlement")
+        statements.audit(account, history, marks[0], marks[-1], 1)
 
 
 # ---------------------------------------------------------------------------- refusals
@@ -510,7 +545,8 @@ def test_a_replayed_deposit_or_settlement_books_no_second_line(
     factories = ctx.factories
     statements = Statements(ctx)
     since = datetime.now(UTC)
-    not_reached = {rid: NO_HELPERS for rid in REPLAY_IDS} if not ctx.profile.test_helpers else {}
+    deposits = ctx.profile.helper("deposit") is not None
+    not_reached = {} if deposits else {rid: NO_HELPERS for rid in REPLAY_IDS}
     booked: dict[str, tuple[str, Decimal | None]] = {}
 
     def replay_deposit() -> None:
@@ -574,7 +610,7 @@ def test_a_replayed_deposit_or_settlement_books_no_second_line(
             )
 
     with localcontext(EXACT):
-        if ctx.profile.test_helpers:
+        if deposits:
             run_guarded(ctx.verdicts, replay_deposit)
         run_guarded(ctx.verdicts, replay_settlement)
         if booked:

@@ -1,8 +1,10 @@
 """Which action of the suite causes which event (profile 5, EVT-001..009).
 
-The profile lists the event type names (``webhooks.event_types``); the catalogue's EVT
-requirements say which change emits which of them. ``CAUSES`` pairs each event with its
-requirement; an event type the profile does not list is "not exercised" with that reason.
+The profile lists the event type names (``webhooks.event_types``) and says what emits which of
+them (``[webhooks.emits]``: an operation or a payment state change -> an event type, "" for
+none). ``CAUSES`` pairs each of those keys with its EVT requirement and the suite's action; a
+key that emits nothing, or an event type another key already emits (the suite could not tell
+the two apart), is "not exercised" with that reason, never failed.
 The actions run through the factories (fresh payments, subscriptions, schedules and x402
 settlements per run) and return what each must have emitted: the event type, the id of the
 resource it concerns, and how many events of that type the resource must get at least.
@@ -13,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -30,29 +31,31 @@ from conformance.suite.outcomes import json_body
 
 @dataclass(frozen=True)
 class Cause:
-    event_type: str
+    key: str  # of [webhooks.emits]
     requirement_id: str
     action: str
-    needs_helpers: bool = False
+    helper: str = ""  # the test helper it needs ("deposit", "expire"), if any
 
 
+# In the order the suite causes them (a fail endpoint subscribes to the first one caused).
 CAUSES: tuple[Cause, ...] = (
-    Cause("subscription.created", "EVT-006", "create a subscription"),
-    Cause("subscription.canceled", "EVT-007", "cancel the subscription"),
-    Cause("payment.created", "EVT-001", "create a payment"),
-    Cause("payment.canceled", "EVT-005", "cancel the payment"),
-    Cause("payment.underpaid", "EVT-002", "deposit less than quoted (test helper)", True),
+    Cause("createSubscription", "EVT-006", "create a subscription"),
+    Cause("cancelSubscription", "EVT-007", "cancel the subscription"),
+    Cause("createPayment", "EVT-001", "create a payment"),
+    Cause("cancelPayment", "EVT-005", "cancel the payment"),
+    Cause("payment_underpaid", "EVT-002", "deposit less than quoted (test helper)", "deposit"),
     Cause(
-        "payment.settled",
+        "payment_settled",
         "EVT-003",
         "accept the underpaid payment; deposit the full amount on another (test helper)",
-        True,
+        "deposit",
     ),
-    Cause("payment.expired", "EVT-004", "expire a pending payment (test helper)", True),
-    Cause("payout_schedule.updated", "EVT-008", "replace, pause and retire a payout schedule"),
-    Cause("x402.settled", "EVT-009", "settle an x402 payment"),
+    Cause("payment_expired", "EVT-004", "expire a pending payment (test helper)", "expire"),
+    Cause("payout_schedule_changed", "EVT-008", "replace, pause and retire a payout schedule"),
+    Cause("settleX402Payment", "EVT-009", "settle an x402 payment"),
 )
 EVENT_IDS = tuple(c.requirement_id for c in CAUSES)
+BY_KEY = {c.key: c for c in CAUSES}
 
 
 @dataclass(frozen=True)
@@ -73,18 +76,39 @@ def listed_types(profile: Profile) -> list[str]:
 
 def unreachable(profile: Profile) -> dict[str, str]:
     """Requirement id -> why the suite cannot cause its event under this profile."""
+    webhooks = profile.webhooks
     listed = set(listed_types(profile))
     reasons: dict[str, str] = {}
+    emitted_by: dict[str, str] = {}
     for cause in CAUSES:
-        if cause.event_type not in listed:
+        event_type = webhooks.emitted(cause.key)
+        if event_type is None:
             reasons[cause.requirement_id] = (
-                f"the profile lists no event type {cause.event_type} (webhooks.event_types)"
+                f"the profile says {cause.key} emits no event (webhooks.emits.{cause.key})"
             )
-        elif cause.needs_helpers and not profile.test_helpers:
+        elif event_type not in listed:
             reasons[cause.requirement_id] = (
-                f"needs the profile's test helpers to {cause.action}: the profile has none"
+                f"the profile lists no event type {event_type} (webhooks.event_types)"
             )
+        elif event_type in emitted_by:
+            reasons[cause.requirement_id] = (
+                f"{cause.key} emits {event_type}, as {emitted_by[event_type]} does: the suite "
+                "cannot tell which of the two a webhook comes from (webhooks.emits)"
+            )
+        elif cause.helper and profile.helper(cause.helper) is None:
+            reasons[cause.requirement_id] = (
+                f"needs the profile's {cause.helper} test helper to {cause.action}: "
+                "the profile has none"
+            )
+        if event_type is not None:
+            emitted_by.setdefault(event_type, cause.key)
     return reasons
+
+
+def caused_keys(profile: Profile) -> list[str]:
+    """The keys of [webhooks.emits] whose events the suite causes and judges, in order."""
+    left_out = unreachable(profile)
+    return [c.key for c in CAUSES if c.requirement_id not in left_out]
 
 
 class Actions:
@@ -109,15 +133,8 @@ class Actions:
         return _json(response)
 
     def helper(self, name: str, payment_id: str, body: Mapping[str, Any] | None = None) -> None:
-        method, _, template = self.f.profile.helper_route(name).partition(" ")
-        if not template:
-            raise PrerequisiteError(f"the profile has no {name} test helper")
-        operation = "testDepositPayment" if name == "deposit" else "testExpirePayment"
-        kwargs: dict[str, Any] = {"idempotency_key": None, "operation_id": operation}
-        if body is not None:
-            kwargs["json"] = dict(body)
-        response = self.f.client.request(
-            method.upper(), template.replace("{id}", quote(payment_id, safe="")), **kwargs
+        response = self.f.test_helper(
+            name, payment_id, None if body is None else dict(body), idempotency_key=None
         )
         if response.status_code >= 300:
             raise PrerequisiteError(
@@ -132,49 +149,48 @@ class Actions:
     def subscription_events(self, wanted: set[str]) -> list[Expected]:
         started = self.clock()
         subscription_id = self.f.create_subscription()
-        found = [self._expect("subscription.created", subscription_id, started)]
-        if "subscription.canceled" in wanted:
+        found = [self._expect("createSubscription", subscription_id, started)]
+        if "cancelSubscription" in wanted:
             started = self.clock()
             self.succeed(
                 self.spec("cancelSubscription", path_params={"id": subscription_id}),
                 "cancel a subscription",
             )
-            found.append(self._expect("subscription.canceled", subscription_id, started))
+            found.append(self._expect("cancelSubscription", subscription_id, started))
         return found
 
     def payment_events(self, wanted: set[str]) -> list[Expected]:
         found: list[Expected] = []
         started = self.clock()
         canceled = self.f.create_payment()["id"]
-        found.append(self._expect("payment.created", canceled, started))
-        if "payment.canceled" in wanted:
+        found.append(self._expect("createPayment", canceled, started))
+        if "cancelPayment" in wanted:
             started = self.clock()
             self.succeed(
                 self.spec("cancelPayment", path_params={"id": canceled}), "cancel a payment"
             )
-            found.append(self._expect("payment.canceled", canceled, started))
-        if not self.f.profile.test_helpers:
-            return found
-        if wanted & {"payment.underpaid", "payment.settled"}:
+            found.append(self._expect("cancelPayment", canceled, started))
+        profile = self.f.profile
+        if wanted & {"payment_underpaid", "payment_settled"} and profile.helper("deposit"):
             started = self.clock()
             underpaid = self.f.create_payment()["id"]
             self.deposit(underpaid, self.f.amount(1))
-            found.append(self._expect("payment.underpaid", underpaid, started))
+            found.append(self._expect("payment_underpaid", underpaid, started))
             started = self.clock()
             self.succeed(
                 self.spec("acceptUnderpaidPayment", path_params={"id": underpaid}),
                 "accept an underpaid payment",
             )
-            found.append(self._expect("payment.settled", underpaid, started))
+            found.append(self._expect("payment_settled", underpaid, started))
             started = self.clock()
             paid = self.f.create_payment()["id"]
             self.deposit(paid, self.f.amount())
-            found.append(self._expect("payment.settled", paid, started))
-        if "payment.expired" in wanted:
+            found.append(self._expect("payment_settled", paid, started))
+        if "payment_expired" in wanted and profile.helper("expire"):
             started = self.clock()
             expired = self.f.create_payment()["id"]
             self.helper("expire", expired)
-            found.append(self._expect("payment.expired", expired, started))
+            found.append(self._expect("payment_expired", expired, started))
         return found
 
     def payout_events(self) -> list[Expected]:
@@ -193,17 +209,18 @@ class Actions:
             self.spec("retirePayoutSchedule", path_params={"id": schedule_id}),
             "retire a payout schedule",
         )
-        return [self._expect("payout_schedule.updated", schedule_id, started, minimum=3)]
+        return [self._expect("payout_schedule_changed", schedule_id, started, minimum=3)]
 
     def x402_events(self) -> list[Expected]:
         started = self.clock()
         payment_id = self.f.settled_x402("exact")
-        return [self._expect("x402.settled", payment_id, started)]
+        return [self._expect("settleX402Payment", payment_id, started)]
 
-    def _expect(
-        self, event_type: str, resource_id: str, started: float, minimum: int = 1
-    ) -> Expected:
-        cause = next(c for c in CAUSES if c.event_type == event_type)
+    def _expect(self, key: str, resource_id: str, started: float, minimum: int = 1) -> Expected:
+        """What ``key`` of [webhooks.emits] emitted (its event type; "" when none: such an
+        expectation is never among the wanted ones)."""
+        cause = BY_KEY[key]
+        event_type = self.f.profile.webhooks.emitted(key) or ""
         return Expected(
             event_type, resource_id, cause.requirement_id, cause.action, started, minimum
         )

@@ -8,16 +8,18 @@ One scenario per run, with fresh endpoints on the suite's receiver:
 - ``fail``: subscribed to one type, its path answers 500 until the suite resends.
 
 Each endpoint's secret is rotated before any event is caused (the merchant learns a secret
-only from a rotation). The suite then causes every event type the profile lists and checks
-every request that reaches the receiver: a POST, ``webhook-id`` = a listed delivery id,
-``webhook-timestamp`` = the sending time, a Standard Webhooks signature made with the secret
-current at sending time, the body ``{id, type, timestamp, data}``. Delivery records: a status
+only from a rotation). The suite then causes every event the profile's ``[webhooks.emits]``
+declares and checks every request that reaches the receiver: a POST, the id header
+(``webhook-id``) = a listed delivery id, the timestamp (``webhook-timestamp``) = the sending
+time, a signature as the profile declares it (Standard Webhooks by default) made with the
+secret current at sending time, the body ``{id, type, timestamp, data}``. Delivery records: a status
 of the profile's list, ``attempts`` at least the tries that arrived, a 2xx try makes the
 delivery ``succeeded`` and nothing arrives after that, a delivery that never got a 2xx is
 ``failed`` once the server stops trying (the retry schedule is the server's own: the suite only
 waits, up to ``WAIT_SECS``), ``resend`` makes a new try signed with the secret rotated in
 between. A replayed request emits nothing: a payment created and replayed gets as many
-``payment.created`` deliveries as one created once (likewise a replayed schedule replace).
+createPayment events (``payment.created``) as one created once (likewise a replayed schedule
+replace).
 
 ``driving.DeliveryDriver`` sends the requests and reads what arrived, ``judging.DeliveryJudge``
 checks it; ``DeliveryScenario`` runs the steps in order.
@@ -28,7 +30,7 @@ from __future__ import annotations
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
 from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext
-from conformance.suite.webhooks.causes import CAUSES
+from conformance.suite.webhooks.causes import CAUSES, caused_keys
 from conformance.suite.webhooks.driving import FAILED, SUCCEEDED, WAIT_SECS, Arrival
 from conformance.suite.webhooks.judging import DeliveryJudge
 
@@ -49,9 +51,12 @@ class DeliveryScenario(DeliveryJudge):
 
     # -- the scenario ---------------------------------------------------------------------------
     def run(self) -> None:
-        caused = [c.event_type for c in CAUSES if c.requirement_id not in self.not_reached]
+        keys = caused_keys(self.profile)
+        caused = [self.profile.webhooks.emitted(k) or "" for k in keys]
         if not caused:
-            raise PrerequisiteError("the profile lists none of the event types the suite causes")
+            raise PrerequisiteError(
+                "the profile lists none of the event types the suite causes (webhooks.emits)"
+            )
         fail_type = caused[0]
         narrow_types = self.narrow_subset(caused)
         self.fail = self.endpoint("fail", [fail_type])
@@ -65,7 +70,7 @@ class DeliveryScenario(DeliveryJudge):
 
         self.listed_before = self.ids_listed()
         started = self.clock()
-        expected = self.cause(set(caused))
+        expected = self.cause(set(keys))
         self.expected += expected
         replays = self.replays()
         self.ctx.transcript.step("wait for the webhooks at the receiver")
@@ -105,15 +110,15 @@ class DeliveryScenario(DeliveryJudge):
             for rid in ("DLV-002", "DLV-009", "DLV-013", "DLV-016"):
                 self.not_reached.setdefault(
                     rid,
-                    "the webhook-id of the delivery to the failing path is not the id of a "
-                    "listed delivery, so it cannot be resent",
+                    f"the {self.scheme.id_header} of the delivery to the failing path is not "
+                    "the id of a listed delivery, so it cannot be resent",
                 )
             return
         self.rotate(self.fail)
         self.receiver.answer(self.fail.path, 200)
         # a new event after the rotation: its webhook must be signed with the new secret
         # (judged with the others), whether or not the failed delivery is final by now
-        fresh = self.cause(set(self.fail.event_types[:1]))
+        fresh = self.cause(self.keys_for(self.fail.event_types[:1]))
         self.expected += fresh
         self.receiver.wait_for(
             lambda _: all(self.enough(self.fail, e) for e in fresh), timeout=WAIT_SECS
@@ -151,7 +156,7 @@ class DeliveryScenario(DeliveryJudge):
             lambda got: any(
                 r.path == self.fail.path
                 and r.at >= sent
-                and r.headers.get("webhook-id") == delivery_id
+                and r.header(self.scheme.id_header) == delivery_id
                 for r in got
             ),
             timeout=WAIT_SECS,

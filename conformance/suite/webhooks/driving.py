@@ -25,7 +25,14 @@ from conformance.core.hosts import is_loopback
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
 from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext, Verdicts
-from conformance.suite.webhooks.causes import Actions, Expected, listed_types, unreachable
+from conformance.suite.webhooks.causes import (
+    BY_KEY,
+    Actions,
+    Expected,
+    caused_keys,
+    listed_types,
+    unreachable,
+)
 from conformance.suite.webhooks.receiver import Received, WebhookReceiver
 from conformance.suite.webhooks.signatures import secret_problem
 
@@ -122,6 +129,8 @@ class DeliveryDriver:
         self.secret_bytes = webhooks.secret_random_bytes
         self.statuses = list(webhooks.delivery_statuses)
         self.resend_status = webhooks.resend_status
+        self.scheme = webhooks.scheme
+        self.verifier = self.profile.webhook_verifier
         self.types = listed_types(self.profile)
         self.run_token = uuid.uuid4().hex[:12]
         self.endpoints: list[Endpoint] = []
@@ -340,17 +349,25 @@ class DeliveryDriver:
                     owner,
                     request,
                     parsed if isinstance(parsed, dict) else None,
-                    request.header("webhook-id"),
+                    request.header(self.scheme.id_header),
                 )
             )
         return found
 
     def matching(self, endpoint: Endpoint, expected: Expected) -> list[Arrival]:
         """Arrivals at ``endpoint`` of the expected event: those naming its resource, else
-        (a body that names no resource) those of its type since the action."""
+        (a body that names no resource) those of its type since the action that name none of
+        the resources the suite caused events of (another's event is not this one)."""
         typed = [a for a in self.arrivals(endpoint) if a.event_type == expected.event_type]
         named = [a for a in typed if a.names(expected.resource_id)]
-        return named or [a for a in typed if a.request.at >= expected.started_at]
+        if named or not typed:
+            return named
+        caused = {e.resource_id for e in (*self.expected, expected)}
+        return [
+            a
+            for a in typed
+            if a.request.at >= expected.started_at and not any(a.names(r) for r in caused)
+        ]
 
     def enough(self, endpoint: Endpoint, expected: Expected) -> bool:
         return len({a.key for a in self.matching(endpoint, expected)}) >= expected.minimum
@@ -360,7 +377,7 @@ class DeliveryDriver:
         for arrival in new[:NOTED_ARRIVALS]:
             self.ctx.transcript.note(
                 f"webhook {arrival.request.method} {arrival.request.path} "
-                f"webhook-id={arrival.delivery_id} type={arrival.event_type} "
+                f"{self.scheme.id_header}={arrival.delivery_id} type={arrival.event_type} "
                 f"-> receiver answered {arrival.request.answered}"
             )
         if len(new) > NOTED_ARRIVALS:
@@ -384,33 +401,53 @@ class DeliveryDriver:
         return sorted(self.random.sample(caused, size), key=caused.index)
 
     def cause(self, wanted: set[str]) -> list[Expected]:
+        """Cause the events of ``wanted`` (keys of [webhooks.emits]); what they must emit."""
+        ids = {BY_KEY[key].requirement_id for key in wanted}
         found: list[Expected] = []
-        steps: list[tuple[str, Callable[[], list[Expected]]]] = [
-            ("subscription.created", lambda: self.actions.subscription_events(wanted)),
-            ("payment.created", lambda: self.actions.payment_events(wanted)),
-            ("payout_schedule.updated", self.actions.payout_events),
-            ("x402.settled", self.actions.x402_events),
+        steps: list[tuple[str, set[str], Callable[[], list[Expected]]]] = [
+            (
+                "subscription",
+                {"createSubscription", "cancelSubscription"},
+                lambda: self.actions.subscription_events(wanted),
+            ),
+            (
+                "payment",
+                {
+                    "createPayment",
+                    "cancelPayment",
+                    "payment_underpaid",
+                    "payment_settled",
+                    "payment_expired",
+                },
+                lambda: self.actions.payment_events(wanted),
+            ),
+            ("payout_schedule", {"payout_schedule_changed"}, self.actions.payout_events),
+            ("x402", {"settleX402Payment"}, self.actions.x402_events),
         ]
-        for event_type, act in steps:
-            resource = event_type.split(".")[0]
-            if any(t.split(".")[0] == resource for t in wanted):
+        for resource, keys, act in steps:
+            if wanted & keys:
                 self.ctx.transcript.step(f"cause {resource} events")
-                found += [e for e in act() if e.event_type in wanted]
+                found += [e for e in act() if e.requirement_id in ids]
         return found
+
+    def keys_for(self, event_types: Sequence[str]) -> set[str]:
+        """The keys of [webhooks.emits] the suite causes whose events are ``event_types``."""
+        emitted = self.profile.webhooks.emitted
+        return {k for k in caused_keys(self.profile) if emitted(k) in event_types}
 
     def replays(self) -> list[tuple[str, str, str, str]]:
         """(event type, resource done once, resource done and replayed, what) pairs."""
         found = []
-        if "payment.created" in self.types:
+        created = self.profile.webhooks.emitted("createPayment")
+        if created in self.types:
             self.ctx.transcript.step("create a payment, and another one replayed with its key")
             once, replayed = self.actions.replayed_payment(str(uuid.uuid4()))
-            found.append(("payment.created", once, replayed, "a replayed createPayment"))
-        if "payout_schedule.updated" in self.types:
+            found.append((created, once, replayed, "a replayed createPayment"))
+        updated = self.profile.webhooks.emitted("payout_schedule_changed")
+        if updated in self.types:
             self.ctx.transcript.step("replace a payout schedule, and another replayed")
             once, replayed = self.actions.replayed_replace(str(uuid.uuid4()))
-            found.append(
-                ("payout_schedule.updated", once, replayed, "a replayed replacePayoutSchedule")
-            )
+            found.append((updated, once, replayed, "a replayed replacePayoutSchedule"))
         return found
 
     # -- afterwards -----------------------------------------------------------------------------

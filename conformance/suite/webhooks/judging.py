@@ -1,7 +1,8 @@
 """What judges the deliveries scenario: the checks on what the server delivered and listed.
 
-``DeliveryJudge`` checks every request that reached the receiver (method, ``webhook-id``,
-``webhook-timestamp``, the signature and the secret it was made with, the body), the delivery
+``DeliveryJudge`` checks every request that reached the receiver (method, the id and timestamp
+headers, the signature and the secret it was made with, as the profile's webhook scheme says;
+the body), the delivery
 records (status, attempts, a 2xx try making the delivery final), the deliveries the failing
 endpoint got, and that a replayed request emitted nothing; and says why a webhook that did not
 arrive is not judged (dropped by the receiver, still on its way).
@@ -23,7 +24,7 @@ from conformance.suite.webhooks.driving import (
     Listing,
 )
 from conformance.suite.webhooks.receiver import Received
-from conformance.suite.webhooks.signatures import signed_with
+from conformance.suite.webhooks.signatures import signed_with, verified_with
 
 # A delivery may be signed this long before it reaches the receiver: a secret replaced less
 # than this before a delivery arrived may still have signed it.
@@ -179,7 +180,7 @@ class DeliveryJudge(DeliveryDriver):
             if arrival.request.at > listing.sent_at:
                 continue  # after the last listing: its record is not judged
             request = arrival.request
-            what = f"webhook to endpoint {arrival.endpoint.name} (webhook-id {arrival.delivery_id})"
+            what = self.what(arrival)
             self.v.check(
                 ["DLV-005"],
                 request.method == "POST",
@@ -189,15 +190,16 @@ class DeliveryJudge(DeliveryDriver):
             self.v.check(
                 ["DLV-006"],
                 arrival.delivery_id is not None and arrival.delivery_id in listing.records,
-                f"{what}: the webhook-id is not the id of a delivery the server lists",
+                f"{what}: the {self.scheme.id_header} header is not the id of a delivery the "
+                "server lists",
                 fatal=False,
             )
-            stamp = request.header("webhook-timestamp") or ""
+            stamp = self.scheme.read(request.headers)[1] or ""
             self.v.check(
                 ["DLV-007"],
                 stamp.isdigit() and abs(int(stamp) - request.at) <= TIMESTAMP_TOLERANCE_SECS,
-                f"{what}: webhook-timestamp {stamp!r} is not the sending time in Unix seconds "
-                f"(it arrived at {int(request.at)})",
+                f"{what}: {self.scheme.timestamp_where} {stamp[:40]!r} is not the sending time "
+                f"in Unix seconds (it arrived at {int(request.at)})",
                 fatal=False,
             )
             caused = self.caused_after(arrival)
@@ -205,26 +207,42 @@ class DeliveryJudge(DeliveryDriver):
             self.judge_signature(arrival, earliest=earliest)
             self.judge_body(arrival, listing)
 
+    def what(self, arrival: Arrival) -> str:
+        return (
+            f"webhook to endpoint {arrival.endpoint.name} "
+            f"({self.scheme.id_header} {arrival.delivery_id})"
+        )
+
     def judge_signature(self, arrival: Arrival, *, earliest: float) -> None:
         request, endpoint = arrival.request, arrival.endpoint
-        what = f"webhook to endpoint {endpoint.name} (webhook-id {arrival.delivery_id})"
-        header = request.header("webhook-signature") or ""
-        stamp = request.header("webhook-timestamp") or ""
+        what = self.what(arrival)
         secrets = [s.value for s in endpoint.secrets]
-        index = signed_with(
-            secrets, self.prefix, arrival.delivery_id or "", stamp, request.body, header
-        )
+        if self.verifier is not None:
+            index, raised = verified_with(self.verifier, secrets, request.headers, request.body)
+            wrong = f"the profile's verifier {self.verifier.name} accepts it for no secret of " + (
+                f"the endpoint ({raised})" if raised else "the endpoint"
+            )
+        else:
+            _, stamp, _ = self.scheme.read(request.headers)
+            header = request.header(self.scheme.signature_header) or ""
+            index = signed_with(
+                secrets,
+                self.prefix,
+                arrival.delivery_id or "",
+                stamp or "",
+                request.body,
+                header,
+                self.scheme,
+            )
+            wrong = (
+                f"no signature in {self.scheme.signature_header} is "
+                f"{self.scheme.describe()} of the endpoint"
+            )
         allowed, unknown = endpoint.signers(request.at, earliest)
         if index is None:
             if unknown:
                 return  # it may have been signed with the secret the suite was never shown
-            self.v.check(
-                ["DLV-008"],
-                False,
-                f"{what}: the webhook-signature is not a v1 HMAC-SHA256 of id.timestamp.body "
-                "keyed with the decoded secret of the endpoint",
-                fatal=False,
-            )
+            self.v.check(["DLV-008"], False, f"{what}: {wrong}", fatal=False)
         elif index in allowed:
             self.v.check(["DLV-008"], True, "")
             if not unknown:  # signed after a rotation, with the secret it returned
@@ -239,7 +257,7 @@ class DeliveryJudge(DeliveryDriver):
             )
 
     def judge_body(self, arrival: Arrival, listing: Listing) -> None:
-        what = f"webhook to endpoint {arrival.endpoint.name} (webhook-id {arrival.delivery_id})"
+        what = self.what(arrival)
         body = arrival.body
         if body is None:
             self.v.check(["DLV-010"], False, f"{what}: the body is not a JSON object", fatal=False)

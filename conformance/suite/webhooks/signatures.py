@@ -1,8 +1,11 @@
-"""Standard Webhooks signatures and the profile's endpoint secret format.
+"""Delivery signatures as the profile declares them, and the profile's endpoint secret format.
 
-A delivery carries ``webhook-id``, ``webhook-timestamp`` (Unix seconds) and
-``webhook-signature``: space-separated ``v1,<base64 HMAC-SHA256>`` entries over
-``"{id}.{timestamp}.{body}"``, keyed with the base64-decoded part of the ``whsec_`` secret.
+By default (``webhooks.signature = "standard-webhooks"``) a delivery carries ``webhook-id``,
+``webhook-timestamp`` (Unix seconds) and ``webhook-signature``: space-separated
+``v1,<base64 HMAC-SHA256>`` entries over ``"{id}.{timestamp}.{body}"``, keyed with the
+base64-decoded part of the ``whsec_`` secret. ``[webhooks.signing]`` changes the headers, the
+signed template, the algorithm, encoding and key (``core.webhook_scheme``); a
+``webhooks.verifier`` hook replaces the check of the signature itself.
 Nothing here ever puts a secret into a message.
 """
 
@@ -12,9 +15,12 @@ import base64
 import binascii
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-SIGNATURE_VERSION = "v1"
+from conformance.core.webhook_scheme import KEY_AFTER_PREFIX, STANDARD, WebhookScheme
+from conformance.core.webhook_verifier import Verifier
+
+STANDARD_SCHEME = WebhookScheme.of(STANDARD, None)
 
 
 def secret_problem(secret: object, prefix: str, random_bytes: int) -> str | None:
@@ -39,26 +45,61 @@ def secret_key(secret: str, prefix: str) -> bytes | None:
         return None
 
 
-def signature(key: bytes, message_id: str, timestamp: str, body: bytes) -> str:
-    content = f"{message_id}.{timestamp}.".encode() + body
-    return base64.b64encode(hmac.new(key, content, hashlib.sha256).digest()).decode()
+def hmac_key(scheme: WebhookScheme, secret: str, prefix: str) -> bytes | None:
+    if scheme.key == KEY_AFTER_PREFIX:
+        return secret_key(secret, prefix)
+    return secret.encode()
+
+
+def signature(
+    key: bytes,
+    message_id: str,
+    timestamp: str,
+    body: bytes,
+    scheme: WebhookScheme = STANDARD_SCHEME,
+) -> str:
+    content = scheme.content(message_id, timestamp, body)
+    digest = hmac.new(key, content, getattr(hashlib, scheme.algorithm)).digest()
+    return digest.hex() if scheme.encoding == "hex" else base64.b64encode(digest).decode()
 
 
 def signed_with(
-    secrets: Sequence[str], prefix: str, message_id: str, timestamp: str, body: bytes, header: str
+    secrets: Sequence[str],
+    prefix: str,
+    message_id: str,
+    timestamp: str,
+    body: bytes,
+    header: str,
+    scheme: WebhookScheme = STANDARD_SCHEME,
 ) -> int | None:
-    """The index in ``secrets`` of the one a ``v1`` entry of ``header`` was made with (the
-    last one when a secret was handed out twice)."""
-    entries = [
-        value
-        for version, _, value in (part.partition(",") for part in header.split())
-        if version == SIGNATURE_VERSION and value
-    ]
+    """The index in ``secrets`` of the one a signature of ``header`` (the signature header) was
+    made with (the last one when a secret was handed out twice)."""
+    entries = scheme.signatures(header)
+    if scheme.encoding == "hex":
+        entries = [e.lower() for e in entries]
     for index, secret in reversed(list(enumerate(secrets))):
-        key = secret_key(secret, prefix)
+        key = hmac_key(scheme, secret, prefix)
         if key is None:
             continue
-        expected = signature(key, message_id, timestamp, body)
-        if any(hmac.compare_digest(expected, value) for value in entries):
+        expected = signature(key, message_id, timestamp, body, scheme)
+        if any(hmac.compare_digest(expected.encode(), _bytes(value)) for value in entries):
             return index
     return None
+
+
+def verified_with(
+    verifier: Verifier, secrets: Sequence[str], headers: Mapping[str, str], body: bytes
+) -> tuple[int | None, str]:
+    """The index in ``secrets`` of the last one the hook accepts the delivery for; else None and
+    what the hook raised, if it did."""
+    raised = ""
+    for index, secret in reversed(list(enumerate(secrets))):
+        ok, why = verifier.verifies(headers, body, secret)
+        if ok:
+            return index, ""
+        raised = raised or why
+    return None, raised
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "replace")  # compare_digest takes ASCII-only str, any bytes

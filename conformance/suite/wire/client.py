@@ -26,7 +26,6 @@ from hypothesis.control import currently_in_test_context
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import Evidence, budget_reason
-from conformance.core.signing import Signer
 from conformance.core.untrusted import mask_url_passwords
 from conformance.suite import shard_data
 from conformance.suite.tool_errors import SERVER_GONE
@@ -178,9 +177,7 @@ class SuiteClient:
         self.credential = credential if credential is not None else profile.primary
         self.requests_sent = 0
         self.stats = stats if stats is not None else ClientStats()
-        self._signer = Signer(
-            self.credential.api_key, self.credential.api_secret, profile.string_to_sign
-        )
+        self._signer = profile.signer(self.credential)
         self._http = httpx.Client(
             timeout=httpx.Timeout(
                 connect=CONNECT_TIMEOUT_S,
@@ -266,7 +263,14 @@ class SuiteClient:
                 target = request.url.raw_path.decode("ascii")
                 stamp = None if offset is None else int(time.time()) + offset
                 request.headers.update(
-                    self._signer.headers(method, target, body, timestamp=stamp, nonce=nonce)
+                    self._signer.headers(
+                        method,
+                        target,
+                        body,
+                        timestamp=stamp,
+                        nonce=nonce,
+                        host=request.headers.get("Host", ""),
+                    )
                 )
             for name, value in (auth or {}).items():
                 if value is None:
