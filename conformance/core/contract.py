@@ -440,11 +440,12 @@ def _pin_operation(
 
     if op.accepts_idempotency_key:
         header = profile.idempotency.replay_header
-        success.setdefault("headers", {})[header] = {
-            "description": "Present on a replayed response (same key, same request).",
-            "required": False,
-            "schema": {"type": "string", "enum": ["true"]},
-        }
+        if header:  # "": the profile declares no replay header
+            success.setdefault("headers", {})[header] = {
+                "description": "Present on a replayed response (same key, same request).",
+                "required": False,
+                "schema": {"type": "string", "enum": ["true"]},
+            }
         required = profile.idempotency_required(op.method, op.operation_id)
         wanted = "IdempotencyKey" if required else "IdempotencyKeyOptional"
         op_obj["parameters"] = [

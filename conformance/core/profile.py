@@ -194,6 +194,11 @@ class IdempotencySection:
     reused: ErrorSpec
     in_use: ErrorSpec
 
+    @property
+    def replay_marked(self) -> bool:
+        """A replay carries ``replay_header: true``; ``replay_header = ""`` declares no marker."""
+        return bool(self.replay_header)
+
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> IdempotencySection:
         return cls(

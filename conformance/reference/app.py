@@ -28,13 +28,14 @@ from conformance.core.test_helpers import HELPER_NAMES, canonical_body
 from conformance.reference import auth, idempotency, payments
 from conformance.reference.config import ServerConfig
 from conformance.reference.context import RequestContext
-from conformance.reference.errors import ApiError, validation_failure
+from conformance.reference.errors import ApiError, media_type_failure, validation_failure
 from conformance.reference.idempotency import IdempotencyStore
 from conformance.reference.operations import Match, NoRoute, handler_for, resolve, routes_for
 from conformance.reference.store import Store
 from conformance.reference.timestamps import utcnow
 from conformance.reference.validation import (
     ACTIVE_FAULTS,
+    MediaTypeInvalid,
     RequestInvalid,
     operation_validators,
 )
@@ -57,7 +58,6 @@ DOMAIN_MODULES: tuple[str, ...] = (
     "x402",
 )
 JSON = "application/json"
-REPLAY_HEADER = "Idempotent-Replayed"
 
 
 def domain_modules() -> list[ModuleType]:
@@ -151,8 +151,9 @@ class Pipeline:
                     with self.store.transaction() as conn:
                         payments.insert_replayed_copy(conn, credential.merchant_id, stored.body)
                 headers = {}
-                if not self.config.fault("idem-replay-missing-header"):
-                    headers[REPLAY_HEADER] = "true"
+                marker = self.config.profile.idempotency.replay_header  # "": none declared
+                if marker and not self.config.fault("idem-replay-missing-header"):
+                    headers[marker] = "true"
                 return Outcome(stored.status, stored.body, headers)
         try:
             with self.store.transaction() as conn:
@@ -174,8 +175,9 @@ class Pipeline:
                 headers = dict(reply.headers)
                 if key is not None and 200 <= reply.status < 300:
                     self.idempotency.complete(conn, credential.api_key, key, reply.status, encoded)
-                    if self.config.fault("replay-header-on-first-response"):
-                        headers[REPLAY_HEADER] = "true"
+                    marker = self.config.profile.idempotency.replay_header
+                    if marker and self.config.fault("replay-header-on-first-response"):
+                        headers[marker] = "true"
             return Outcome(reply.status, encoded, headers)
         except BaseException as exc:
             if key is not None:
@@ -271,6 +273,8 @@ class Pipeline:
                 validator.query(request.query, literal=self.config.literal_escapes),
                 validator.json_body(body, content_type),
             )
+        except MediaTypeInvalid as exc:
+            raise media_type_failure(self.config.profile, exc.details) from None
         except RequestInvalid as exc:
             raise validation_failure(self.config.profile, exc.details) from None
         finally:

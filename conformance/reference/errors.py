@@ -68,3 +68,18 @@ def validation_failure(profile: Any, details: list[dict[str, str]]) -> ApiError:
         f"request does not satisfy the contract: {where}{first['message']}",
         details,
     )
+
+
+def media_type_failure(profile: Any, details: list[dict[str, str]]) -> ApiError:
+    """A body sent with another Content-Type than application/json: the validation error when
+    the profile's ``status.unsupported_media_type`` allows it (or declares no answer), else its
+    first answer."""
+    refusal = validation_failure(profile, details)
+    answers = profile.status.unsupported_media_type
+    if not answers or any(
+        a.status == refusal.status and a.code in (None, refusal.code) for a in answers
+    ):
+        return refusal
+    first = answers[0]
+    code = first.code or "unsupported_media_type"
+    return ApiError(first.status, code, refusal.message, details)

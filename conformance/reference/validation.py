@@ -45,6 +45,10 @@ class RequestInvalid(Exception):
         self.details = details[:MAX_DETAILS]
 
 
+class MediaTypeInvalid(RequestInvalid):
+    """A body sent with another Content-Type than application/json."""
+
+
 def _unreadable_query(raw: str, literal: bool) -> list[dict[str, str]]:
     """A detail for each query parameter whose name or value, as sent, is no text (``literal``:
     a malformed escape is read as the text it is)."""
@@ -360,7 +364,7 @@ class OperationValidator:
             return None
         media = (content_type or "").split(";", 1)[0].strip().lower()
         if media != "application/json":
-            raise RequestInvalid(
+            raise MediaTypeInvalid(
                 [_detail("Content-Type", "must be application/json for a JSON body")]
             )
         document = _lenient_body(self.operation_id, parse_json(raw), ACTIVE_FAULTS.get())

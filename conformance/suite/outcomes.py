@@ -144,6 +144,29 @@ def is_validation_error(response: httpx.Response, profile: Profile) -> bool:
     return (json_object(response) or {}).get("code") == validation.code
 
 
+def shares_open_status(profile: Profile, spec: ErrorSpec) -> bool:
+    """Another answer the profile declares without a code (a business rule's 422) has
+    ``spec``'s status: then the status alone does not tell the two apart, the code does."""
+    specs = profile.error_specs
+    return any(o.code is None and o.status == spec.status and o != spec for o in specs)
+
+
+def malformed_refusal(profile: Profile) -> ErrorSpec:
+    """What tells the refusal of a malformed request by the status alone where that is enough:
+    the validation status, with the validation code where an open-coded answer shares it."""
+    validation = profile.error("status", "validation")
+    if shares_open_status(profile, validation):
+        return validation
+    return ErrorSpec(validation.status)
+
+
+def is_contract_refusal(response: httpx.Response, profile: Profile) -> bool:
+    """Whether ``response`` refuses the request as breaking the contract (``status.validation``).
+    The status decides, and where the profile gives business rules the same status, the code:
+    a business-rule refusal (422 ``unknown_currency``) is never the refusal of a malformed case."""
+    return not status_problems(response, malformed_refusal(profile))
+
+
 def status_problems(response: httpx.Response, expected: ErrorSpec) -> list[str]:
     """The response has ``expected``'s status and, when the profile pins one, its code."""
     if response.status_code != expected.status:

@@ -559,8 +559,8 @@ def genuine_request_is_a_first_use(run: Run, factories: Factories, nonce: str | 
         effects.add(success_problems(response, run.profile, run.operation_id), run.client, prefix)
     else:
         effects.add(_authenticated(response, run.profile), run.client, prefix)
-    replay_header = run.profile.idempotency.replay_header
-    if response.headers.get(replay_header):
+    replay_header = run.profile.idempotency.replay_header  # "": no marker declared
+    if replay_header and response.headers.get(replay_header):
         effects.add([f"it was answered as a replay ({replay_header})"], run.client)
     if run.operation_id == "createPayment" and isinstance(spec.body, dict):
         found = factories.payments_with_order_no(str(spec.body["merchant_order_no"]))

@@ -42,6 +42,10 @@ ALL_IDS = (*KEY_IDS, "IDEM-012", "LIMIT-010", *ERROR_SHAPE_IDS)
 # The operations that run every step in --quick (one per kind of effect: a create, a state
 # change, a ledger entry); the others run the missing key, the bounds, the replay and reuse.
 QUICK_FULL = frozenset({"createPayment", "cancelPayment", "settleX402Payment"})
+NO_REPLAY_MARKER = (
+    'the profile declares no replay marker (idempotency.replay_header = ""): a replay is '
+    "judged by its status, body and effects alone (IDEM-007, IDEM-009)"
+)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -138,10 +142,13 @@ class Run:
         return [f"expected the request to be processed, got {summary(response)}"]
 
     def replayed(self, response: httpx.Response) -> bool:
+        """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
-        return str(response.headers.get(header, "")).lower() == "true"
+        return bool(header) and str(response.headers.get(header, "")).lower() == "true"
 
     def not_replay(self, response: httpx.Response) -> list[str]:
+        """Problems of a response that must be a first use: it carries the replay marker.
+        Without a marker declared, the status and effects checked beside it tell alone."""
         return [f"answered as a replay: {summary(response)}"] if self.replayed(response) else []
 
 
@@ -260,12 +267,15 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
         differences.append(f"body differs: {summary(again)} (first: {summary(first)})")
     same.expect(differences, run.client, "the replay: ")
     name = run.profile.idempotency.replay_header
-    header.expect(
-        [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
-        run.client,
-        "the replay: ",
-    )
-    header.expect([f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: ")
+    if name:
+        header.expect(
+            [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
+            run.client,
+            "the replay: ",
+        )
+        header.expect(
+            [f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: "
+        )
     if effects is not None:
         after = visible_effects(run, spec)
         once.expect(
@@ -284,6 +294,14 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
         "the replay, signed afresh, got the same status and body",
     )
     run.record("replay header", ("IDEM-008",), header, "the replay carries the replay header")
+    if not name:
+        run.recorder.record(
+            f"idempotency {run.operation_id} replay header",
+            ("IDEM-008",),
+            Outcome.NOT_EXERCISED,
+            NO_REPLAY_MARKER,
+            run.operation_id,
+        )
     run.record("replay does nothing twice", ("IDEM-009",), once, "nothing happened twice")
     reuse(run, spec, key)
     if full:

@@ -648,7 +648,7 @@ class AnswerChecks:
             message = f"a test helper refused with {status} {code}: it takes any valid key or none"
             yield Finding(CHECK, ("HELP-008",), Outcome.FAILED, message)
         if status == self._not_found.status and code is not None:
-            problem = None if code == self._not_found.code else f"404 with code {code!r}"
+            problem = None if code == self._not_found.code else f"{status} with code {code!r}"
             yield verdict(CHECK, ("HELP-009",), problem)
         if call.operation_id == "testExpirePayment" and status == self._invalid_state.status:
             want = self._invalid_state.code

@@ -42,7 +42,14 @@ from conformance.core.patterns import ecma_search
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.suite.outcomes import CODE, ERROR_SHAPE_IDS, MEDIA_TYPE, MESSAGE, OBJECT
+from conformance.suite.outcomes import (
+    CODE,
+    ERROR_SHAPE_IDS,
+    MEDIA_TYPE,
+    MESSAGE,
+    OBJECT,
+    malformed_refusal,
+)
 from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.suite.responses.schemas import Problem, SchemaValidator, problem_of
 from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
@@ -291,9 +298,12 @@ CUT_BODY_REASON = (
 )
 
 
-def _unjudged_if_cut(finding: _Finding, status: int | None) -> _Finding:
-    # A 413 is judged by the size of the request body, which may be the part left out.
-    if finding.check not in _BODY_CHECKS and not (finding.check == "status" and status == 413):
+def _unjudged_if_cut(finding: _Finding, status: int | None, too_large: int) -> _Finding:
+    # The profile's payload-too-large answer is judged by the size of the request body, which
+    # may be the part left out.
+    if finding.check not in _BODY_CHECKS and not (
+        finding.check == "status" and status == too_large
+    ):
         return finding
     return _Finding(finding.check, finding.ids, Outcome.NOT_EXERCISED, CUT_BODY_REASON)
 
@@ -340,16 +350,16 @@ def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
     return problems
 
 
+def _code_of(body: Any) -> object:
+    return body.get("code") if isinstance(body, dict) else None
+
+
 def _summary(problems: list[Problem], limit: int = 5) -> str:
     text = "; ".join(str(p) for p in problems[:limit])
     return text + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
 
 
 @cache
-def _ids(check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
-    return requirement_ids(check, operation_id, status)
-
-
 @cache
 def _mode_ids(check: str, operation_id: str, mode: str) -> tuple[str, ...]:
     return requirement_ids(check, operation_id, None, mode)
@@ -395,6 +405,8 @@ class ExchangeValidator:
         self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
+        self._refusal = malformed_refusal(profile)  # with its code where a business rule shares it
+        self._too_large = profile.status.payload_too_large.status
         self._idem_missing = profile.error("idempotency", "missing")
         self._idem_invalid = profile.error("idempotency", "invalid")
         self._method_not_allowed = profile.status.method_not_allowed
@@ -403,6 +415,11 @@ class ExchangeValidator:
         self._answers = AnswerChecks(profile)
         self._limits = LimitIds(profile)
         self._admission = AdmissionChecks(profile)
+
+    def _ids(self, check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
+        """The ids ``check`` verifies for a response with ``status``, read with the profile's
+        statuses (which answer a status is)."""
+        return requirement_ids(check, operation_id, status, profile=self.profile)
 
     # -- identification --------------------------------------------------------------------
     def _lookup(self, exchange: Exchange) -> _Lookup:
@@ -455,7 +472,7 @@ class ExchangeValidator:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
         if exchange.truncated:
-            findings = [_unjudged_if_cut(f, exchange.status) for f in findings]
+            findings = [_unjudged_if_cut(f, exchange.status, self._too_large) for f in findings]
         return operation_id, findings
 
     def results(
@@ -547,14 +564,14 @@ class ExchangeValidator:
         oid = op.operation_id
         success = 200 <= status < 300
         if success and status != op.success_status:
-            ids = _ids("status_code_conformance", oid, status)
+            ids = self._ids("status_code_conformance", oid, status)
             message = f"{op.label} answered {status}; the profile's success status is "
             out.append(_Finding("status", ids, Outcome.FAILED, message + str(op.success_status)))
             return
         if status not in op.response_schemas:
-            if status == 413 and len(exchange.request_body) > self._max_body:
+            if status == self._too_large and len(exchange.request_body) > self._max_body:
                 return  # the profile's answer to any body above max_body_bytes
-            ids = _ids("status_code_conformance", oid, status) or _mode_ids(
+            ids = self._ids("status_code_conformance", oid, status) or _mode_ids(
                 "status_code_conformance", oid, "positive"
             )
             documented = ", ".join(str(s) for s in sorted(op.response_schemas))
@@ -562,7 +579,7 @@ class ExchangeValidator:
             out.append(_Finding("status", ids, Outcome.FAILED, message))
             return
         if success:
-            ids = _ids("status_code_conformance", oid, status)
+            ids = self._ids("status_code_conformance", oid, status)
             out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
             media = _media(exchange.header("content-type", response=True))
             if body is _MISSING and media == "application/json":
@@ -579,7 +596,7 @@ class ExchangeValidator:
         schema = op.response_schemas[status]
         if schema is None or body is _NOT_JSON:
             return  # no documented body, or an error body the error shape check judged
-        candidates = _ids("response_schema_conformance", oid, status)
+        candidates = self._ids("response_schema_conformance", oid, status)
         if body is _MISSING:
             reason = exchange.response_body_missing or ""
             out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
@@ -590,7 +607,7 @@ class ExchangeValidator:
             ids = _pinned(candidates, problems)
             if status >= 400 and all(p.where == "code" for p in problems):
                 # A code the profile does not give this status: the profile's status rule.
-                ids = _ids("ErrorCodeMatchesProfile", oid, status) or ids
+                ids = self._ids("ErrorCodeMatchesProfile", oid, status) or ids
             out.append(_Finding("response_schema", ids, Outcome.FAILED, message))
         elif candidates:
             message = f"the {status} body matches its schema"
@@ -711,6 +728,19 @@ class ExchangeValidator:
             elif success and len(key) in (low, high):
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
+    def _key_refusal(self, exchange: Exchange, op: _Operation, status: int, body: Any) -> bool:
+        """The answer is the profile's refusal of the request's Idempotency-Key: missing where
+        required, or outside the bounds."""
+        key = exchange.header(IDEMPOTENCY_HEADER)
+        low, high = self._key_bounds
+        if key is None and op.requires_key:
+            answer = self._idem_missing
+        elif key is not None and op.accepts_key and key != REDACTED and not low <= len(key) <= high:
+            answer = self._idem_invalid
+        else:
+            return False
+        return status == answer.status and answer.code in (None, _code_of(body))
+
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
         catalogue = _catalogue_operations()
@@ -739,26 +769,28 @@ class ExchangeValidator:
         problems = self._request_problems(exchange, op, params, request)
         if not problems:
             return False
-        if status in self._auth_statuses or status in (self._not_found.status, 413):
+        if status in self._auth_statuses or status in (self._not_found.status, self._too_large):
             return True  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
         if 200 <= status < 300:
             # Accepted: both the contract's "MUST reject" and the profile's "MUST answer with
             # 400 validation_error" are broken.
-            candidates = _ids("negative_data_rejection", oid, status)
-            candidates += _ids("negative_data_rejection", oid, _ANY_4XX)
+            candidates = self._ids("negative_data_rejection", oid, status)
+            candidates += self._ids("negative_data_rejection", oid, _ANY_4XX)
             ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
-        elif status == self._validation.status:
-            ids = _pinned(_ids("negative_data_rejection", oid, status), problems)
+        elif status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
+            ids = _pinned(self._ids("negative_data_rejection", oid, status), problems)
             ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
+        elif self._key_refusal(exchange, op, status, body):
+            return True  # refused for its Idempotency-Key, which may be looked at first
         else:
-            ids = _pinned(_ids("negative_data_rejection", oid, _ANY_4XX), problems)
+            ids = _pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
@@ -877,7 +909,9 @@ class ExchangeValidator:
             return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
         what = f"{label}: {exchange.method} {VERSION_PREFIX}{exchange.path} without its /v1 prefix"
         if status is not None and 200 <= status < 300:
-            message = f"{what} was served ({status}); the profile's answer is a 404"
+            message = (
+                f"{what} was served ({status}); the profile's answer is a {self._not_found.status}"
+            )
             return _Finding("operation", UNVERSIONED_IDS, Outcome.FAILED, message)
         if status == self._not_found.status:
             message = f"{what}; answered {status}"

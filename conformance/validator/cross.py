@@ -56,6 +56,7 @@ from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
+from conformance.suite.outcomes import malformed_refusal
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
@@ -91,6 +92,10 @@ USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
+NO_REPLAY_MARKER = (
+    'the profile declares no replay marker (idempotency.replay_header = ""): a replay is judged '
+    "by its status and body alone (IDEM-007)"
+)
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
@@ -268,7 +273,8 @@ class CrossExchangeChecks:
         self._timestamp_format = auth.timestamp_format
         self._nonce_single_use = auth.nonce_single_use
         self._window = auth.clock_window_secs
-        self._validation_status = profile.error("status", "validation").status
+        # the refusal of a malformed request: its code too where a business rule shares it
+        self._refusal = malformed_refusal(profile)
         x402 = profile.x402
         self._settle_failure = x402.settle_failure.status
         self._settled_conflict = x402.settled_conflict.status
@@ -517,6 +523,9 @@ class CrossExchangeChecks:
             self._replayed = True
             body = None if missing else digest(exchange.response_body)
             yield _replay(key, first, status, body, stored, missing)
+            if not self._replay_header:
+                yield (IDEMPOTENT_REPLAY, ("IDEM-008",), Outcome.NOT_EXERCISED, NO_REPLAY_MARKER)
+                return
             marked = self._marked(exchange)
             if not marked and not stored.original_seen:
                 # the original execution, recorded after a replay that started before it
@@ -603,7 +612,9 @@ class CrossExchangeChecks:
                 self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
             return
         # another API key's response under this key: a replay of it, or a refusal as its reuse
-        foreign = reused or (body is not None and body == other.body and self._marked(exchange))
+        # without a replay marker the stored body byte for byte is the only sign of a replay
+        replay = self._marked(exchange) or not self._replay_header
+        foreign = reused or (body is not None and body == other.body and replay)
         if accepted or reused:
             yield (
                 IDEMPOTENT_REPLAY,
@@ -661,6 +672,9 @@ class CrossExchangeChecks:
         )
 
     def _marked(self, exchange: Exchange) -> bool:
+        """The response carries the replay marker (never, when the profile declares none)."""
+        if not self._replay_header:
+            return False
         return (exchange.header(self._replay_header, response=True) or "").lower() == "true"
 
     # -- authentication nonces -------------------------------------------------------------
@@ -777,7 +791,9 @@ class CrossExchangeChecks:
         # Another merchant's settle of the payment is not it sent again (the isolation checks).
         mine = settled is not None and settled.api_key == this.api_key
         if settled is not None and mine and when.after(settled.when) and not in_use:
-            yield from self._settled_again(settled, this, accepted)
+            refusal = self._refusal
+            formal = status == refusal.status and refusal.code in (None, _code(exchange))
+            yield from self._settled_again(settled, this, accepted, formal)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
@@ -785,12 +801,13 @@ class CrossExchangeChecks:
                 self._x402_nonces.put(nonce, this)
 
     def _settled_again(
-        self, settled: _Settled, this: _Settled, accepted: bool
+        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool
     ) -> Iterator[Finding]:
+        """``formal``: ``this`` was refused as breaking the contract."""
         where = settled.source or "an earlier exchange"
         status = this.status
         if settled.request == this.request:
-            if status == self._validation_status:
+            if formal:
                 return  # refused for its form: decided before the settlement was looked at
             what = f"the settle request of {where} sent again"
             if status == settled.status and (this.body is None or settled.body is None):

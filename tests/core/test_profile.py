@@ -498,3 +498,17 @@ def test_a_problem_with_an_api_secret_never_quotes_it(tmp_path: Path) -> None:
         "credentials[0].api_secret: must be of type string",
     )
     assert "918273645546372819" not in str(caught.value)
+
+
+def test_a_profile_may_declare_no_replay_header(tmp_path: Path) -> None:
+    path = _partial(tmp_path, 'extends = "default"\n\n[idempotency]\nreplay_header = ""\n')
+    idempotency = load_profile(path).idempotency
+    assert idempotency.replay_header == ""
+    assert not idempotency.replay_marked
+    assert load_profile().idempotency.replay_marked
+
+
+def test_a_replay_header_that_is_no_header_name_is_refused(tmp_path: Path) -> None:
+    path = _partial(tmp_path, 'extends = "default"\n\n[idempotency]\nreplay_header = "Is Replay"\n')
+    with pytest.raises(ProfileError, match=r"idempotency\.replay_header"):
+        load_profile(path)

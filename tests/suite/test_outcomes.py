@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.outcomes import is_validation_error
+from conformance.suite.outcomes import is_contract_refusal, is_validation_error
 
 DEFAULT = load_profile()
 
@@ -49,3 +49,26 @@ def test_the_validation_error_is_its_status_and_its_code(
     profile: Profile, response: httpx.Response, expected: bool
 ) -> None:
     assert is_validation_error(response, profile) is expected
+
+
+VALIDATION_422 = with_status(validation={"status": 422, "code": "invalid_request"})
+
+
+@pytest.mark.parametrize(
+    ("profile", "response", "expected"),
+    [
+        # validation alone on its status: the status tells, whatever the code (as before)
+        (DEFAULT, answer(400, "validation_error"), True),
+        (DEFAULT, answer(400, "bad_request"), True),
+        (DEFAULT, answer(422, "unknown_currency"), False),
+        # validation shares 422 with the business rules: the code tells
+        (VALIDATION_422, answer(422, "invalid_request"), True),
+        (VALIDATION_422, answer(422, "unknown_currency"), False),
+        (VALIDATION_422, answer(422, "amount_too_large"), False),
+        (VALIDATION_422, answer(400, "validation_error"), False),
+    ],
+)
+def test_a_business_rule_code_is_never_the_refusal_of_a_malformed_request(
+    profile: Profile, response: httpx.Response, expected: bool
+) -> None:
+    assert is_contract_refusal(response, profile) is expected

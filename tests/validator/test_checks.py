@@ -278,6 +278,36 @@ def test_an_invalid_request_refused_with_another_status_fails(
     assert "STATUS-006" in failed_ids(results)
 
 
+def validation_422(profile: Profile) -> ExchangeValidator:
+    """Contract violations answered 422 ``invalid_request``, the business rules' status."""
+    status = {**profile.data["status"], "validation": {"status": 422, "code": "invalid_request"}}
+    return ExchangeValidator(replace(profile, data={**profile.data, "status": status}))
+
+
+@pytest.mark.parametrize(
+    ("code", "outcome"), [("invalid_request", Outcome.PASSED), ("unknown_currency", Outcome.FAILED)]
+)
+def test_when_business_rules_share_the_validation_status_the_code_tells_a_refusal(
+    profile: Profile, code: str, outcome: Outcome
+) -> None:
+    results = validation_422(profile).validate(
+        x402_requirements(422, {"code": code, "message": "no"})
+    )
+    [request] = [r for r in results if r.check_id == "validate.request_schema"]
+    assert request.outcome is outcome
+
+
+def test_a_malformed_request_without_its_key_may_be_refused_for_the_key(profile: Profile) -> None:
+    """The key may be looked at before the body: the key's answer is no failure of validation."""
+    missing = {"code": "idempotency_key_missing", "message": "no key"}
+    bad = create_payment(
+        request_headers=AUTH + JSON, request_body={"quotes": 1}, status=400, response_body=missing
+    )
+    results = validation_422(profile).validate(bad)
+    assert not [r for r in failed(results) if r.check_id == "validate.request_schema"]
+    assert "IDEM-005" in passed_ids(results)
+
+
 def test_a_query_parameter_that_is_not_an_integer_accepted_fails(
     validator: ExchangeValidator,
 ) -> None:

@@ -781,3 +781,30 @@ def test_a_replayed_creation_made_before_the_recording_does_not_count(
     cross.observe(marked_create("2025-12-31T23:15:00Z"), "createPayment")  # an hour before
     cross.observe(cancel("k2", replayed=True), "cancelPayment")
     assert outcomes(cross.finish(), "IDEM-008") == []
+
+
+# -- a profile that declares no replay header ----------------------------------------------
+def without_replay_header(profile: Profile) -> CrossExchangeChecks:
+    idempotency = {**profile.data["idempotency"], "replay_header": ""}
+    return CrossExchangeChecks(replace(profile, data={**profile.data, "idempotency": idempotency}))
+
+
+def test_without_a_replay_header_a_replay_is_judged_by_its_answer_alone(profile: Profile) -> None:
+    cross = without_replay_header(profile)
+    cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
+    same = cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
+    assert outcomes(same, "IDEM-007") == [Outcome.PASSED]
+    assert outcomes(same, "IDEM-008") == [Outcome.NOT_EXERCISED]
+    [reason] = [r.message for r in same if "IDEM-008" in r.requirement_ids]
+    assert 'replay_header = ""' in reason
+    other = cross.observe(create("k1", PAYMENT, 201, {**CREATED, "id": "pay_2"}), "createPayment")
+    assert outcomes(other, "IDEM-007") == [Outcome.FAILED]
+
+
+def test_without_a_replay_header_another_merchants_stored_answer_is_a_foreign_replay(
+    profile: Profile,
+) -> None:
+    cross = without_replay_header(profile)
+    cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
+    beta = create("k1", PAYMENT, 201, CREATED, api_key="mk_test_beta")
+    assert outcomes(cross.observe(beta, "createPayment"), "IDEM-015") == [Outcome.FAILED]

@@ -54,6 +54,7 @@ from conformance.suite.outcomes import (
     ErrorShapes,
     is_validation_error,
     json_object,
+    malformed_refusal,
     status_problems,
     summary,
     validation_details_problems,
@@ -480,7 +481,7 @@ def expectation(
         rule = found.cursor_rules.get(constraint.operation_id)
         if rule is None or rule.answer == "any_refusal":
             return Expectation((), ids)
-        return Expectation((ErrorSpec(validation.status),), ids)
+        return Expectation((malformed_refusal(profile),), ids)
     if constraint.field.location == "path" and applicable(found.unknown_id, spec.operation_id):
         # "%zz" in an id of an operation that answers an unknown id with 404: a malformed
         # parameter (400) or an id no resource has (404). A PUT that creates its id: 400 only.

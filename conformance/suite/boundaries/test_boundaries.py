@@ -35,6 +35,7 @@ from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, Re
 from conformance.suite.outcomes import (
     VALIDATION_DETAILS,
     ErrorShapes,
+    is_contract_refusal,
     is_validation_error,
     status_problems,
     success_problems,
@@ -89,10 +90,9 @@ def _accepted_problems(
     )
     if not loose:
         return success_problems(response, profile, spec.operation_id)
-    validation = profile.error("status", "validation")
     if response.status_code >= 500:
         return [f"server error {summary(response)}"]
-    if response.status_code == validation.status:
+    if is_contract_refusal(response, profile):
         return [f"refused as a contract violation: {summary(response)}"]
     return []
 

@@ -8,9 +8,10 @@ of the first failure), the ids verified, or why the check had nothing to check.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.suite.schema.requirements import is_pinned, passable_ids, requirement_ids
 
@@ -41,8 +42,22 @@ class RecordedCheck:
     evidence: Evidence | None
 
 
+def unexercisable_ids(profile: Profile) -> dict[str, str]:
+    """Requirement ids no check of this family can verify under ``profile``, and why: a
+    response that passes a check says nothing about them."""
+    found = {}
+    if not profile.idempotency.replay_marked:
+        found["IDEM-008"] = (
+            'the profile declares no replay marker (idempotency.replay_header = ""): there is '
+            "no replay header to check"
+        )
+    return found
+
+
 class CheckLedger:
-    def __init__(self) -> None:
+    def __init__(self, unexercisable: Mapping[str, str] | None = None) -> None:
+        # requirement id -> why no response can verify it under the profile
+        self.unexercisable: Mapping[str, str] = unexercisable or {}
         self.observations: dict[tuple[str, str], Observation] = {}
         # operation id -> why a request of it was given up ("not exercised: rate limited ...")
         self.rate_limited: dict[str, str] = {}
@@ -54,7 +69,7 @@ class CheckLedger:
         observation = self._get(check, operation_id)
         observation.applicable += 1
         observation.phases[phase] += 1
-        observation.passed_ids.update(ids)
+        observation.passed_ids.update(i for i in ids if i not in self.unexercisable)
 
     def failed(
         self,
@@ -87,6 +102,10 @@ class CheckLedger:
         check_id = f"{FAMILY}.{group}.{check}"
         observation = self.observations.get((check, operation_id))
         ids = requirement_ids(check, operation_id)
+        beyond = tuple(rid for rid in ids if rid in self.unexercisable)
+        if beyond and len(beyond) == len(ids) and (observation is None or not observation.failures):
+            why = "; ".join(dict.fromkeys(self.unexercisable[rid] for rid in beyond))
+            return [RecordedCheck(check_id, beyond, Outcome.NOT_EXERCISED, why, operation_id, None)]
         if not ids and (observation is None or not observation.failures):
             return []  # the check states nothing about this operation
         if observation is None or observation.applicable == 0:

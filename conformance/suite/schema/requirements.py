@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from conformance.core.catalogue import Requirement, load_catalogue
+from conformance.core.profile import Profile, load_profile
 from conformance.suite.schema.generation import schema_rules
 
 
@@ -23,11 +24,27 @@ def catalogue() -> dict[str, Requirement]:
     return {r.id: r for r in load_catalogue().requirements}
 
 
+@cache
+def _default_profile() -> Profile:
+    return load_profile()
+
+
 def requirement_operations() -> dict[str, tuple[str, ...]]:
     return {rid: entry.operations for rid, entry in catalogue().items()}
 
 
-def _candidates(check: str, status: int | None, mode: str | None) -> list[str]:
+def _profile_keys(mapping: dict[str, list[str]], status: int, profile: Profile) -> list[str]:
+    """The keys of ``mapping`` that name a profile answer (``status.not_found``) with
+    ``status``: several when the profile gives them the same status."""
+    found = []
+    for key in mapping:
+        section, dot, name = str(key).partition(".")
+        if dot and profile.error(section, name).status == status:
+            found.append(key)
+    return found
+
+
+def _candidates(check: str, status: int | None, mode: str | None, profile: Profile) -> list[str]:
     mapping = schema_rules()["requirements"].get(check)
     if mapping is None:
         raise KeyError(f"schema/rules.yaml has no requirements for check {check!r}")
@@ -35,6 +52,10 @@ def _candidates(check: str, status: int | None, mode: str | None) -> list[str]:
         return list(mapping)
     if status is None and mode is None:  # every id the check can name
         return list(dict.fromkeys(rid for ids in mapping.values() for rid in ids))
+    if status is not None:
+        named = _profile_keys(mapping, status, profile)
+        if named:
+            return list(dict.fromkeys(rid for key in named for rid in mapping[key]))
     keys = [] if status is None else [str(status), f"{str(status)[0]}xx"]
     for key in [*keys, *([mode] if mode else []), "other"]:
         if key in mapping:
@@ -43,13 +64,18 @@ def _candidates(check: str, status: int | None, mode: str | None) -> list[str]:
 
 
 def requirement_ids(
-    check: str, operation_id: str, status: int | None = None, mode: str | None = None
+    check: str,
+    operation_id: str,
+    status: int | None = None,
+    mode: str | None = None,
+    profile: Profile | None = None,
 ) -> tuple[str, ...]:
     """Ids ``check`` verifies on ``operation_id``, for a response with ``status`` to a case of
-    ``mode`` ("positive" or "negative")."""
+    ``mode`` ("positive" or "negative"), the statuses of ``profile``'s answers (default: the
+    default profile's) telling which answer a status is."""
     entries = catalogue()
     result = []
-    for rid in _candidates(check, status, mode):
+    for rid in _candidates(check, status, mode, profile or _default_profile()):
         entry = entries.get(rid)
         if entry is None:
             raise KeyError(f"schema/rules.yaml names requirement {rid}, unknown to the catalogue")

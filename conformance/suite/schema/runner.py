@@ -60,7 +60,7 @@ from conformance.suite.schema.evidence import (
     request_evidence,
 )
 from conformance.suite.schema.fixups import CasePreparer
-from conformance.suite.schema.ledger import CheckLedger
+from conformance.suite.schema.ledger import CheckLedger, unexercisable_ids
 from conformance.suite.schema.loading import (
     CONNECT_TIMEOUT_S,
     READ_TIMEOUT_S,
@@ -156,7 +156,7 @@ class SchemaPhaseRunner:
         self.stats = stats if stats is not None else ClientStats()
         self.session = signed_session(profile, stats=self.stats)
         self.preparer = CasePreparer(seed)
-        self.ledger = CheckLedger()
+        self.ledger = CheckLedger(unexercisable_ids(profile))
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
         self.counted = 0  # cases already added to the run's request count
@@ -172,7 +172,7 @@ class SchemaPhaseRunner:
 
     def reset_ledger(self) -> None:
         """A fresh ledger: each test records only what its own phases saw."""
-        self.ledger = CheckLedger()
+        self.ledger = CheckLedger(unexercisable_ids(self.profile))
         self.unanswered = None
 
     def check_answered(self, phases: str) -> None:
@@ -269,7 +269,9 @@ class SchemaPhaseRunner:
         schemathesis' checks would hand it to ``json.loads``, which recurses once per level."""
         check = "response_schema_conformance"
         operation_id = self.operation_id(case)
-        ids = requirement_ids(check, operation_id, response.status_code, case_mode(case))
+        ids = requirement_ids(
+            check, operation_id, response.status_code, case_mode(case), self.profile
+        )
         self.ledger.failed(
             check,
             operation_id,
@@ -295,7 +297,7 @@ class SchemaPhaseRunner:
         for result in results:
             check = result.name
             if result.status == Status.FAILURE and result.failure is not None:
-                candidates = requirement_ids(check, operation_id, status, mode)
+                candidates = requirement_ids(check, operation_id, status, mode, self.profile)
                 fields = failure_fields(result.failure) | case_fields(case)
                 tags = failure_tags(result.failure) | scenario
                 ids = pin(candidates, fields, tags) or candidates
@@ -310,7 +312,7 @@ class SchemaPhaseRunner:
                     evidence_from(response, self.secrets),
                 )
             elif self._counts_as_pass(check, case, response):
-                ids = requirement_ids(check, operation_id, status, mode)
+                ids = requirement_ids(check, operation_id, status, mode, self.profile)
                 if is_pinned(check):
                     ids = pin(ids, case_fields(case), scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)

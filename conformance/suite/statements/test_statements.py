@@ -406,7 +406,8 @@ def _recipient(ctx: MachineContext) -> tuple[str | None, str]:
     response = ctx.client.post(path, json=body, operation_id="createPayment")
     if response.status_code == ctx.profile.success_status("createPayment"):
         return other, ""
-    if response.status_code >= 500 or response.status_code in (401, 404):
+    refusals = tuple(ctx.profile.error("status", k).status for k in ("unauthorized", "not_found"))
+    if response.status_code >= 500 or response.status_code in refusals:
         raise PrerequisiteError(
             f"could not create a payment with a split to {other}: "
             f"{response.status_code} {response.text[:200]}"

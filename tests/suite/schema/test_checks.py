@@ -152,7 +152,7 @@ def test_statuses_the_profile_does_not_pin_are_not_this_checks_business() -> Non
 
 
 def test_the_replay_header_on_a_first_use_of_a_key_fails() -> None:
-    check = ReplayHeaderOnlyOnReplays().after_response
+    check = ReplayHeaderOnlyOnReplays("Idempotent-Replayed").after_response
     replayed = {"Idempotent-Replayed": "true"}
     with pytest.raises(AssertionError, match="first use"):
         check(CTX, response(201, {}, headers=replayed, key="k1"), CASE)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from conformance.core.profile import load_profile
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.schema.ledger import CheckLedger
+from conformance.suite.schema.ledger import CheckLedger, unexercisable_ids
+
+PROFILE = load_profile()
 
 EVIDENCE = Evidence("POST", "http://h/v1/payments", {}, "{}", 201, {}, "{}", "curl -X POST")
 
@@ -70,3 +75,18 @@ def test_candidates_a_pinned_check_never_reached_are_not_exercised_with_the_reas
         "none of the 2 responses of createPayment that negative_data_rejection checked "
         "was about the field it names"
     )
+
+
+def test_without_a_replay_header_no_response_verifies_idem_008() -> None:
+    """The profile declares no replay header: the checks that look for it claim nothing, and
+    say why."""
+    idempotency = {**PROFILE.data["idempotency"], "replay_header": ""}
+    profile = replace(PROFILE, data={**PROFILE.data, "idempotency": idempotency})
+    ledger = CheckLedger(unexercisable_ids(profile))
+    for check in ("ReplayHeaderOnlyOnReplays", "response_headers_conformance"):
+        ledger.passed(check, "createPayment", "examples", ["IDEM-008"])
+        [result] = ledger.results("unit", [check], ["createPayment"])
+        assert result.outcome is Outcome.NOT_EXERCISED
+        assert result.requirement_ids == ("IDEM-008",)
+        assert 'replay_header = ""' in result.message
+    assert unexercisable_ids(PROFILE) == {}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import requests
 
 from conformance.core.contract import effective_contract
-from conformance.core.profile import load_profile
+from conformance.core.profile import Profile, load_profile
 from conformance.core.signing import verify
 from conformance.suite.schema.loading import (
     DISABLED_BUILTIN_CHECKS,
@@ -63,6 +65,27 @@ def test_expected_statuses_of_a_valid_request_come_from_the_profile_rules() -> N
     assert listing.negative == (400,)
     assert cancel.negative == (400, 404)
     assert create.missing_header == (400,)
+
+
+def test_a_negative_case_may_get_the_profiles_answers_to_a_bad_idempotency_key() -> None:
+    """Validation moved to 422: a case that leaves out or breaks the Idempotency-Key may get
+    the profile's idempotency answers, which keep their own statuses."""
+    profile = profile_with(
+        status={"validation": {"status": 422, "code": "invalid_request"}},
+        idempotency={
+            "missing": {"status": 428, "code": "key_required"},
+            "invalid": {"status": 400, "code": "key_malformed"},
+        },
+    )
+    requirements = requirement_operations()
+    assert expected_statuses(profile, "createPayment", requirements).negative == (400, 422, 428)
+    assert expected_statuses(profile, "settleX402Payment", requirements).negative == (400, 404, 422)
+    assert expected_statuses(profile, "listPayments", requirements).negative == (422,)
+
+
+def profile_with(**sections: dict[str, object]) -> Profile:
+    data = {**PROFILE.data, **{k: {**PROFILE.data[k], **v} for k, v in sections.items()}}
+    return replace(PROFILE, data=data)
 
 
 def test_our_class_checks_get_the_profiles_codes() -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conformance.core.contract import operations
+from conformance.core.profile import load_profile
 from conformance.suite.schema.generation import schema_rules
 from conformance.suite.schema.requirements import (
     catalogue,
@@ -54,6 +57,23 @@ def test_an_accepted_invalid_request_breaks_the_contract_a_wrong_rejection_the_p
     rejected = requirement_ids("negative_data_rejection", "createPayoutSchedule", 422)
     assert "LIMIT-005" in accepted and "STATUS-008" not in accepted
     assert "STATUS-008" in rejected and "LIMIT-005" not in rejected
+
+
+def test_a_status_is_read_as_the_profiles_answer_that_has_it() -> None:
+    """The rules name the profile's answers (``status.validation``), not statuses: a profile
+    that moves the validation error to 422 moves its ids with it; where two answers share the
+    status, the ids of both."""
+    default = load_profile()
+    status = {**default.data["status"], "validation": {"status": 422, "code": "invalid_request"}}
+    moved = replace(default, data={**default.data, "status": status})
+    rejected = requirement_ids("negative_data_rejection", "createPayment", 422, profile=moved)
+    assert "SHAPE-030" in rejected and "STATUS-005" in rejected
+    assert "SHAPE-030" not in requirement_ids("negative_data_rejection", "createPayment", 422)
+    assert requirement_ids("ErrorCodeMatchesProfile", "createPayment", 422, profile=moved) == (
+        "STATUS-012",
+        "STATUS-015",
+    )
+    assert requirement_ids("ErrorCodeMatchesProfile", "createPayment", 400, profile=moved) == ()
 
 
 def test_a_result_is_pinned_to_the_fields_and_tags_it_names() -> None:
