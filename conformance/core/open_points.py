@@ -32,7 +32,6 @@ class OpenPoint:
     values: str
     tests: tuple[str, ...]
     untested: str = ""
-    added: bool = False  # the keys come with issue 29's signing, emission and replay work
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,6 @@ def load_open_points() -> OpenPoints:
             values=str(p["values"]),
             tests=tuple(str(t) for t in p["tests"]),
             untested=str(p.get("untested", "")),
-            added=bool(p.get("added", False)),
         )
         for p in raw["points"]
     )
@@ -117,7 +115,6 @@ def points_table(profile: Profile) -> list[dict[str, Any]]:
                 "accepts": point.values,
                 "tests": list(point.tests),
                 "untested": point.untested,
-                "added_by_issue_29": point.added,
             }
         )
     return rows
@@ -126,8 +123,7 @@ def points_table(profile: Profile) -> list[dict[str, Any]]:
 def _keys_cell(row: Mapping[str, Any], sep: str) -> str:
     if not row["keys"]:
         return "none"
-    mark = " (added by issue 29)" if row["added_by_issue_29"] else ""
-    return sep.join(f"`{k}` = {v}" for k, v in row["keys"].items()) + mark
+    return sep.join(f"`{k}` = {v}" for k, v in row["keys"].items())
 
 
 def _tested_cell(row: Mapping[str, Any]) -> str:
@@ -142,11 +138,10 @@ def render_text(profile: Profile) -> str:
     lines = [f"Open points of the specification, with profile {profile.name!r}:", ""]
     for row in points_table(profile):
         lines.append(f"{row['id']}  {row['point']} ({row['section']})")
-        mark = "  (added by issue 29)" if row["added_by_issue_29"] else ""
         if row["keys"]:
             for key, value in row["keys"].items():
                 lines.append(f"    {key} = {value}")
-            lines.append(f"    accepts: {row['accepts']}{mark}")
+            lines.append(f"    accepts: {row['accepts']}")
         else:
             lines.append("    no profile key")
         lines.append(f"    tested by: {_tested_cell(row)}")

@@ -42,7 +42,7 @@ def test_json_gives_each_key_its_value_and_the_requirements() -> None:
     assert document["profile"] == "default"
     assert len(rows) == len(load_open_points().points)
     assert rows["OP-07"]["keys"] == {"auth.clock_window_secs": "300"}
-    assert rows["OP-23"]["added_by_issue_29"] is True
+    assert rows["OP-23"]["keys"]["webhooks.emits"].startswith('{"createPayment": "payment.created"')
     assert rows["OP-09"]["keys"] == {} and rows["OP-09"]["untested"]
 
 

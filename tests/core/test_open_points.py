@@ -17,20 +17,6 @@ from conformance.core.resources import package_data
 SCHEMA = json.loads((SHIPPED_PROFILES_DIR / "profile.schema.json").read_text(encoding="utf-8"))
 PROFILE_DOC = package_data().parent / "docs" / "profile.md"
 
-# Keys the table names that the schema does not have yet: they come with the other parts of
-# issue 29 (request signing, webhook verification, event emission). When one lands in the
-# schema, or the table stops naming it, test_pending_keys_are_still_pending fails: move it out.
-PENDING_ISSUE_29 = frozenset(
-    {
-        "auth.algorithm",  # request signing: the HMAC hash
-        "auth.encoding",  # request signing: hex, base64, base64url
-        "auth.signer",  # request signing: the "package.module:function" hook
-        "auth.errors",  # the auth error outcome per kind
-        "webhooks.verifier",  # webhook verification hook
-        "webhooks.emits",  # which operation or state change emits which event
-    }
-)
-
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
     ref = node.get("$ref")
@@ -73,19 +59,10 @@ def test_every_cited_requirement_exists() -> None:
     assert cited - known == set()
 
 
-def test_every_named_key_is_in_the_schema_or_pending() -> None:
+def test_every_named_key_is_in_the_schema() -> None:
     for point in load_open_points().points:
         for key in point.keys:
-            if key in PENDING_ISSUE_29:
-                continue
             assert _schema_node(key) is not None, f"{point.id} names {key}: not in the schema"
-
-
-def test_pending_keys_are_still_pending() -> None:
-    named = set(load_open_points().keys())
-    for key in PENDING_ISSUE_29:
-        assert key in named, f"{key} is pending but no open point names it"
-        assert _schema_node(key) is None, f"{key} is in the schema now: drop it from the set"
 
 
 def test_every_schema_key_pins_an_open_point_or_is_listed_as_not_one() -> None:
