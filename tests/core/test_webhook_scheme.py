@@ -20,18 +20,9 @@ from conformance.core.webhook_scheme import WebhookScheme
 from conformance.reference.webhook_dispatch import _faulty_sign
 from conformance.reference.webhooks import new_secret
 from conformance.suite.webhooks.signatures import signed_with
+from tests.profiles import fragment
 
-STRIPE_LIKE = """
-[webhooks]
-signature = "hmac"
-
-[webhooks.signing]
-format = "key-value"
-signature_header = "Webhook-Signature"
-signed = "{timestamp}.{body}"
-encoding = "hex"
-key = "utf8"
-"""
+STRIPE_LIKE = fragment("stripe_like_webhooks")
 
 
 def check(tmp_path: Path, text: str, name: str = "p.toml") -> Result:

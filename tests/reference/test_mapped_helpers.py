@@ -10,29 +10,14 @@ import pytest
 
 from conformance.core.profile import Profile, load_profile
 from conformance.reference.server import ReferenceServer
+from tests.profiles import fragment
 from tests.reference.factories import create_payment, error_code
 from tests.reference.signed_client import SignedClient
 
-MAPPED = """\
-extends = "default"
-
-[profile]
-name = "sandbox"
-
-[test_helpers]
-expire = false
-
-[test_helpers.deposit]
-method = "PUT"
-path = "/v1/sandbox/payments/{id}/funds"
-status = 202
-
-[test_helpers.deposit.body]
-asset = "{currency_id}"
-network = "{chain_id}"
-units = "{raw_amount}"
-ref = "tx-{tx_hash}"
-"""
+MAPPED = (
+    'extends = "default"\n[profile]\nname = "sandbox"\n[test_helpers]\nexpire = false\n'
+    + fragment("sandbox_deposit")
+)
 DEFAULT_DEPOSIT = "/v1/test-helpers/payments/{}/deposit"
 
 

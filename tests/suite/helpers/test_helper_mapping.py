@@ -17,29 +17,15 @@ from conformance.core.results import Outcome, RunResult
 from conformance.engine.options import RunOptions
 from conformance.engine.runner import run_suite
 from conformance.reference.server import ReferenceServer
+from tests.profiles import fragment
 
 pytestmark = pytest.mark.slow
 
-MAPPED = """\
-extends = "default"
-
-[profile]
-name = "sandbox"
-
-[test_helpers]
-expire = { method = "POST", path = "/v1/sandbox/payments/{id}/expiry", status = 202 }
-
-[test_helpers.deposit]
-method = "PUT"
-path = "/v1/sandbox/payments/{id}/funds"
-status = 202
-
-[test_helpers.deposit.body]
-asset = "{currency_id}"
-network = "{chain_id}"
-units = "{raw_amount}"
-ref = "tx-{tx_hash}"
-"""
+MAPPED = (
+    'extends = "default"\n[profile]\nname = "sandbox"\n[test_helpers]\n'
+    'expire = { method = "POST", path = "/v1/sandbox/payments/{id}/expiry", status = 202 }\n'
+    + fragment("sandbox_deposit")
+)
 NO_EXPIRE = 'extends = "default"\n[profile]\nname = "no-expire"\n[test_helpers]\nexpire = false\n'
 NO_HELPERS = 'extends = "default"\n[profile]\nname = "no-helpers"\ntest_helpers = false\n'
 # Payments and statements requirements that need deposits, and the helpers' own.

@@ -20,25 +20,14 @@ from conformance.engine.options import RunOptions
 from conformance.engine.runner import run_suite
 from conformance.reference.server import ReferenceServer
 from conformance.suite.webhooks import deliveries, judging
+from tests.profiles import fragment
 from tests.suite.proofs import family_failures, family_passed
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "webhooks"
 
-STRIPE_LIKE = """extends = "default"
-
-[webhooks]
-signature = "hmac"
-
-# Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the secret as is
-[webhooks.signing]
-format = "key-value"
-signature_header = "Webhook-Signature"
-signed = "{timestamp}.{body}"
-encoding = "hex"
-key = "utf8"
-"""
+STRIPE_LIKE = 'extends = "default"\n' + fragment("stripe_like_webhooks")
 
 OTHER_NAMES = """extends = "default"
 
