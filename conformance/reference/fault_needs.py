@@ -51,6 +51,12 @@ NEEDS: dict[str, Need] = {
             lambda p: p.helper("expire") is not None,
         ),
         Need(
+            "integer-float-form",
+            "the profile accepts an integer written in float form "
+            "(status.integer_accepts_float_form)",
+            lambda p: p.status.integer_accepts_float_form,
+        ),
+        Need(
             "field-message-details",
             "the profile's validation errors list {field, message} details "
             "(status.validation_details)",

@@ -353,7 +353,10 @@ def list_payments(ctx: RequestContext) -> Reply:
         else:
             where.append("merchant_order_no = ?")
         params.append(ctx.query["merchant_order_no"])
-    newest_first = not ctx.fault("payments-list-oldest-first")
+    # the fault lists in the order the profile's payments.list_order does not choose
+    newest_first = (profile.payments.list_order == "newest-first") != ctx.fault(
+        "payments-list-oldest-first"
+    )
     cursor = ctx.query.get("cursor")
     if cursor is not None:
         if ctx.fault("payments-cursor-truncated-500") and cursor.startswith(PAYMENT_ID_PREFIX):
