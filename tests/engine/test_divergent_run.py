@@ -56,8 +56,9 @@ def test_a_server_that_made_the_divergent_choices_is_conformant(
 @pytest.mark.slow
 def test_the_embedded_server_played_the_divergent_profile(divergent_run: dict[str, Any]) -> None:
     assert divergent_run["profile"]["name"] == "divergent"
-    bodies = " ".join(
-        str((c.get("evidence") or {}).get("response_body") or "") for c in divergent_run["checks"]
-    )
-    # the divergent state names, and no default one, in what the server answered
-    assert '"status":"open"' in bodies and '"status":"pending"' not in bodies
+    seen = divergent_run["statuses_seen"]
+    # the mapped deposit helper's 202, 403 for some authentication failures, and never the
+    # default's 400 (validation and idempotency errors are 422 under the divergent profile)
+    assert "202" in seen["testDepositPayment"]
+    assert "403" in seen["createPayment"]
+    assert not [op for op, statuses in seen.items() if "400" in statuses]
