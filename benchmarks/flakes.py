@@ -1,7 +1,7 @@
 """The flake gate: the suite, run again and again with new seeds, never fails a correct server.
 
     python -m benchmarks.flakes [--runs 20] [--quick] [--first-seed S]
-        [--workers N] [--escape-reading refuse|literal|alternate] [--report FILE]
+        [--workers N] [--escape-reading refuse|literal|alternate] [--profile P] [--report FILE]
 
 Each run is a ``payment-conformance run`` subprocess against the unfaulted embedded reference
 server, seeds S, S+1, ... (S drawn and printed unless given). A subprocess per run, as a user
@@ -13,6 +13,8 @@ conformant are kept in ``reports/flakes/seed-<seed>/``. ``nox -s flakes`` runs 2
 CI runs 3 quick ones. ``--escape-reading`` chooses how the server reads a malformed
 percent-escape (``run --server-escape-reading``): ``alternate`` reads it literally in every
 second run, so that both readings the default profile allows are shown conformant.
+``--profile`` runs the suite, and its embedded server, under another profile (CI runs the gate
+under ``divergent`` too).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class FlakeRun:
         return self.exit_code == 0 and self.verdict == "CONFORMANT" and not self.failed
 
 
-Runner = Callable[[int, bool, "int | None", "str | None"], FlakeRun]
+Runner = Callable[[int, bool, "int | None", "str | None", "str | None"], FlakeRun]
 READINGS = ("refuse", "literal", "alternate")
 
 
@@ -61,8 +63,11 @@ def run_command(
     workers: int | None,
     report_dir: Path | None = None,
     escape_reading: str | None = None,
+    profile: str | None = None,
 ) -> list[str]:
     argv = ["payment-conformance", "run", "--seed", str(seed)]
+    if profile is not None:
+        argv += ["--profile", profile]
     if quick:
         argv.append("--quick")
     if workers is not None:
@@ -75,7 +80,11 @@ def run_command(
 
 
 def run_once(
-    seed: int, quick: bool, workers: int | None, escape_reading: str | None = None
+    seed: int,
+    quick: bool,
+    workers: int | None,
+    escape_reading: str | None = None,
+    profile: str | None = None,
 ) -> FlakeRun:
     with tempfile.TemporaryDirectory(prefix="payment-conformance-flakes-") as scratch:
         reports = Path(scratch) / "reports"
@@ -83,7 +92,7 @@ def run_once(
             sys.executable,
             "-m",
             "conformance",
-            *run_command(seed, quick, workers, reports, escape_reading)[1:],
+            *run_command(seed, quick, workers, reports, escape_reading, profile)[1:],
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         started = time.perf_counter()
@@ -154,6 +163,9 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
         help="How the server reads a malformed percent-escape: refuse (the server's default), "
         "literal, or alternate (literal in every second run).",
     )
+    parser.add_argument(
+        "--profile", help="Every run, and its embedded server, under this profile (run --profile)."
+    )
     parser.add_argument("--report", type=Path, help="Write every run's result as JSON here.")
     args = parser.parse_args(argv)  # argparse says what is wrong and exits 2
     for name in ("runs", "workers"):
@@ -166,8 +178,9 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
         return 2
     first = args.first_seed if args.first_seed is not None else random.randrange(2**31 - args.runs)
     kind = "quick" if args.quick else "default"
+    under = f" under profile {args.profile}" if args.profile is not None else ""
     print(
-        f"{args.runs} {kind} runs against the unfaulted reference server, "
+        f"{args.runs} {kind} runs against the unfaulted reference server{under}, "
         f"seeds {first}..{first + args.runs - 1}"
     )
     runs: list[FlakeRun] = []
@@ -177,7 +190,7 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
         if reading == "alternate":
             reading = "literal" if index % 2 else "refuse"
         readings[seed] = reading
-        run = runner(seed, args.quick, args.workers, reading)
+        run = runner(seed, args.quick, args.workers, reading, args.profile)
         runs.append(run)
         failed = ", ".join(run.failed) or "-"
         shown = f"  escapes {reading:<7}" if reading is not None else ""
@@ -203,7 +216,9 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run_once) -> int:
         print(
             f"FLAKE seed {run.seed}: {run.verdict}; repeat it with: "
             + " ".join(
-                run_command(run.seed, args.quick, args.workers, None, readings.get(run.seed))
+                run_command(
+                    run.seed, args.quick, args.workers, None, readings.get(run.seed), args.profile
+                )
             )
         )
     return 1 if bad else 0

@@ -99,6 +99,14 @@ INTERRUPTED = 130
     "Each run's embedded server answers 429 past N requests a second per API key "
     "(run --server-rate-limit): is every fault still caught behind a rate limit?"
 )
+@click.option(
+    "--profile",
+    "profile_name",
+    default="default",
+    show_default=True,
+    help="Every run, and its embedded reference server, under this profile (a shipped name or "
+    "a .toml path). A fault whose needs the profile does not meet is shown not applicable.",
+)
 @click.option("--no-progress", is_flag=True, help="No live footer (plain lines only).")
 def selftest(
     quick: bool,
@@ -112,6 +120,7 @@ def selftest(
     fail_fast: bool,
     latency_ms: int,
     server_rate_limit: float | None,
+    profile_name: str,
     no_progress: bool,
 ) -> None:
     """Run the suite against the reference server once per catalogue fault: the kill matrix."""
@@ -126,6 +135,7 @@ def selftest(
         fail_fast=fail_fast,
         latency_ms=latency_ms,
         server_rate_limit=server_rate_limit,
+        profile=profile_name,
     )
     console = Console(file=sys.stdout, highlight=False)
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -23,6 +23,7 @@ from conformance.core.hosts import is_loopback
 from conformance.core.profile import Profile, ProfileError, load_profile
 from conformance.reference import connections, gateway
 from conformance.reference.config import check_escape_reading
+from conformance.reference.fault_needs import NEEDS
 from conformance.reference.faults import CATEGORIES, catalogue, fault_names
 
 if TYPE_CHECKING:
@@ -280,4 +281,11 @@ def faults(category: str | None) -> None:
     for fault in shown:
         click.echo(f"{fault.name:<{width}}  {fault.category:<11}  {', '.join(fault.breaks)}")
         click.echo(f"{'':<{width}}  {fault.description}")
+        if fault.needs:
+            click.echo(f"{'':<{width}}  needs: {', '.join(fault.needs)}")
     click.echo(f"{len(shown)} faults")
+    used = sorted({n for f in shown for n in f.needs})
+    if used:
+        click.echo("needs (a fault is not applicable under a profile that does not meet them):")
+        for name in used:
+            click.echo(f"  {name}: {NEEDS[name].meaning}")

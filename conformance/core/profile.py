@@ -368,6 +368,15 @@ class WebhooksSection:
         """The event type ``key`` (one of EMIT_KEYS) emits, None when it emits none."""
         return self.emits.get(key) or None
 
+    @property
+    def delivery_roles(self) -> tuple[str, str, str]:
+        """The names of a delivery still being tried, succeeded and failed: the first three
+        ``delivery_statuses`` in that order (the default's names when fewer are listed)."""
+        listed = self.delivery_statuses
+        if len(listed) < 3:
+            return ("pending", "succeeded", "failed")
+        return (listed[0], listed[1], listed[2])
+
 
 # What may emit an event (``[webhooks.emits]``): operations and payment state changes.
 EMIT_KEYS = (

@@ -13,6 +13,10 @@ notices something, but not the bug the catalogue describes), and it *survives* w
 passes. With ``--fail-fast`` each faulted run stops at its first failure, before it may reach
 the ids the fault names: any failure then counts as caught, and the row says so. The selftest
 passes when every fault is caught and the unfaulted run is conformant.
+
+Every run tests the reference server under one profile (``--profile``, the default's by
+default). A fault whose ``needs`` that profile does not meet (``fault_needs``) is not run: its
+row says *not applicable* and what it needs, and it neither fails nor passes the matrix.
 """
 
 from __future__ import annotations
@@ -33,11 +37,19 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
+from conformance.core.profile import (
+    API_KEY_ENV,
+    API_SECRET_ENV,
+    Profile,
+    ProfileError,
+    load_profile,
+)
 from conformance.reference.config import MAX_LATENCY_MS
+from conformance.reference.fault_needs import unmet
 from conformance.reference.faults import CATEGORIES, Fault, catalogue
 
-REPORT_SCHEMA = "payment-conformance-selftest/3"  # 3: server_rate_limit; 2: fail_fast, latency_ms
+# 4: profile, not applicable rows; 3: server_rate_limit; 2: fail_fast, latency_ms
+REPORT_SCHEMA = "payment-conformance-selftest/4"
 # A quick run takes ~25 s on two idle cores with one worker, a default run a few minutes; on a
 # loaded machine several times that. The timeout is there for runs that hang, not slow ones.
 DEFAULT_TIMEOUT_S = {True: 600.0, False: 1800.0}
@@ -67,6 +79,7 @@ class SelftestOptions:
     fail_fast: bool = False  # each run stops at its first failure: the matrix in minutes
     latency_ms: int = 0  # the embedded server's latency in each run (a remote server's)
     server_rate_limit: float | None = None  # and its rate limit (a rate-limited sandbox's)
+    profile: str = "default"  # the profile of every run, and of its embedded server
 
     @property
     def run_timeout_s(self) -> float:
@@ -84,6 +97,8 @@ class RunSpec:
     fail_fast: bool = False
     latency_ms: int = 0
     server_rate_limit: float | None = None
+    profile: str = "default"
+    unmet: tuple[str, ...] = ()  # what the fault needs that the profile does not declare
 
     @property
     def name(self) -> str:
@@ -119,9 +134,10 @@ class Status(StrEnum):
     FAILED = "failed"  # the unfaulted run: not conformant
     ERROR = "error"  # no verdict: the run could not run or crashed
     TIMEOUT = "timeout"  # no verdict: killed after the per-run timeout
+    NOT_APPLICABLE = "not-applicable"  # not run: the profile does not meet the fault's needs
 
 
-GOOD = frozenset({Status.CAUGHT, Status.PASSED})
+GOOD = frozenset({Status.CAUGHT, Status.PASSED, Status.NOT_APPLICABLE})
 
 
 @dataclass(frozen=True)
@@ -160,6 +176,7 @@ class Row:
             "fault": fault.name if fault is not None else None,
             "category": fault.category if fault is not None else None,
             "breaks": list(fault.breaks) if fault is not None else [],
+            "needs": list(fault.needs) if fault is not None else [],
             "status": self.status.value,
             "ok": self.ok,
             "failed_ids": list(self.outcome.failed_ids),
@@ -174,6 +191,12 @@ class Row:
             "message": self.outcome.message,
             "log_tail": self.outcome.log_tail,
         }
+
+
+def not_applicable(spec: RunSpec) -> Row:
+    """The row of a fault the profile gives nothing to break: not run."""
+    note = "not applicable: " + "; ".join(spec.unmet)
+    return Row(spec, Status.NOT_APPLICABLE, RunOutcome(None, 0.0), note=note)
 
 
 def judge(spec: RunSpec, outcome: RunOutcome) -> Row:
@@ -215,14 +238,16 @@ def _selected(ids: Sequence[str], only: Sequence[str]) -> bool:
 class CategorySummary:
     category: str
     caught: int
-    total: int
+    total: int  # applicable faults
     run_s: float  # summed wall time of its runs (they overlap when jobs > 1)
+    not_applicable: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
             "category": self.category,
             "caught": self.caught,
             "total": self.total,
+            "not_applicable": self.not_applicable,
             "run_s": round(self.run_s, 3),
         }
 
@@ -262,9 +287,14 @@ class Matrix:
             rows = [r for r in self.fault_rows if r.category == category]
             if rows:
                 caught = sum(r.status is Status.CAUGHT for r in rows)
+                skipped = sum(r.status is Status.NOT_APPLICABLE for r in rows)
                 summaries.append(
                     CategorySummary(
-                        category, caught, len(rows), sum(r.outcome.wall_s for r in rows)
+                        category,
+                        caught,
+                        len(rows) - skipped,
+                        sum(r.outcome.wall_s for r in rows),
+                        skipped,
                     )
                 )
         return summaries
@@ -293,6 +323,7 @@ class Matrix:
         unfaulted = self.unfaulted
         return {
             "schema": REPORT_SCHEMA,
+            "profile": self.options.profile,
             "quick": self.options.quick,
             "seed": self.seed,
             "jobs": self.options.jobs,
@@ -373,6 +404,7 @@ def plan(
     seed = options.seed if options.seed is not None else int.from_bytes(os.urandom(4)) >> 1
     if not 0 <= options.latency_ms <= MAX_LATENCY_MS:
         raise SelftestError(f"--latency-ms must be 0 to {MAX_LATENCY_MS}, not {options.latency_ms}")
+    profile = _profile(options.profile)
     return seed, [
         RunSpec(
             fault,
@@ -382,9 +414,18 @@ def plan(
             options.fail_fast,
             options.latency_ms,
             options.server_rate_limit,
+            options.profile,
+            () if fault is None else tuple(n.meaning for n in unmet(fault.needs, profile)),
         )
         for fault in (None, *selected)
     ]
+
+
+def _profile(name: str) -> Profile:
+    try:
+        return load_profile(name)
+    except ProfileError as exc:
+        raise SelftestError(f"--profile: {exc}") from None
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -395,6 +436,8 @@ def suite_command(spec: RunSpec, report_dir: Path) -> list[str]:
     """``payment-conformance run`` for one run, with one worker and its reports in a scratch dir."""
     args = [sys.executable, "-m", "conformance", "run", "--workers", "1", "--no-progress"]
     args += ["--seed", str(spec.seed), "--report-dir", str(report_dir)]
+    if spec.profile != "default":
+        args += ["--profile", spec.profile]
     if spec.quick:
         args.append("--quick")
     if spec.fault is not None:
@@ -537,14 +580,19 @@ def run_selftest(
 
 
 def _schedule(matrix: Matrix, observer: Observer, command: Command, scratch: Path) -> None:
-    pending = deque(matrix.specs)
+    pending = deque(s for s in matrix.specs if not s.unmet)
+    for spec in matrix.specs:
+        if spec.unmet:
+            row = not_applicable(spec)
+            matrix.rows.append(row)
+            observer.finished(row, matrix)
     running: list[_Child] = []
     timeout = matrix.options.run_timeout_s
     with _stopping(running):
         while pending or running:
             while pending and len(running) < matrix.options.jobs:
                 spec = pending.popleft()
-                number = len(matrix.specs) - len(pending)
+                number = len(matrix.rows) + len(running) + 1
                 _start(spec, command, scratch / f"{number:04d}", running)
                 observer.started(spec)
             for child in list(running):

@@ -30,6 +30,7 @@ LABELS = {
     Status.FAILED: ("FAILED", "bold red"),
     Status.ERROR: ("ERROR", "bold red"),
     Status.TIMEOUT: ("TIMEOUT", "bold red"),
+    Status.NOT_APPLICABLE: ("n/a", "dim"),
 }
 
 
@@ -42,6 +43,8 @@ def _ids(ids: tuple[str, ...], style: str = "") -> Text:
 def row_detail(row: Row) -> Text:
     """The ids that failed, those the fault names in ``breaks`` first and highlighted."""
     fault = row.spec.fault
+    if row.status is Status.NOT_APPLICABLE:
+        return Text(row.note, style="dim")
     if row.status in (Status.ERROR, Status.TIMEOUT):
         message = for_terminal(row.outcome.message.replace("\n", " "))
         return Text(message[:MAX_MESSAGE_CHARS], style="red")
@@ -118,9 +121,12 @@ class SelftestDisplay:
             mode += f", server latency {options.latency_ms} ms"
         if options.server_rate_limit is not None:
             mode += f", server rate limit {options.server_rate_limit:g} requests/s per API key"
+        skipped = sum(bool(s.unmet) for s in matrix.specs)
+        if skipped:
+            faults += f"; {skipped} not applicable under the profile"
         self._print(
             f"selftest: {self._total} runs (unfaulted + {self._total - 1} faults: {faults})"
-            f" · {mode} · seed {matrix.seed} · {options.jobs} jobs"
+            f" · profile {options.profile} · {mode} · seed {matrix.seed} · {options.jobs} jobs"
             f" · timeout {options.run_timeout_s:.0f} s per run"
         )
         if options.only:
@@ -177,19 +183,23 @@ def render_summary(console: Console, matrix: Matrix) -> None:
     """Per category caught / total and time, the problems, timings and the verdict."""
     console.print()
     table = Table(box=None, pad_edge=False, show_edge=False, title_justify="left")
-    for column in ("category", "caught", "run time"):
+    for column in ("category", "caught", "not applicable", "run time"):
         table.add_column(column, justify="left" if column == "category" else "right")
-    caught = total = 0
+    caught = total = skipped = 0
     for summary in matrix.categories():
         caught += summary.caught
         total += summary.total
+        skipped += summary.not_applicable
         style = "green" if summary.caught == summary.total else "red"
         table.add_row(
             summary.category,
             Text(f"{summary.caught}/{summary.total}", style=style),
+            str(summary.not_applicable),
             _duration(summary.run_s),
         )
-    table.add_row(Text("all", style="bold"), Text(f"{caught}/{total}", style="bold"), "")
+    table.add_row(
+        Text("all", style="bold"), Text(f"{caught}/{total}", style="bold"), str(skipped), ""
+    )
     console.print(table)
     unfaulted = matrix.unfaulted
     console.print()
@@ -240,7 +250,7 @@ def timing_line(matrix: Matrix) -> str:
     first = matrix.median_first_failure_s
     if first is not None:
         line += f"; median time to the first failure {first:.1f} s"
-    without = len(matrix.rows) - len(timed)
+    without = sum(r.status is not Status.NOT_APPLICABLE for r in matrix.rows) - len(timed)
     if without:
         line += f" ({without} without a verdict not counted)"
     return line
@@ -249,8 +259,12 @@ def timing_line(matrix: Matrix) -> str:
 def verdict_text(matrix: Matrix) -> Text:
     faults = [r for r in matrix.rows if r.spec.fault is not None]
     caught = sum(r.status is Status.CAUGHT for r in faults)
-    planned = len(matrix.specs) - 1
+    skipped = sum(bool(s.unmet) for s in matrix.specs)
+    planned = len(matrix.specs) - 1 - skipped
     summary = f"{caught} of {planned} faults caught through the ids they name"
+    if skipped:
+        summary += f", {skipped} not applicable"
+    summary += f" (profile {matrix.options.profile})"
     if matrix.interrupted:
         return Text(
             f"selftest: INTERRUPTED after {len(matrix.rows)} of {len(matrix.specs)} runs; "

@@ -40,8 +40,10 @@ def profile_error(ctx: RequestContext, section: str, key: str, message: str) -> 
 
 def not_found(ctx: RequestContext, what: str = "resource") -> ApiError:
     if ctx.fault("not-found-wrong-code"):
-        status = ctx.config.profile.error("status", "not_found").status
-        return ApiError(status, "resource_not_found", f"{what} not found")
+        wanted = ctx.config.profile.error("status", "not_found")
+        # the bug: a code of its own, never the profile's (resource_not_found unless that is it)
+        code = "not_found" if wanted.code == "resource_not_found" else "resource_not_found"
+        return ApiError(wanted.status, code, f"{what} not found")
     return profile_error(ctx, "status", "not_found", f"{what} not found")
 
 

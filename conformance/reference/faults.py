@@ -1,7 +1,8 @@
 """The fault catalogue: realistic bugs the reference server can switch on one at a time.
 
 Each entry of ``faults/*.yaml`` names one bug (``name``), its ``category``, one sentence of
-``description`` and the requirement ids it ``breaks``. The code has a small
+``description`` and the requirement ids it ``breaks``; an optional ``needs`` names what the
+profile must declare for the bug to be one at all (``fault_needs.NEEDS``). The code has a small
 ``if ctx.fault("name"):`` hook where that bug would live. The suite's own tests start the server
 with each fault and check that the suite notices.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core.yamldata import load_yaml
+from conformance.reference.fault_needs import NEEDS, unknown_needs
 
 FAULTS_DIR = Path(__file__).resolve().parent / "faults"
 CATEGORIES = (
@@ -40,6 +42,7 @@ class Fault:
     description: str
     breaks: tuple[str, ...]
     source: str  # the catalogue file, e.g. "core.yaml"
+    needs: tuple[str, ...] = ()  # names of fault_needs.NEEDS the profile must meet
 
 
 def _entry(raw: Any, source: str, index: int) -> Fault:
@@ -59,12 +62,22 @@ def _entry(raw: Any, source: str, index: int) -> Fault:
     breaks = raw["breaks"]
     if not isinstance(breaks, list) or not breaks or not all(isinstance(b, str) for b in breaks):
         raise FaultCatalogueError(f"{where} ({name}): breaks must be a non-empty list of ids")
+    needs = raw.get("needs", [])
+    if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
+        raise FaultCatalogueError(f"{where} ({name}): needs must be a list of names")
+    unknown = unknown_needs(needs)
+    if unknown:
+        raise FaultCatalogueError(
+            f"{where} ({name}): unknown need {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(NEEDS)}"
+        )
     return Fault(
         name=name,
         category=str(raw["category"]),
         description=str(raw["description"]).strip(),
         breaks=tuple(breaks),
         source=source,
+        needs=tuple(needs),
     )
 
 

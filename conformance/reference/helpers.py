@@ -25,9 +25,9 @@ from conformance.reference.payments import (
     set_status,
     transition_target,
 )
+from conformance.reference.states import states
 
 SCHEMA = ""  # the helpers act on the payments table
-DEPOSIT_SOURCES = ("pending", "underpaid")
 
 
 def _find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
@@ -42,7 +42,8 @@ def _find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
 @operation("testDepositPayment")
 def deposit(ctx: RequestContext) -> Reply:
     row = _find(ctx, ctx.path["id"])
-    if row["status"] not in DEPOSIT_SOURCES:
+    named = states(ctx.config.profile)
+    if row["status"] not in (named.pending, named.underpaid):
         raise refuse(ctx, row, "deposit to")
     body = ctx.body
     currency_id, chain_id, amount = body["currency_id"], body["chain_id"], body["amount"]
@@ -81,9 +82,10 @@ def deposit(ctx: RequestContext) -> Reply:
     settled = received >= quoted or ctx.fault("deposit-underpaid-settles")
     if received > quoted and ctx.fault("deposit-overpaid-stays-underpaid"):
         settled = False  # the bug: only the exact amount settles
-    target = "settled" if settled else "underpaid"
+    target = named.settled if settled else named.underpaid
     if target != row["status"]:
-        row = set_status(ctx, row, target, f"payment_{target}")
+        emits = "payment_settled" if settled else "payment_underpaid"
+        row = set_status(ctx, row, target, emits)
     else:
         row = ctx.conn.execute("SELECT * FROM payments WHERE seq = ?", (row["seq"],)).fetchone()
     splits = [(str(m), int(b)) for m, b in json.loads(row["splits"])]
@@ -110,7 +112,7 @@ def expire(ctx: RequestContext) -> Reply:
         if t.operation == ctx.operation_id
     )
     if ctx.fault("state-expire-helper-settled-allowed"):
-        sources = (*sources, "settled")
+        sources = (*sources, states(ctx.config.profile).settled)
     if row["status"] not in sources:
         raise refuse(ctx, row, "expire")
     row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment_expired")

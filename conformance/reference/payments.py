@@ -29,6 +29,7 @@ from conformance.reference.fixtures import currency, deposit_address, require_de
 from conformance.reference.ledger import to_micros
 from conformance.reference.operations import Reply, operation
 from conformance.reference.splits import validate_splits
+from conformance.reference.states import states
 from conformance.reference.timestamps import iso
 
 SCHEMA = """
@@ -169,13 +170,14 @@ def set_status(ctx: RequestContext, row: sqlite3.Row, status: str, emits: str) -
 
 def expire_due(ctx: RequestContext) -> None:
     """Pending payments of the merchant whose expires_at has passed become expired."""
+    named = states(ctx.config.profile)
     due = ctx.conn.execute(
-        "SELECT * FROM payments WHERE merchant_id = ? AND kind = ? AND status = 'pending'"
+        "SELECT * FROM payments WHERE merchant_id = ? AND kind = ? AND status = ?"
         " AND expires_us <= ?",
-        (ctx.merchant_id, KIND_PAYMENT, to_micros(ctx.now)),
+        (ctx.merchant_id, KIND_PAYMENT, named.pending, to_micros(ctx.now)),
     ).fetchall()
     for row in due:
-        set_status(ctx, row, "expired", "payment_expired")
+        set_status(ctx, row, named.expired, "payment_expired")
 
 
 def find(ctx: RequestContext, payment_id: str) -> sqlite3.Row:
@@ -269,7 +271,10 @@ def create_payment(ctx: RequestContext) -> Reply:
         )
     payment_id = new_payment_id()
     if not body["quotes"] and not ctx.fault("payment-empty-quotes-accepted"):
-        raise business_rule(ctx, "empty_quotes", "quotes must name at least one currency")
+        refusal = ctx.config.profile.payments.empty_quotes
+        raise ApiError(
+            refusal.status, refusal.code or "empty_quotes", "quotes must name at least one currency"
+        )
     quotes: dict[str, Any] = {}
     quote_raw: dict[str, int] = {}
     for currency_id, entry in body["quotes"].items():
@@ -348,7 +353,10 @@ def list_payments(ctx: RequestContext) -> Reply:
         else:
             where.append("merchant_order_no = ?")
         params.append(ctx.query["merchant_order_no"])
-    newest_first = not ctx.fault("payments-list-oldest-first")
+    # the fault lists in the order the profile's payments.list_order does not choose
+    newest_first = (profile.payments.list_order == "newest-first") != ctx.fault(
+        "payments-list-oldest-first"
+    )
     cursor = ctx.query.get("cursor")
     if cursor is not None:
         if ctx.fault("payments-cursor-truncated-500") and cursor.startswith(PAYMENT_ID_PREFIX):
@@ -402,11 +410,13 @@ def refuse(ctx: RequestContext, row: sqlite3.Row, action: str) -> ApiError:
 def cancel_payment(ctx: RequestContext) -> Reply:
     row = find(ctx, ctx.path["id"])
     success = ctx.config.profile.success_status(ctx.operation_id)
-    if row["status"] == "canceled" and ctx.fault("state-cancel-canceled-payment-200"):
+    if row["status"] == states(ctx.config.profile).canceled and ctx.fault(
+        "state-cancel-canceled-payment-200"
+    ):
         return Reply(success, represent(row, ctx))
     sources = _allowed_sources(ctx, ctx.operation_id)
     if ctx.fault("state-cancel-expired-payment-allowed"):
-        sources = (*sources, "expired")
+        sources = (*sources, states(ctx.config.profile).expired)
     if row["status"] not in sources:
         raise refuse(ctx, row, "cancel")
     row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "cancelPayment")
@@ -418,7 +428,7 @@ def accept_underpaid(ctx: RequestContext) -> Reply:
     row = find(ctx, ctx.path["id"])
     sources = _allowed_sources(ctx, ctx.operation_id)
     if ctx.fault("state-accept-underpaid-pending"):
-        sources = (*sources, "pending")
+        sources = (*sources, states(ctx.config.profile).pending)
     if row["status"] not in sources:
         raise refuse(ctx, row, "accept")
     row = set_status(ctx, row, transition_target(ctx, ctx.operation_id), "payment_settled")

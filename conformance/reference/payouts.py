@@ -19,6 +19,7 @@ from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, invalid_state, not_found, profile_error
 from conformance.reference.fixtures import currency, require_deployment
 from conformance.reference.operations import Reply, operation
+from conformance.reference.states import states
 from conformance.reference.timestamps import iso
 
 SCHEMA = """
@@ -53,10 +54,11 @@ FIELDS = (
 
 
 def represent(row: sqlite3.Row, ctx: RequestContext) -> dict[str, Any]:
-    enabled = row["status"] == "active"
-    if ctx.fault("state-enabled-while-paused") and row["status"] == "paused":
+    named = states(ctx.config.profile)
+    enabled = row["status"] == named.payout_active
+    if ctx.fault("state-enabled-while-paused") and row["status"] == named.payout_paused:
         enabled = True
-    if ctx.fault("payout-retire-leaves-enabled") and row["status"] == "retired":
+    if ctx.fault("payout-retire-leaves-enabled") and row["status"] == named.payout_retired:
         enabled = True
     return {
         "id": row["id"],
@@ -200,12 +202,13 @@ def create_payout_schedule(ctx: RequestContext) -> Reply:
 @operation("replacePayoutSchedule")
 def replace_payout_schedule(ctx: RequestContext) -> Reply:
     row = _load(ctx)
-    if row["status"] == "retired":
+    named = states(ctx.config.profile)
+    if row["status"] == named.payout_retired:
         raise invalid_state(ctx, "a retired payout schedule cannot be replaced")
     fields = _fields(ctx, replacing=True)
     if ctx.fault("payout-replace-keeps-interval"):
         fields["interval_secs"] = row["interval_secs"]
-    status = row["status"] if ctx.fault("state-put-does-not-resume") else "active"
+    status = row["status"] if ctx.fault("state-put-does-not-resume") else named.payout_active
     ctx.conn.execute(
         f"UPDATE payout_schedules SET {', '.join(f'{f} = ?' for f in FIELDS)},"
         " status = ?, updated_at = ? WHERE seq = ?",
@@ -217,15 +220,17 @@ def replace_payout_schedule(ctx: RequestContext) -> Reply:
 @operation("pausePayoutSchedule")
 def pause_payout_schedule(ctx: RequestContext) -> Reply:
     row = _load(ctx)
-    if row["status"] == "retired" and not ctx.fault("state-pause-retired-allowed"):
+    named = states(ctx.config.profile)
+    if row["status"] == named.payout_retired and not ctx.fault("state-pause-retired-allowed"):
         raise invalid_state(ctx, "a retired payout schedule cannot be paused")
-    if row["status"] == "paused" and not ctx.fault("payout-pause-paused-bumps-updated-at"):
+    if row["status"] == named.payout_paused and not ctx.fault(
+        "payout-pause-paused-bumps-updated-at"
+    ):
         return Reply(ctx.config.profile.success_status(ctx.operation_id), represent(row, ctx))
     retired_at = iso(ctx.now) if ctx.fault("payout-retired-at-set-on-pause") else row["retired_at"]
     ctx.conn.execute(
-        "UPDATE payout_schedules SET status = 'paused', updated_at = ?, retired_at = ?"
-        " WHERE seq = ?",
-        (iso(ctx.now), retired_at, row["seq"]),
+        "UPDATE payout_schedules SET status = ?, updated_at = ?, retired_at = ? WHERE seq = ?",
+        (named.payout_paused, iso(ctx.now), retired_at, row["seq"]),
     )
     return _updated(ctx, row)
 
@@ -233,12 +238,12 @@ def pause_payout_schedule(ctx: RequestContext) -> Reply:
 @operation("retirePayoutSchedule")
 def retire_payout_schedule(ctx: RequestContext) -> Reply:
     row = _load(ctx)
-    if row["status"] == "retired" and not ctx.fault("state-retire-twice-allowed"):
+    named = states(ctx.config.profile)
+    if row["status"] == named.payout_retired and not ctx.fault("state-retire-twice-allowed"):
         raise invalid_state(ctx, "the payout schedule is already retired")
     now = iso(ctx.now)
     ctx.conn.execute(
-        "UPDATE payout_schedules SET status = 'retired', retired_at = ?, updated_at = ?"
-        " WHERE seq = ?",
-        (now, now, row["seq"]),
+        "UPDATE payout_schedules SET status = ?, retired_at = ?, updated_at = ? WHERE seq = ?",
+        (named.payout_retired, now, now, row["seq"]),
     )
     return _updated(ctx, row)

@@ -59,9 +59,8 @@ def validate_splits(ctx: RequestContext, splits: Sequence[dict[str, Any]]) -> li
         total += bps
         result.append((merchant_id, bps))
     if total > rules.max_total_bps and not ctx.fault("split-sum-over-10000-accepted"):
-        raise business_rule(
-            ctx, "split_total_exceeded", f"split shares add up to {total} bps, over 10000"
-        )
+        over = f"split shares add up to {total} bps, over {rules.max_total_bps}"
+        raise business_rule(ctx, "split_total_exceeded", over)
     return result
 
 

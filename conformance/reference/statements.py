@@ -165,7 +165,7 @@ def _parse_query(ctx: RequestContext) -> tuple[StatementQuery, int, int]:
     bounds = ctx.config.profile.range("statements", "limit")
     default = bounds.default if bounds.default is not None else bounds.max
     if ctx.fault("statement-default-limit-50"):
-        default = 50
+        default = 50 if default != 50 else 25  # never the profile's own default
     limit = ctx.query.get("limit", default)
     if ctx.fault("statement-limit-max-unchecked") and isinstance(limit, int):
         limit = min(limit, bounds.max)

@@ -18,6 +18,7 @@ from conformance.reference.errors import business_rule, invalid_state, not_found
 from conformance.reference.fixtures import currency, require_deployment
 from conformance.reference.operations import Reply, operation
 from conformance.reference.splits import validate_splits
+from conformance.reference.states import states
 from conformance.reference.timestamps import iso
 
 SCHEMA = """
@@ -127,11 +128,12 @@ def cancel_subscription(ctx: RequestContext) -> Reply:
     if row is None:
         raise not_found(ctx, "subscription")
     success = ctx.config.profile.success_status(ctx.operation_id)
-    if row["status"] == "canceled":
+    canceled = states(ctx.config.profile).subscription_canceled
+    if row["status"] == canceled:
         if ctx.fault("state-cancel-canceled-subscription-200"):
             return Reply(success, represent(row))
         raise invalid_state(ctx, "the subscription is already canceled")
-    ctx.conn.execute("UPDATE subscriptions SET status = 'canceled' WHERE seq = ?", (row["seq"],))
+    ctx.conn.execute("UPDATE subscriptions SET status = ? WHERE seq = ?", (canceled, row["seq"]))
     row = ctx.conn.execute("SELECT * FROM subscriptions WHERE seq = ?", (row["seq"],)).fetchone()
     subscription = represent(row)
     ctx.emit("cancelSubscription", subscription)

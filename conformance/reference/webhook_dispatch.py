@@ -94,14 +94,14 @@ log = logging.getLogger(__name__)
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
-def secret_key(secret: str) -> bytes:
-    """The HMAC key of a ``whsec_`` secret: its base64 part, decoded."""
-    if not secret.startswith(SECRET_PREFIX):
-        raise ValueError("a webhook secret starts with whsec_")
+def secret_key(secret: str, prefix: str = SECRET_PREFIX) -> bytes:
+    """The HMAC key of a secret (``whsec_`` or the profile's prefix): its base64 part, decoded."""
+    if not secret.startswith(prefix):
+        raise ValueError(f"a webhook secret starts with {prefix}")
     try:
-        return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
+        return base64.b64decode(secret[len(prefix) :], validate=True)
     except binascii.Error:
-        raise ValueError("the part of a webhook secret after whsec_ is not base64") from None
+        raise ValueError(f"the part of a webhook secret after {prefix} is not base64") from None
 
 
 def signed_content(message_id: str, timestamp: int, body: bytes) -> bytes:
@@ -149,6 +149,7 @@ def _faulty_sign(
     ts: int,
     body: bytes,
     scheme: WebhookScheme = STANDARD_SCHEME,
+    prefix: str = SECRET_PREFIX,
 ) -> dict[str, str]:
     """The headers that sign a delivery as ``scheme`` says (``sign`` for Standard Webhooks),
     but for the signing faults switched on."""
@@ -158,7 +159,7 @@ def _faulty_sign(
     decoded = scheme.key != KEY_UTF8
     if "webhook-signature-key-not-decoded" in faults:  # the key read the other way
         decoded = not decoded
-    key = secret_key(secret) if decoded else secret.encode()
+    key = secret_key(secret, prefix) if decoded else secret.encode()
     digest = hmac.new(key, content, getattr(hashlib, scheme.algorithm)).digest()
     value = digest.hex() if scheme.encoding == "hex" else base64.b64encode(digest).decode()
     headers = {scheme.id_header: message_id}
@@ -341,10 +342,12 @@ class WebhookDispatcher:
         max_per_merchant: int = MAX_PER_MERCHANT,
         clock: Callable[[], float] = time.time,
         scheme: WebhookScheme = STANDARD_SCHEME,
+        secret_prefix: str = SECRET_PREFIX,
     ) -> None:
         self._transaction = transaction
         self._faults = faults
         self._scheme = scheme  # how deliveries are signed: the profile's webhooks.signing
+        self._prefix = secret_prefix  # the profile's webhooks.secret_prefix
         self._reader = DueReader(faults)
         self._poll_interval = poll_interval
         self._timeout = timeout  # for a whole attempt: connect, send, status line
@@ -576,7 +579,13 @@ class WebhookDispatcher:
             "content-type": "application/json",
             "user-agent": "payment-conformance-reference/webhooks",
             **_faulty_sign(
-                self._faults, delivery.secret, message_id, timestamp, body, self._scheme
+                self._faults,
+                delivery.secret,
+                message_id,
+                timestamp,
+                body,
+                self._scheme,
+                self._prefix,
             ),
         }
         try:
@@ -643,7 +652,10 @@ def _count_outcome(conn: sqlite3.Connection, endpoint: tuple[str, str], succeede
 def start_background(store: Store, config: ServerConfig) -> Callable[[], None]:
     """The framework's hook (``app.DOMAIN_MODULES``): start the sender, return its stop."""
     dispatcher = WebhookDispatcher(
-        store.transaction, faults=config.faults, scheme=config.profile.webhooks.scheme
+        store.transaction,
+        faults=config.faults,
+        scheme=config.profile.webhooks.scheme,
+        secret_prefix=config.profile.webhooks.secret_prefix,
     )
     dispatcher.start()
     return dispatcher.stop

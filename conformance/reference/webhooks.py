@@ -17,11 +17,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.core.hosts import is_loopback
+from conformance.core.profile import WebhooksSection
 from conformance.reference import events, webhook_queue
 from conformance.reference.context import RequestContext
 from conformance.reference.errors import business_rule, not_found
 from conformance.reference.ledger import to_micros
 from conformance.reference.operations import Reply, operation
+from conformance.reference.states import states
 from conformance.reference.timestamps import iso
 
 SCHEMA = """
@@ -66,8 +68,9 @@ def url_problem(url: str, *, allow_any_http: bool = False) -> str | None:
     return "url must use https (or http on a loopback host)"
 
 
-def new_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+def new_secret(prefix: str = "whsec_", random_bytes: int = 32) -> str:
+    """The profile's webhooks.secret_prefix, then base64 of secret_random_bytes random bytes."""
+    return prefix + base64.b64encode(secrets.token_bytes(random_bytes)).decode()
 
 
 def _fingerprint(secret: str) -> str:
@@ -86,9 +89,11 @@ def _remember_secret(
     return cursor.rowcount == 1
 
 
-def _fresh_secret(conn: sqlite3.Connection, merchant_id: str, endpoint_id: str) -> str:
+def _fresh_secret(
+    conn: sqlite3.Connection, merchant_id: str, endpoint_id: str, webhooks: WebhooksSection
+) -> str:
     while True:  # 256 random bits: a repeat is practically impossible, but the rule is absolute
-        secret = new_secret()
+        secret = new_secret(webhooks.secret_prefix, webhooks.secret_random_bytes)
         if _remember_secret(conn, merchant_id, endpoint_id, secret):
             return secret
 
@@ -153,7 +158,7 @@ def put_endpoint(ctx: RequestContext) -> Reply:
     owner = _owner(ctx, "webhook_endpoints", endpoint_id, "isolation-endpoint-ids-global")
     existing = _endpoint(ctx.conn, owner, endpoint_id)
     if existing is None:
-        secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id)
+        secret = _fresh_secret(ctx.conn, ctx.merchant_id, endpoint_id, ctx.config.profile.webhooks)
         ctx.conn.execute(
             "INSERT INTO webhook_endpoints (merchant_id, id, url, event_types, active, secret,"
             " created_at, created_us, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
@@ -196,7 +201,7 @@ def rotate_secret(ctx: RequestContext) -> Reply:
     if ctx.fault("webhook-rotate-keeps-secret"):
         secret = str(row[0])
     else:
-        secret = _fresh_secret(ctx.conn, owner, endpoint_id)
+        secret = _fresh_secret(ctx.conn, owner, endpoint_id, ctx.config.profile.webhooks)
         ctx.conn.execute(
             "UPDATE webhook_endpoints SET secret = ?, updated_at = ?"
             " WHERE merchant_id = ? AND id = ?",
@@ -208,11 +213,12 @@ def rotate_secret(ctx: RequestContext) -> Reply:
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
 
 
-def delivery_body(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
+def delivery_body(row: sqlite3.Row | tuple[Any, ...], ctx: RequestContext) -> dict[str, Any]:
+    """A delivery record; the queue keeps pending/succeeded/failed, shown in the profile's names."""
     return {
         "id": row[0],
         "event_type": row[1],
-        "status": row[2],
+        "status": states(ctx.config.profile).delivery(str(row[2])),
         "attempts": int(row[3]),
         "created_at": row[4],
     }
@@ -231,7 +237,7 @@ def list_deliveries(ctx: RequestContext) -> Reply:
         " WHERE merchant_id = ? OR ? ORDER BY created_us, rowid",
         (ctx.merchant_id, ctx.fault("isolation-deliveries-all-merchants")),
     ).fetchall()
-    body = {"deliveries": [delivery_body(r) for r in rows]}
+    body = {"deliveries": [delivery_body(r, ctx) for r in rows]}
     return Reply(ctx.config.profile.success_status(ctx.operation_id), body)
 
 

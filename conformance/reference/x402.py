@@ -39,6 +39,7 @@ from conformance.reference.errors import (
     validation_error,
 )
 from conformance.reference.operations import Reply, operation
+from conformance.reference.states import states
 from conformance.reference.timestamps import iso
 from conformance.reference.validation import RequestInvalid, check_value
 
@@ -406,7 +407,7 @@ def settle(ctx: RequestContext) -> Reply:
     resettle = payment.settled_fingerprint != fingerprint and ctx.fault(
         "x402-settled-accepts-other-payload"
     )  # the bug: a settled payment is verified and settled again for any other payload
-    if payment.status == "settled" and not resettle:
+    if payment.status == "settled" and not resettle:  # x402_payments' own status
         if payment.settled_fingerprint == fingerprint and payment.settled_result is not None:
             result = json.loads(payment.settled_result)
             if ctx.fault("x402-settle-replay-new-tx-hash"):
@@ -414,7 +415,9 @@ def settle(ctx: RequestContext) -> Reply:
             return Reply(success, result)
         raise ApiError(
             ctx.config.profile.x402.settled_conflict.status,
-            ctx.config.profile.error("status", "invalid_state").code or "invalid_state",
+            ctx.config.profile.x402.settled_conflict.code
+            or ctx.config.profile.error("status", "invalid_state").code
+            or "invalid_state",
             "this payment is already settled with another payload",
         )
     try:
@@ -424,7 +427,7 @@ def settle(ctx: RequestContext) -> Reply:
     except SettlementRejected as rejected:
         raise ApiError(
             ctx.config.profile.x402.settle_failure.status,
-            rejected.reason,
+            ctx.config.profile.x402.settle_failure.code or rejected.reason,
             rejected.message,
         ) from None
     tx_hash = "0x" + secrets.token_hex(32)
@@ -439,9 +442,10 @@ def settle(ctx: RequestContext) -> Reply:
         (fingerprint, json.dumps(result), str(authorization.value), payment.payment_id),
     )
     ctx.conn.execute(
-        "UPDATE payments SET status = 'settled', received_currency = ?, received_chain = ?,"
+        "UPDATE payments SET status = ?, received_currency = ?, received_chain = ?,"
         " received_raw = ? WHERE id = ? AND kind = ?",
         (
+            states(ctx.config.profile).settled,
             payment.currency_id,
             payment.chain_id,
             str(authorization.value),

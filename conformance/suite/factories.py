@@ -89,6 +89,9 @@ class RequestSpec:
         return any(pointer[: len(prefix)] == prefix for prefix in self.business_fields)
 
 
+BPS_CONTRACT_MAX = 10000  # the contract's maximum of a share's bps (spec 8)
+
+
 def locate_operation(contract: Mapping[str, Any], operation_id: str) -> tuple[str, str]:
     """``(METHOD, path template)`` of an operation of the contract."""
     found = find(contract, operation_id)
@@ -457,7 +460,11 @@ class Factories:
         return self._spec(
             "createPayment",
             body=self.payment_body(),
-            business_fields=(("quotes",), ("splits", "[]", "merchant_id")),
+            business_fields=(
+                ("quotes",),
+                ("splits", "[]", "merchant_id"),
+                *self._bps_fields("splits"),
+            ),
         )
 
     def _request_listPayments(self) -> RequestSpec:
@@ -489,11 +496,19 @@ class Factories:
                 ("chain_id",),
                 ("amount",),
                 ("splits", "[]", "merchant_id"),
+                *self._bps_fields("splits"),
             ),
         )
 
     def _request_cancelSubscription(self) -> RequestSpec:
         return self._spec("cancelSubscription", path_params={"id": self.create_subscription()})
+
+    def _bps_fields(self, key: str) -> tuple[tuple[str, ...], ...]:
+        """A share's bps, where the profile's splits.max_total_bps is below the contract's
+        10000: a share of the contract's maximum is then one the business rule refuses."""
+        if self.profile.splits.max_total_bps >= BPS_CONTRACT_MAX:
+            return ()
+        return ((key, "[]", "bps"),)
 
     def _payout_fields(self) -> tuple[tuple[str, ...], ...]:
         return (
@@ -528,7 +543,7 @@ class Factories:
         return self._spec(
             "replaceSplitTemplate",
             body={"shares": [{"merchant_id": self.split_merchant, "bps": 100}]},
-            business_fields=(("shares", "[]", "merchant_id"),),
+            business_fields=(("shares", "[]", "merchant_id"), *self._bps_fields("shares")),
         )
 
     def _request_createX402Requirements(self) -> RequestSpec:
@@ -540,6 +555,7 @@ class Factories:
                 ("chain_id",),
                 ("amount",),
                 ("splits", "[]", "merchant_id"),
+                *self._bps_fields("splits"),
             ),
         )
 

@@ -17,11 +17,18 @@ class Runs:
         self.bad = bad or {}
         self.calls: list[tuple[int, bool, int | None]] = []
         self.readings: list[str | None] = []
+        self.profiles: list[str | None] = []
 
     def __call__(
-        self, seed: int, quick: bool, workers: int | None, escape_reading: str | None = None
+        self,
+        seed: int,
+        quick: bool,
+        workers: int | None,
+        escape_reading: str | None = None,
+        profile: str | None = None,
     ) -> FlakeRun:
         self.readings.append(escape_reading)
+        self.profiles.append(profile)
         self.calls.append((seed, quick, workers))
         if seed in self.bad:
             return self.bad[seed]
@@ -116,3 +123,14 @@ def test_a_run_shows_how_many_requirements_of_the_catalogue_it_exercised(
     results: dict[str, object], shown: str
 ) -> None:
     assert exercised_text(results) == shown
+
+
+def test_every_run_goes_under_the_profile_given_and_a_flake_repeats_under_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runs = Runs({31: FlakeRun(31, "NOT CONFORMANT", 1, 1.0, ["PAY-003"])})
+    assert main(["--runs", "2", "--first-seed", "30", "--profile", "divergent"], runs) == 1
+    assert runs.profiles == ["divergent", "divergent"]
+    out = capsys.readouterr().out
+    assert "under profile divergent" in out
+    assert "repeat it with: payment-conformance run --seed 31 --profile divergent" in out

@@ -55,8 +55,9 @@ def test_every_fault_caught_exits_0(fake_runs: dict[str, str]) -> None:
     fake_runs.update({NONCE: "fail:AUTH-016", STALE: "fail:AUTH-010,SHAPE-001"})
     result = selftest("--fault", f"{NONCE},{STALE}", "--seed", "4", "--jobs", "2")
     assert result.exit_code == 0, result.output
-    assert "selftest: 3 runs (unfaulted + 2 faults: auth 2) · default mode · seed 4" in (
-        result.output
+    assert (
+        "selftest: 3 runs (unfaulted + 2 faults: auth 2) · profile default · default mode · seed 4"
+        in result.output
     )
     assert "AUTH-010 · also SHAPE-001" in result.output
     assert "auth         2/2" in result.output
@@ -113,3 +114,28 @@ def test_end_to_end_one_fault_is_caught_by_the_real_suite(tmp_path: Path) -> Non
     (row,) = data["faults"]
     assert (row["fault"], row["status"], row["named_ids"]) == (NONCE, "caught", ["AUTH-016"])
     assert row["requests"] > 0 and row["suite_s"] < row["wall_s"]
+
+
+def test_under_a_profile_without_a_replay_marker_the_missing_marker_fault_is_not_applicable(
+    tmp_path: Path,
+) -> None:
+    result = selftest(
+        "--profile",
+        "divergent",
+        "--fault",
+        "idem-replay-missing-header",
+        "--only",
+        "AUTH-001",  # the unfaulted run: a short one, under the same profile
+        "--quick",
+        "--seed",
+        "3",
+        "--report",
+        str(tmp_path / "m.json"),
+    )
+    assert result.exit_code == 0, result.output
+    assert "not applicable: the profile declares a replay marker" in result.output
+    assert "0 of 0 faults caught through the ids they name, 1 not applicable" in result.output
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["profile"] == "divergent"
+    assert report["unfaulted"]["status"] == "passed"
+    assert report["faults"][0]["status"] == "not-applicable"

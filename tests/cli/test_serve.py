@@ -38,6 +38,12 @@ def test_faults_category_filter() -> None:
     assert bad.exit_code == 2
 
 
+def test_faults_lists_what_a_fault_needs_of_the_profile() -> None:
+    result = CliRunner().invoke(main, ["faults", "--category", "auth"])
+    assert "needs: auth-before-routing" in result.output
+    assert "auth-before-routing: the profile authenticates before routing" in result.output
+
+
 def test_serve_rejects_an_unknown_fault_with_exit_2() -> None:
     result = CliRunner().invoke(main, ["serve", "--fault", "no-such-fault"])
     assert result.exit_code == 2

@@ -31,7 +31,7 @@ from conformance.engine.selftest import (
     suite_command,
 )
 from conformance.engine.selftest_display import SelftestDisplay
-from conformance.reference.faults import catalogue
+from conformance.reference.faults import Fault, catalogue
 from tests.engine.fake_runs import FAULTS, fake_command, fault
 
 CANCEL, EXPIRE, NONCE = FAULTS
@@ -264,7 +264,8 @@ def test_the_json_report_holds_the_matrix_grouped_by_category(tmp_path: Path) ->
     matrix = run({"pay-cancel-after-paid": "fail:PAY-STATE-001,SHAPE-001"})
     matrix.write_json(tmp_path / "matrix.json")
     report = json.loads((tmp_path / "matrix.json").read_text())
-    assert report["schema"] == "payment-conformance-selftest/3"
+    assert report["schema"] == "payment-conformance-selftest/4"
+    assert report["profile"] == "default"
     assert (report["quick"], report["seed"], report["jobs"], report["exit_code"]) == (
         False,
         7,
@@ -280,8 +281,20 @@ def test_the_json_report_holds_the_matrix_grouped_by_category(tmp_path: Path) ->
     caught = report["faults"][1]
     assert (caught["named_ids"], caught["other_ids"]) == (["PAY-STATE-001"], ["SHAPE-001"])
     assert report["categories"] == [
-        {"category": "auth", "caught": 0, "total": 1, "run_s": report["categories"][0]["run_s"]},
-        {"category": "state", "caught": 1, "total": 2, "run_s": report["categories"][1]["run_s"]},
+        {
+            "category": "auth",
+            "caught": 0,
+            "total": 1,
+            "not_applicable": 0,
+            "run_s": report["categories"][0]["run_s"],
+        },
+        {
+            "category": "state",
+            "caught": 1,
+            "total": 2,
+            "not_applicable": 0,
+            "run_s": report["categories"][1]["run_s"],
+        },
     ]
 
 
@@ -381,3 +394,57 @@ def test_under_fail_fast_a_first_failure_through_other_ids_is_a_catch() -> None:
     assert row.status is Status.CAUGHT and row.other == ("PAY-STATE-001",)
     assert "stopped at its first failure (--fail-fast) before AUTH-016" in row.note
     assert judge(RunSpec(NONCE, False, 1), finished("PAY-STATE-001")).status is Status.OTHER_IDS
+
+
+# -- profiles and the needs of faults -----------------------------------------------------------
+NEEDS_MARKER = Fault(
+    "replay-unmarked", "idempotency", "the replay bug", ("IDEM-008",), "t.yaml", ("replay-header",)
+)
+
+
+def test_every_run_is_a_run_of_the_selftest_s_profile() -> None:
+    args = suite_command(RunSpec(NONCE, True, 5, profile="divergent"), Path("/tmp/r"))
+    assert args[args.index("--profile") + 1] == "divergent"
+    assert "--profile" not in suite_command(RunSpec(NONCE, True, 5), Path("/tmp/r"))
+
+
+def test_an_unknown_profile_is_refused_before_any_run() -> None:
+    with pytest.raises(SelftestError, match="--profile"):
+        plan(options(profile="no-such-profile"), FAULTS)
+
+
+def test_a_fault_whose_needs_the_profile_does_not_meet_is_not_applicable(tmp_path: Path) -> None:
+    faults = (*FAULTS, NEEDS_MARKER)
+    ran: list[str] = []
+    command = fake_command({})
+
+    def recording(spec: RunSpec, report_dir: Path) -> list[str]:
+        ran.append(spec.name)
+        return command(spec, report_dir)
+
+    behaviours = {f.name: f"fail:{f.breaks[0]}" for f in FAULTS}
+    matrix = run_selftest(
+        options(profile="divergent"), command=fake_command(behaviours), faults=faults
+    )
+    row = next(r for r in matrix.rows if r.name == "replay-unmarked")
+    assert row.status is Status.NOT_APPLICABLE and row.ok
+    assert row.note.startswith("not applicable: the profile declares a replay marker")
+    assert matrix.exit_code == 0
+    assert [(c.category, c.caught, c.total, c.not_applicable) for c in matrix.categories()][1] == (
+        "idempotency",
+        0,
+        0,
+        1,
+    )
+    run_selftest(options(profile="divergent"), command=recording, faults=faults)
+    assert "replay-unmarked" not in ran and UNFAULTED_NAME in ran
+    under_default = run_selftest(options(), command=fake_command({}), faults=(NEEDS_MARKER,))
+    assert under_default.fault_rows[0].status is Status.SURVIVED  # run, and its bug not seen
+    matrix.write_json(tmp_path / "m.json")
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["profile"] == "divergent"
+    shown = next(f for f in report["faults"] if f["fault"] == "replay-unmarked")
+    assert (shown["status"], shown["needs"]) == ("not-applicable", ["replay-header"])
+    output = io.StringIO()
+    SelftestDisplay(Console(file=output, width=200), live=False).end(matrix)
+    assert "1 not applicable (profile divergent)" in output.getvalue()

@@ -39,8 +39,10 @@ class CasePreparer:
     - in every case, no generated header that frames the HTTP message (``FRAMING_HEADERS``).
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, key_lengths: tuple[int, int] = (1, 128)) -> None:
+        """``key_lengths``: the profile's idempotency.min_length and max_length."""
         self._random = random.Random(seed)
+        self._key_lengths = key_lengths
         fixups = schema_rules()["fixups"]
         self._fresh = fixups["fresh"]
         self._ordered = fixups["ordered"]
@@ -49,6 +51,8 @@ class CasePreparer:
     def fresh_value(self, length: int = 32) -> str:
         alphabet = string.ascii_lowercase + string.digits
         head = uuid.uuid4().hex
+        if length < len(head):
+            return head[:length]
         return head + "".join(self._random.choice(alphabet) for _ in range(length - len(head)))
 
     def prepare(self, case: schemathesis.Case[Any], operation_id: str) -> bool:
@@ -82,13 +86,14 @@ class CasePreparer:
             return False
         headers = case.headers
         value = None if headers is None else headers.get(IDEMPOTENCY_HEADER)
-        valid = isinstance(value, str) and 1 <= len(value) <= 128
+        shortest, longest = self._key_lengths
+        valid = isinstance(value, str) and shortest <= len(value) <= longest
         if not valid and not _negated_elsewhere(case):
             return False  # the key's absence or invalidity is what this case tests
         if case.headers is None:
             case.headers = {}
         length = len(value) if valid and isinstance(value, str) else 32
-        case.headers[IDEMPOTENCY_HEADER] = self.fresh_value(max(length, 32))
+        case.headers[IDEMPOTENCY_HEADER] = self.fresh_value(max(length, min(32, longest)))
         return True
 
 

@@ -155,7 +155,9 @@ class SchemaPhaseRunner:
         self.sizes = sizes
         self.stats = stats if stats is not None else ClientStats()
         self.session = signed_session(profile, stats=self.stats)
-        self.preparer = CasePreparer(seed)
+        self.preparer = CasePreparer(
+            seed, (profile.idempotency.min_length, profile.idempotency.max_length)
+        )
         self.ledger = CheckLedger(unexercisable_ids(profile))
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()

@@ -31,7 +31,7 @@ from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_o
 from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext
 from conformance.suite.webhooks.causes import CAUSES, caused_keys
-from conformance.suite.webhooks.driving import FAILED, SUCCEEDED, WAIT_SECS, Arrival
+from conformance.suite.webhooks.driving import WAIT_SECS, Arrival
 from conformance.suite.webhooks.judging import DeliveryJudge
 
 ENDPOINT_IDS = ("WH-002", "WH-003", "WH-004", "WH-005", "WH-006", "WH-007", "WH-008", "WH-009")
@@ -126,7 +126,7 @@ class DeliveryScenario(DeliveryJudge):
         record_before = self.read_listing().records.get(delivery_id, {})
         # final before the resend: no try of its own was in flight, so every later try is one
         # the resend queued, after the rotation
-        settled = record_before.get("status") in (SUCCEEDED, FAILED)
+        settled = record_before.get("status") in (self.succeeded, self.failed)
         before = record_before.get("attempts")
         if attempts_before is None:
             attempts_before = before if isinstance(before, int) else None
@@ -186,7 +186,7 @@ class DeliveryScenario(DeliveryJudge):
         listing = self.wait_final([delivery_id], self.clock() + WAIT_SECS)
         record = listing.records.get(delivery_id, {})
         attempts = record.get("attempts")
-        if record.get("status") not in (SUCCEEDED, FAILED) or attempts_before is None:
+        if record.get("status") not in (self.succeeded, self.failed) or attempts_before is None:
             self.not_reached.setdefault(
                 "DLV-016", "the resent delivery did not reach a final state in time"
             )
@@ -200,7 +200,7 @@ class DeliveryScenario(DeliveryJudge):
         )
         self.v.check(
             ["DLV-014"],
-            record.get("status") == SUCCEEDED,
+            record.get("status") == self.succeeded,
             f"delivery {delivery_id} is {record.get('status')!r} although the resent try was "
             "answered 200",
             fatal=False,

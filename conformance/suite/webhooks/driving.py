@@ -39,7 +39,6 @@ from conformance.suite.webhooks.signatures import secret_problem
 WAIT_SECS = 20.0  # how long a delivery may take to arrive or to reach a final state
 POLL_SECS = 0.1
 NOTED_ARRIVALS = 12
-SUCCEEDED, FAILED, PENDING = "succeeded", "failed", "pending"
 
 
 @dataclass
@@ -128,6 +127,7 @@ class DeliveryDriver:
         self.prefix = webhooks.secret_prefix
         self.secret_bytes = webhooks.secret_random_bytes
         self.statuses = list(webhooks.delivery_statuses)
+        self.pending, self.succeeded, self.failed = webhooks.delivery_roles
         self.resend_status = webhooks.resend_status
         self.scheme = webhooks.scheme
         self.verifier = self.profile.webhook_verifier
@@ -320,7 +320,7 @@ class DeliveryDriver:
         }
         listing = Listing(records, sent, answered)
         for delivery_id, record in records.items():
-            if record.get("status") == SUCCEEDED and delivery_id not in self.succeeded_seen:
+            if record.get("status") == self.succeeded and delivery_id not in self.succeeded_seen:
                 self.succeeded_seen[delivery_id] = answered
         self.listings.append(listing)
         return listing
@@ -389,7 +389,9 @@ class DeliveryDriver:
         while True:
             listing = self.read_listing()
             final = {
-                i for i in wanted if listing.records.get(i, {}).get("status") in (SUCCEEDED, FAILED)
+                i
+                for i in wanted
+                if listing.records.get(i, {}).get("status") in (self.succeeded, self.failed)
             }
             if final == wanted or self.clock() >= until:
                 return listing

@@ -14,9 +14,6 @@ import math
 
 from conformance.suite.webhooks.causes import Expected
 from conformance.suite.webhooks.driving import (
-    FAILED,
-    PENDING,
-    SUCCEEDED,
     WAIT_SECS,
     Arrival,
     DeliveryDriver,
@@ -51,7 +48,7 @@ class DeliveryJudge(DeliveryDriver):
             status = record.get("status")
             if (
                 record.get("event_type") == expected.event_type
-                and status not in (SUCCEEDED, FAILED)
+                and status not in (self.succeeded, self.failed)
                 and record.get("attempts") == 0
             ):
                 waited = self.clock() - expected.started_at
@@ -97,15 +94,15 @@ class DeliveryJudge(DeliveryDriver):
             return None
         record = listing.records.get(failing.delivery_id)
         status = record.get("status") if record else None
-        if status == SUCCEEDED:
+        if status == self.succeeded:
             self.v.check(
                 ["DLV-015"],
                 False,
-                f"delivery {failing.delivery_id} is {SUCCEEDED} although the receiver answered "
-                f"every try with 500",
+                f"delivery {failing.delivery_id} is {self.succeeded} although the receiver "
+                "answered every try with 500",
                 fatal=False,
             )
-        elif status == FAILED:
+        elif status == self.failed:
             self.v.check(["DLV-015"], True, "")
             attempts = record.get("attempts") if record else None
             return attempts if isinstance(attempts, int) else None
@@ -302,7 +299,7 @@ class DeliveryJudge(DeliveryDriver):
                 continue
             record = found
             status, attempts = record.get("status"), record.get("attempts")
-            if status in (SUCCEEDED, FAILED) and isinstance(attempts, int):
+            if status in (self.succeeded, self.failed) and isinstance(attempts, int):
                 self.v.check(
                     ["DLV-012"],
                     attempts >= len(got),
@@ -314,7 +311,7 @@ class DeliveryJudge(DeliveryDriver):
             if answered_2xx and delivery_id not in self.resent:
                 first = min(r.at for r in answered_2xx)
                 overdue = self.clock() - first > WAIT_SECS
-                if status == FAILED or (status == PENDING and overdue):
+                if status == self.failed or (status == self.pending and overdue):
                     self.v.check(
                         ["DLV-014"],
                         False,
@@ -322,7 +319,7 @@ class DeliveryJudge(DeliveryDriver):
                         f"{answered_2xx[0].answered}",
                         fatal=False,
                     )
-                elif status == SUCCEEDED:
+                elif status == self.succeeded:
                     self.v.check(["DLV-014"], True, "")
             seen = self.succeeded_seen.get(delivery_id)
             if seen is not None:
@@ -332,17 +329,17 @@ class DeliveryJudge(DeliveryDriver):
                     ["DLV-014"],
                     not later,
                     f"delivery {delivery_id} was tried again after the server listed it as "
-                    f"{SUCCEEDED} ({len(later)} more tries)",
+                    f"{self.succeeded} ({len(later)} more tries)",
                     fatal=False,
                 )
                 dropped = self.dropped_tries(got[0].path)
-                if not answered_2xx and status == SUCCEEDED and dropped is not None:
+                if not answered_2xx and status == self.succeeded and dropped is not None:
                     self.not_reached.setdefault("DLV-015", dropped)  # a 2xx try may be one
-                elif not answered_2xx and status == SUCCEEDED:
+                elif not answered_2xx and status == self.succeeded:
                     self.v.check(
                         ["DLV-015"],
                         False,
-                        f"delivery {delivery_id} is {SUCCEEDED} although no try of it was "
+                        f"delivery {delivery_id} is {self.succeeded} although no try of it was "
                         "answered 2xx",
                         fatal=False,
                     )
