@@ -98,9 +98,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.mark.slow
-def test_concurrent_shards_merge_to_the_outcomes_of_one_run(
-    server: str, tmp_path: Path
-) -> None:
+def test_concurrent_shards_merge_to_the_outcomes_of_one_run(server: str, tmp_path: Path) -> None:
     merged, single = sharded_and_single(server, tmp_path)
     assert_same_outcomes(merged, single)
     assert outcomes(merged)[0] == "CONFORMANT"
