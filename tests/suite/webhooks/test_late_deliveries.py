@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.profile import load_profile
 from conformance.core.receiver_counts import PathDrops
 from conformance.suite.stateful import Transcript, Verdicts
 from conformance.suite.webhooks.causes import Expected
@@ -44,6 +45,7 @@ def judged(
     scenario.not_reached = {}
     scenario.listed_before = listed_before
     scenario.clock = lambda: 125.0
+    scenario.pending, scenario.succeeded, scenario.failed = load_profile().webhooks.delivery_roles
     listing = Listing({str(r["id"]): r for r in records}, sent_at=124.0, answered_at=124.5)
     scenario.judge_expected([(scenario.ok, CREATED)], listing)
     return scenario
