@@ -53,11 +53,9 @@ class States:
         }.get(internal, internal)
 
 
-def _of(profile: Profile) -> States:
+def states(profile: Profile) -> States:
     p = profile
-    deliveries = (*p.webhooks.delivery_statuses, "pending", "succeeded", "failed")
-    if len(p.webhooks.delivery_statuses) < 3:
-        deliveries = ("pending", "succeeded", "failed")
+    deliveries = p.webhooks.delivery_roles
     return States(
         pending=p.lifecycle("payments").initial_state,
         underpaid=_source(p, "payments", "acceptUnderpaidPayment", "underpaid"),
@@ -72,7 +70,3 @@ def _of(profile: Profile) -> States:
         delivery_succeeded=deliveries[1],
         delivery_failed=deliveries[2],
     )
-
-
-def states(profile: Profile) -> States:
-    return _of(profile)
