@@ -138,9 +138,12 @@ def test_a_server_that_resets_connections_mid_run_leaves_the_run_incomplete(
     assert unit.startswith("no answer from the server, not judged: the schema phases gave up")
     # requests' own error, cut to length: a reset, or a new connection it could not make
     assert "reset" in unit.lower() or "connectionerror" in unit.lower()
-    # requests cannot tell a reset before the request from one after: no connection refused,
-    # the stateful phase ran and got no answer either; the auth family then took the server
-    # as gone
+    # requests cannot tell a reset before the request from one after: the stateful phase ran
+    # and got no answer either, or (on a slow machine, where the schema phases' last resets
+    # came three in a row) came after the server was taken as gone; never judged either way
     stateful = reason_of(document, STATEFUL_CHECK)
-    assert stateful.startswith("no answer from the server, not judged: the stateful phase: ")
-    assert "reset" in stateful.lower() or "connectionerror" in stateful.lower()
+    if stateful.startswith("not run: "):
+        assert "the server stopped answering" in stateful
+    else:
+        assert stateful.startswith("no answer from the server, not judged: the stateful phase: ")
+        assert "reset" in stateful.lower() or "connectionerror" in stateful.lower()

@@ -224,9 +224,11 @@ def test_a_request_without_an_answer_is_not_exercised_until_the_server_is_gone(
 ) -> None:
     import socket
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = sock.getsockname()[1]
+    # bound and never listening: connections are refused, and no other test's server can take
+    # the port while this test runs (a closed port can be handed out again)
+    reserved = socket.socket()
+    reserved.bind(("127.0.0.1", 0))
+    closed = reserved.getsockname()[1]
     write_check(
         project,
         "test_gone",
@@ -239,7 +241,9 @@ def test_a_request_without_an_answer_is_not_exercised_until_the_server_is_gone(
             suite_client.get("/v1/payments")
         """,
     )
-    checks = by_test(recorded(project.inline_run("--base-url", f"http://127.0.0.1:{closed}")))
+    with reserved:
+        run = project.inline_run("--base-url", f"http://127.0.0.1:{closed}")
+    checks = by_test(recorded(run))
     assert [c.outcome for c in checks.values()] == [Outcome.NOT_EXERCISED] * 4
     first = checks["test_refused[0]"].reason_not_exercised or ""
     assert first.startswith("no answer from the server, not judged: GET http://127.0.0.1:")
