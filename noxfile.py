@@ -12,7 +12,7 @@ nox.options.reuse_existing_virtualenvs = True
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[dev]")
-    session.run("pytest", "-n", "3", *session.posargs)
+    session.run("pytest", "-n", "4", *session.posargs)
 
 
 @nox.session(python="3.11")
