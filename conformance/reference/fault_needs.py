@@ -57,6 +57,17 @@ NEEDS: dict[str, Need] = {
             lambda p: p.status.integer_accepts_float_form,
         ),
         Need(
+            "splits-refuse-self",
+            "the profile refuses a merchant in its own splits (splits.allow_self = false)",
+            lambda p: not p.splits.allow_self,
+        ),
+        Need(
+            "splits-refuse-repeated-merchant",
+            "the profile refuses a merchant twice in one split "
+            "(splits.allow_repeated_merchant = false)",
+            lambda p: not p.splits.allow_repeated_merchant,
+        ),
+        Need(
             "field-message-details",
             "the profile's validation errors list {field, message} details "
             "(status.validation_details)",

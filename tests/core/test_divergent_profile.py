@@ -17,8 +17,7 @@ LEFT_EQUAL = {
     # choices the reference server does not play (it always makes the default's)
     "auth.nonce_single_use": "the reference server always refuses a reused nonce",
     "status.success": "the reference server's successes; not varied yet",
-    "status.created": "not varied yet: 200 would make created and other successes one answer",
-    "status.create_operations": "the operations that create; not varied yet",
+    "status.created": "varied through create_operations: 200 for the creates it leaves out",
     "x402.schemes": "the reference server implements exact and upto",
     "x402.tx_hash_pattern": "the reference server's transaction hashes are 0x + 64 hex",
     "x402.address_pattern": "EVM addresses: the fixtures' addresses",
@@ -26,9 +25,6 @@ LEFT_EQUAL = {
     "x402.payment_payload": "the EIP-3009 payload's formats",
     "x402.usage_requires": "the one value the schema accepts",
     "statements.directions": "the reference server's ledger writes credit and debit",
-    "splits.allow_self": "the reference server plays it, but a fault of the catalogue is the "
-    "opposite choice (split-self-allowed); not varied yet",
-    "splits.allow_repeated_merchant": "as allow_self",
     "payments.unique_merchant_order_no": "the reference server always refuses a duplicate",
     # what the suite needs to test at all
     "webhooks.url_schemes": "the suite's receiver is on loopback http, allowed by loopback_http",
