@@ -3,7 +3,8 @@
 Checked before anything else, routing included, under the profile's scheme, timestamp format
 and string to sign. A request that fails gets the profile's error of its kind (``auth.errors``,
 else ``auth.error``) and leaves no trace; the nonce of a request that passes is recorded and
-refused for the clock window.
+refused for the clock window (unless the profile lets nonces be used again,
+``auth.nonce_single_use = false``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Authenticator:
         self.scheme = auth.scheme
         self.timestamp_format = auth.timestamp_format
         self.nonce_pattern = auth.nonce_pattern
+        self.nonce_single_use = auth.nonce_single_use
         self.signature_pattern = signature_pattern(auth.scheme)
         self.errors = {kind: auth.error_for(kind) for kind in AUTH_ERROR_KINDS}
         self.credentials: dict[str, Credential] = {c.api_key: c for c in profile.credentials}
@@ -140,6 +142,7 @@ class Authenticator:
             raise self._reject("bad_signature", "signature does not match")
         if (
             nonce
+            and self.nonce_single_use
             and not self.config.fault("auth-nonce-not-checked")
             and not self._record_nonce(conn, credential.api_key, nonce, max(now, timestamp))
         ):

@@ -57,6 +57,11 @@ NEEDS: dict[str, Need] = {
             lambda p: p.status.integer_accepts_float_form,
         ),
         Need(
+            "nonce-single-use",
+            "the profile refuses a nonce used before (auth.nonce_single_use)",
+            lambda p: p.auth.nonce_single_use,
+        ),
+        Need(
             "splits-refuse-self",
             "the profile refuses a merchant in its own splits (splits.allow_self = false)",
             lambda p: not p.splits.allow_self,

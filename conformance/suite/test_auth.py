@@ -615,6 +615,16 @@ def signed_requests_are_accepted(run: Run, edges: bool) -> None:
 
 def replayed_nonce_is_refused(run: Run) -> None:
     """The same request signed afresh with a nonce already accepted is refused."""
+    if not run.profile.auth.nonce_single_use:
+        run.recorder.record(
+            f"auth {run.operation_id} nonce replayed",
+            ("AUTH-016",),
+            Outcome.NOT_EXERCISED,
+            "auth.nonce_single_use = false: the profile lets a nonce be used again, so a "
+            "replayed nonce is not refused",
+            run.operation_id,
+        )
+        return
     auth_error = run.profile.auth.error_for("replayed")
     first = run.ctx.fresh()
     replay = Findings()

@@ -15,7 +15,8 @@ LEFT_EQUAL = {
     "auth.signer": "a hook replaces the built-in scheme the divergent profile varies",
     "webhooks.verifier": "a hook replaces [webhooks.signing], which the profile varies",
     # choices the reference server does not play (it always makes the default's)
-    "auth.nonce_single_use": "the reference server always refuses a reused nonce",
+    "auth.nonce_single_use": "kept, so that its own replayed error (auth.errors.replayed) is "
+    "played; the server plays a reusable nonce too (tests/suite/auth/test_profile_choices.py)",
     "status.success": "the reference server's successes; not varied yet",
     "status.created": "varied through create_operations: 200 for the creates it leaves out",
     "x402.schemes": "the reference server implements exact and upto",

@@ -143,3 +143,26 @@ def test_the_bad_signature_fault_is_caught_where_the_profile_answers_403(tmp_pat
     )
     failed = family_failures(run_suite(options), "auth")
     assert any(m.startswith("expected 403, got 401") for m in failed["AUTH-013"])
+
+
+def test_a_reusable_nonce_is_not_refused_where_the_profile_allows_it(
+    tmp_path: Path, default_server: str
+) -> None:
+    """``auth.nonce_single_use = false``: the reference server under that profile accepts a
+    nonce again and passes, with AUTH-016 not exercised and saying why; the default profile
+    fails that server on AUTH-016, and the reusable profile does not fail the default server."""
+    path = profile_file(tmp_path, "reusable", "nonce_single_use = false")
+    result = run(path)
+    assert family_failures(result, "auth") == {}
+    assert family_passed(result, "auth") >= EVERY_AUTH_ID - {"AUTH-016"}
+    (auth_016,) = [r for r in result.requirements if r.requirement.id == "AUTH-016"]
+    assert auth_016.outcome is Outcome.NOT_EXERCISED
+    assert any(
+        "auth.nonce_single_use = false" in (c.reason_not_exercised or "")
+        for c in result.checks
+        if "AUTH-016" in c.requirement_ids
+    )
+    with ReferenceServer(profile=load_profile(path)) as reusable:
+        failed = family_failures(run(Path("default"), reusable.base_url), "auth")
+    assert set(failed) == {"AUTH-016"}
+    assert family_failures(run(path, default_server), "auth") == {}
