@@ -118,6 +118,12 @@ def _page(
     return [ledger.entry_from_row(r) for r in rows]
 
 
+def _direction_name(ctx: RequestContext, direction: str) -> str:
+    """The profile's name of a stored direction (statements.directions: credit's first)."""
+    credit, debit = ctx.config.profile.statements.directions[:2]
+    return credit if direction == ledger.CREDIT else debit
+
+
 def render_line(ctx: RequestContext, entry: ledger.Entry, places: int) -> dict[str, Any]:
     signed = entry.signed_raw
     if ctx.fault("statement-debit-sign-positive"):
@@ -127,7 +133,7 @@ def render_line(ctx: RequestContext, entry: ledger.Entry, places: int) -> dict[s
         "ledger_transaction_id": entry.ledger_transaction_id,
         "tx_type": entry.tx_type,
         "business_type": entry.business_type,
-        "direction": entry.direction,
+        "direction": _direction_name(ctx, entry.direction),
         "canonical_amount": ledger.canonical(entry.amount_raw, places),
         "signed_canonical_amount": ledger.canonical(signed, places),
         "balance_after_canonical": ledger.canonical(entry.balance_after_raw, places),

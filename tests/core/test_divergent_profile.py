@@ -25,7 +25,6 @@ LEFT_EQUAL = {
     "x402.nonce_pattern": "EIP-3009 nonces: 0x + 64 hex",
     "x402.payment_payload": "the EIP-3009 payload's formats",
     "x402.usage_requires": "the one value the schema accepts",
-    "statements.directions": "the reference server's ledger writes credit and debit",
     "payments.unique_merchant_order_no": "the reference server always refuses a duplicate",
     # what the suite needs to test at all
     "webhooks.url_schemes": "the suite's receiver is on loopback http, allowed by loopback_http",
