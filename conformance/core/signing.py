@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from conformance.core import hook_calls
+
 API_KEY_HEADER = "X-Api-Key"
 SIGNATURE_HEADER = "X-Signature"
 TIMESTAMP_HEADER = "X-Timestamp"
@@ -301,10 +303,14 @@ class Scheme:
 def _call_hook(
     hook: SignerHook, name: str, inp: SigningInput, credential: CredentialLike
 ) -> dict[str, str]:
-    try:
-        found = hook(inp, credential)
-    except Exception as exc:  # any failure of user code is reported as the hook's
-        raise SignerHookError(f"the auth.signer hook {name} raised {type(exc).__name__}") from None
+    call = hook_calls.call_hook(hook, inp, credential)
+    if call.timed_out:
+        raise SignerHookError(
+            f"the auth.signer hook {name} did not answer within {hook_calls.HOOK_TIMEOUT_S:g} s"
+        )
+    if call.error is not None:  # any failure of user code is reported as the hook's
+        raise SignerHookError(f"the auth.signer hook {name} raised {type(call.error).__name__}")
+    found = call.value
     if not isinstance(found, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in found.items()
     ):

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.core import hook_calls
+
 Verify = Callable[[Mapping[str, str], bytes, str], object]
 
 _REFERENCE = re.compile(
@@ -38,11 +40,12 @@ class Verifier:
 
     def verifies(self, headers: Mapping[str, str], body: bytes, secret: str) -> tuple[bool, str]:
         """(whether the hook says ``secret`` signed the delivery, why not when it raised)."""
-        try:
-            answer = self.function(dict(headers), body, secret)
-        except Exception as exc:  # the hook's way to say "no"
-            return False, f"{self.name} raised {type(exc).__name__}"
-        return answer is True, ""
+        call = hook_calls.call_hook(self.function, dict(headers), body, secret)
+        if call.timed_out:
+            return False, f"{self.name} did not answer within {hook_calls.HOOK_TIMEOUT_S:g} s"
+        if call.error is not None:  # the hook's way to say "no"
+            return False, f"{self.name} raised {type(call.error).__name__}"
+        return call.value is True, ""
 
     @property
     def recorded(self) -> str:
