@@ -28,6 +28,7 @@ request alone decides (refusals) is ``admission``'s.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from urllib.parse import urlsplit
@@ -35,6 +36,7 @@ from urllib.parse import urlsplit
 from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
+from conformance.core.test_helpers import extract
 from conformance.suite.payments.rules import PaymentRules, decimal_value, raw_amount
 from conformance.suite.statements import model as statement
 from conformance.validator.findings import Call, Finding, passed, request_times, seconds, verdict
@@ -108,6 +110,7 @@ class AnswerChecks:
         self._list_default = int(profile.range("payments", "list_limit").default or 0)
         self._statement_default = int(profile.range("statements", "limit").default or 0)
         self._directions = profile.statements.directions
+        self._deposit_route = profile.helper("deposit")
         self._valid_before_offset = profile.x402.valid_before_offset_secs
         self._targets = {
             t.operation: t.target
@@ -611,9 +614,26 @@ class AnswerChecks:
         yield verdict(CHECK, ("SPLIT-007",), problem)
 
     # -- test helpers ------------------------------------------------------------------------
+    def _deposit_values(self, call: Call) -> tuple[object, Decimal | None]:
+        """The currency and the decimal amount a deposit request names, read through the
+        profile's body template of the deposit helper (a mapped helper may say ``units`` for
+        the amount in the currency's smallest unit)."""
+        route = self._deposit_route
+        template = route.body if route is not None else None
+        values = extract(template, call.request) if template is not None else None
+        if values is None:
+            return call.field("currency_id"), decimal_value(call.field("amount"))
+        currency_id = values.get("currency_id")
+        amount = decimal_value(values.get("amount"))
+        currency = self._currency(currency_id)
+        raw = values.get("raw_amount")
+        if amount is None and currency is not None and raw and re.fullmatch("[0-9]+", raw):
+            amount = Decimal(int(raw)).scaleb(-currency.decimals)
+        return currency_id, amount
+
     def _deposit(self, call: Call) -> Iterator[Finding]:
         status, quotes = call.answer.get("status"), call.answer.get("quotes")
-        currency_id, amount = call.field("currency_id"), decimal_value(call.field("amount"))
+        currency_id, amount = self._deposit_values(call)
         settled, underpaid = self._settled, self._underpaid
         quote = (
             quotes.get(currency_id)

@@ -42,6 +42,7 @@ from conformance.core.patterns import ecma_search
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.test_helpers import HelperRoute
 from conformance.suite.outcomes import (
     CODE,
     ERROR_SHAPE_IDS,
@@ -209,21 +210,15 @@ def _read_operation(
     return operation
 
 
-# The profile's test helpers (profile section 6): signed like every request, an Idempotency-Key
-# accepted but not required; their bodies are not part of the contract.
-_HELPERS = (
-    ("POST", "/v1/test-helpers/payments/{id}/deposit", "testDepositPayment"),
-    ("POST", "/v1/test-helpers/payments/{id}/expire", "testExpirePayment"),
-)
-
-
-def _helper(method: str, template: str, operation_id: str, profile: Profile) -> _Operation:
+def _helper(route: HelperRoute, profile: Profile) -> _Operation:
+    """A test helper the profile gives the server (profile section 6), where it maps it: signed
+    like every request, an Idempotency-Key accepted but not required; not in the contract."""
     return _Operation(
-        operation_id=operation_id,
-        method=method,
-        template=template,
+        operation_id=route.operation_id,
+        method=route.method,
+        template=route.path,
         helper=True,
-        success_status=profile.success_status(operation_id),
+        success_status=route.status or profile.success_status(route.operation_id),
         response_schemas={},
         accepts_key=True,
     )
@@ -384,8 +379,7 @@ class ExchangeValidator:
         self.operations = [
             _read_operation(doc, entry, profile) for entry in openapi.operations(doc)
         ]
-        if profile.test_helpers:
-            self.operations += [_helper(m, t, o, profile) for m, t, o in _HELPERS]
+        self.operations += [_helper(route, profile) for route in profile.helpers.values()]
         self._matcher = _PathMatcher(self.operations)
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = format_checker()

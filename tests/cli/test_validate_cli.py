@@ -135,7 +135,9 @@ def test_an_empty_recording_tests_nothing(tmp_path: Path) -> None:
 
 
 # -- traffic recorded by `run --record` --------------------------------------------------------
-def _run_recorded(where: Path, only: tuple[str, ...], fault: str | None = None) -> Path:
+def _run_recorded(
+    where: Path, only: tuple[str, ...], fault: str | None = None, profile: str = "default"
+) -> Path:
     from conformance.engine.options import RunOptions
     from conformance.engine.progress import NullDisplay
     from conformance.engine.runner import execute
@@ -148,6 +150,7 @@ def _run_recorded(where: Path, only: tuple[str, ...], fault: str | None = None) 
             seed=1,
             workers=1,
             embedded_fault=fault,
+            profile=profile,
             record=har,
             report_dir=where / "run-reports",
         ),
@@ -171,6 +174,22 @@ def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) 
     result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
     assert result.exit_code == 0, result.output
     assert "verdict: CONFORMANT, " in result.output
+
+
+@pytest.mark.slow
+def test_test_helpers_mapped_by_the_profile_are_judged_where_it_maps_them(tmp_path: Path) -> None:
+    # The divergent profile's deposit helper is PUT /v1/sandbox/payments/{id}/funds with its own
+    # body (units in the smallest unit) answering 202: no unknown path, and HELP-001/002 judged.
+    har = _run_recorded(tmp_path, ("HELP",), profile="divergent")
+    assert "/v1/sandbox/payments/" in har.read_text()
+    reports = tmp_path / "r"
+    args = ("--profile", "divergent", "--report-dir", str(reports), "--no-progress")
+    result = validate(str(har), *args)
+    assert result.exit_code == 0, result.output
+    document = json.loads((reports / "results.json").read_text("utf-8"))
+    outcomes = {r["id"]: r["outcome"] for r in document["requirements"]}
+    judged = {"HELP-001", "HELP-002", "HELP-005", "HELP-006", "HELP-007", "HELP-008"}
+    assert {outcomes[i] for i in judged} == {"passed"}
 
 
 @pytest.mark.slow
