@@ -63,10 +63,10 @@ class _Uvicorn(uvicorn.Server):
         self.grace_secs = grace_secs
         self.abort = abort
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()  # set by request_exit(), from any thread, through the loop
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self.loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
         await super().startup(sockets=sockets)
 
     def request_exit(self) -> None:
