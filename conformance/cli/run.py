@@ -31,8 +31,9 @@ from conformance.cli._common import (
 from conformance.cli._signals import sigterm_as_interrupt
 from conformance.cli.shard_option import shard_note, shard_option
 from conformance.cli.waivers import echo_waivers, gate_options, load_option
+from conformance.core import run_inputs
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
-from conformance.core.results import FAULT_SEPARATOR, Verdict
+from conformance.core.results import FAULT_SEPARATOR, INSECURE_WARNING, Verdict
 from conformance.core.shards import Shard
 from conformance.core.untrusted import for_terminal
 from conformance.engine.options import RunError, RunOptions
@@ -43,10 +44,6 @@ from conformance.engine.workers import MAX_AUTO_WORKERS
 from conformance.reporting import step_summary
 from conformance.reporting.load import LoadError
 from conformance.reporting.outcomes import read_outcomes
-from conformance.suite.wire import gateway
-from conformance.suite.wire.proxy import ProxyError, parse_proxy
-from conformance.suite.wire.ratelimit import parse_rate
-from conformance.suite.wire.tls import INSECURE_WARNING
 
 # Two processes halve the default run on two cores (measured: 53 s -> 30 s); more cores help
 # less, since the embedded server is a single process.
@@ -83,13 +80,13 @@ class RateType(click.ParamType):  # type: ignore[type-arg]
         if isinstance(value, float):
             return value
         try:
-            return parse_rate(str(value))
+            return run_inputs.parse_rate(str(value))
         except ValueError as exc:
             self.fail(str(exc).removeprefix("--rate-limit must be "), param, ctx)
 
 
 class ProxyType(click.ParamType):  # type: ignore[type-arg]
-    """An http:// or https:// proxy URL (``suite.proxy.parse_proxy``)."""
+    """An http:// or https:// proxy URL (``core.run_inputs.parse_proxy``)."""
 
     name = "URL"
 
@@ -97,8 +94,8 @@ class ProxyType(click.ParamType):  # type: ignore[type-arg]
         self, value: object, param: click.Parameter | None, ctx: click.Context | None
     ) -> str:
         try:
-            return parse_proxy(str(value))
-        except ProxyError as exc:
+            return run_inputs.parse_proxy(str(value))
+        except run_inputs.ProxyError as exc:
             self.fail(str(exc).removeprefix("--proxy "), param, ctx)
 
 
@@ -322,10 +319,10 @@ def run(
             "it cannot be combined with --base-url"
         )
     try:
-        parsed_headers = gateway.parse_headers(headers)
-    except gateway.HeaderError as exc:
+        parsed_headers = run_inputs.parse_headers(headers)
+    except run_inputs.HeaderError as exc:
         fail(for_terminal(str(exc)))
-    for warning in gateway.short_value_warnings(parsed_headers):
+    for warning in run_inputs.short_value_warnings(parsed_headers):
         click.echo(f"warning: {for_terminal(warning)}", err=True)
     if shard is not None and (waivers_file is not None or strict_waivers or baseline is not None):
         # a shard sees only its part of the run: every waiver of another part would be stale

@@ -62,6 +62,11 @@ examples, coverage and fuzzing cases, so ``--only`` leaves them as they were (me
 its sequences create, so its sequences do not depend on other checks' data
 (``tests/suite/schema/test_stateful_replay.py``); a scenario check reads the server's answers,
 and those change with deliveries in flight and the clock."""
+# what every report and the console say of a run whose server certificate was not verified
+INSECURE_WARNING = (
+    "--insecure: the server's TLS certificate was not verified; a verdict of this run does not "
+    "prove which server answered"
+)
 VALIDATE_REPLAY_NOTE = "validating the same recording again repeats every check exactly"
 """The replay note of a ``validate`` run, whose commands re-validate the recording."""
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 
+from conformance.core import run_inputs
 from conformance.core.environment import environ
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV, Profile
 from conformance.core.results import Target, fault_names
@@ -40,10 +41,10 @@ def default_workers(base_url: str | None, latency_ms: int = 0) -> int:
 def _connection(options: RunOptions) -> Iterator[None]:
     """The run's TLS settings, gateway headers and proxy, in force for every request and report."""
     try:
-        headers = gateway.parse_headers(f"{name}: {value}" for name, value in options.headers)
+        headers = run_inputs.parse_headers(f"{name}: {value}" for name, value in options.headers)
         with tls.using(options.tls_settings), gateway.using(headers), proxy.using(options.proxy):
             yield
-    except (tls.TlsError, gateway.HeaderError, proxy.ProxyError) as exc:
+    except (tls.TlsError, run_inputs.HeaderError, run_inputs.ProxyError) as exc:
         raise RunError(str(exc)) from None
 
 

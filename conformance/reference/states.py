@@ -2,7 +2,7 @@
 
 The profile names states and the operations that move between them (section 5); the server's
 code needs to know which name is, say, a settled payment. As the suite does
-(``conformance.suite.payments.rules``), a role is read from the transitions: a short deposit
+(``conformance.judge.payment_rules``), a role is read from the transitions: a short deposit
 leads to the state accept-underpaid starts from, a full one to where it ends; expiry to where
 the expire helper leads; the webhook delivery statuses are read by position (pending,
 succeeded, failed).

@@ -254,7 +254,7 @@ class RunView:
     @property
     def warnings(self) -> tuple[str, ...]:
         """What a reader of any report must know before trusting the verdict."""
-        from conformance.suite.wire.tls import INSECURE_WARNING
+        from conformance.core.results import INSECURE_WARNING
 
         found = [INSECURE_WARNING] if self.insecure else []
         if self.unsigned_shards:

@@ -28,8 +28,8 @@ import httpx
 from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.openapi import find
 from conformance.core.profile import Profile
+from conformance.judge.outcomes import json_body
 from conformance.suite import shard_data
-from conformance.suite.outcomes import json_body
 from conformance.suite.wire.client import SuiteClient
 
 

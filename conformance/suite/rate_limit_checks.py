@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from conformance.core.results import CheckResult, Outcome, RateLimitCounts
+from conformance.core.run_inputs import parse_rate
 from conformance.suite.wire.client import ClientStats
 from conformance.suite.wire.ratelimit import (
     RateLimiting,
     SendLimiter,
-    parse_rate,
     rate_limited_reason,
 )
 

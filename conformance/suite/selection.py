@@ -16,7 +16,7 @@ import pytest
 from conformance.core.contract import effective_contract, operations
 from conformance.core.profile import Profile, load_profile
 from conformance.core.signing import AUTH_HEADERS
-from conformance.suite.boundaries.constraints import iter_constraints
+from conformance.judge.constraints import iter_constraints
 from conformance.suite.boundaries.near_misses import Case
 from conformance.suite.wire.client import IDEMPOTENCY_HEADER
 

@@ -38,13 +38,13 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
-from conformance.suite.factories import Factories, PrerequisiteError
-from conformance.suite.outcomes import (
+from conformance.judge.outcomes import (
     json_object,
     status_problems,
     status_problems_any,
     summary,
 )
+from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
 from conformance.suite.tool_errors import not_the_servers
 from conformance.suite.wire.client import (

@@ -40,8 +40,7 @@ from conformance.core.signing import (
     Scheme,
     SigningInput,
 )
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
-from conformance.suite.outcomes import (
+from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     ErrorShapes,
     status_problems,
@@ -49,6 +48,7 @@ from conformance.suite.outcomes import (
     success_problems,
     summary,
 )
+from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.selection import collection_operations, is_quick, rotate
 from conformance.suite.wire.client import MISSING, SuiteClient
 

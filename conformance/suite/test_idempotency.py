@@ -23,9 +23,9 @@ from conformance.core.contract import operation as contract_operation
 from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.boundaries.constraints import parameters
+from conformance.judge.constraints import parameters
+from conformance.judge.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
-from conformance.suite.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
 from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,

@@ -39,8 +39,8 @@ from conformance.core.formats import epoch_seconds, has_malformed_escape, unread
 from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
-from conformance.suite.payments.rules import decimal_value
-from conformance.suite.statements import model as statement
+from conformance.judge import statements as statement
+from conformance.judge.payment_rules import decimal_value
 from conformance.validator.answers import LATENCY_SECS
 from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
 

@@ -37,8 +37,8 @@ from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
-from conformance.suite.payments.rules import PaymentRules, decimal_value, raw_amount
-from conformance.suite.statements import model as statement
+from conformance.judge import statements as statement
+from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
 from conformance.validator.findings import Call, Finding, passed, request_times, seconds, verdict
 
 CHECK = "answer"

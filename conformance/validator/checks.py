@@ -15,10 +15,10 @@ then judges one exchange:
 - then the answer against its own request (``answers``) and the request against what the
   profile refuses or allows (``admission``), from the exchange's ``findings.Call``.
 
-Requirement ids are the ones the suite's checks of the same rule name (``suite/schema/rules.yaml``
-through ``suite.schema.requirements``, ``suite.outcomes`` for the error shape). Schemas have the
+Requirement ids are the ones the suite's checks of the same rule name
+(``judge.schema_requirements``, ``judge.outcomes`` for the error shape). Schemas have the
 contract's semantics: ECMA-262 ``pattern`` and the contract's formats, as the suite checks
-responses (``suite.responses.schemas``).
+responses (``judge.response_schemas``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
-from conformance.suite.outcomes import (
+from conformance.judge.outcomes import (
     CODE,
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
@@ -51,10 +51,10 @@ from conformance.suite.outcomes import (
     OBJECT,
     malformed_refusal,
 )
-from conformance.suite.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
-from conformance.suite.responses.schemas import Problem, SchemaValidator, problem_of
-from conformance.suite.schema.requirements import pin, requirement_ids, requirement_operations
-from conformance.suite.wire.ratelimit import is_rate_limited
+from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
+from conformance.judge.rate_limits import is_rate_limited
+from conformance.judge.response_schemas import Problem, SchemaValidator, problem_of
+from conformance.judge.schema_requirements import pin, requirement_ids, requirement_operations
 from conformance.validator.admission import AdmissionChecks
 from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
@@ -608,7 +608,7 @@ class ExchangeValidator:
             out.append(_Finding("response_schema", candidates, Outcome.PASSED, message))
 
     def _error_shape(self, exchange: Exchange, body: Any, out: list[_Finding]) -> None:
-        """Spec 7 and profile 3, as ``suite.outcomes.error_shape_findings`` judges them."""
+        """Spec 7 and profile 3, as ``judge.outcomes.error_shape_findings`` judges them."""
         found: dict[str, str] = {}
         media = _media(exchange.header("content-type", response=True))
         if media != "application/json":

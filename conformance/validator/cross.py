@@ -56,7 +56,7 @@ from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
-from conformance.suite.outcomes import malformed_refusal
+from conformance.judge.outcomes import malformed_refusal
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks

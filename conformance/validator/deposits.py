@@ -23,7 +23,7 @@ from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.payments.rules import PaymentRules, decimal_value
+from conformance.judge.payment_rules import PaymentRules, decimal_value
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import (

@@ -2,7 +2,7 @@
 
 The suite's boundaries family derives every constraint of every request (length, range,
 integer, enum, pattern, format, unique items) from the effective contract and names, in
-``suite/boundaries/boundary_requirements.yaml``, the requirement ids its cases are reported
+``conformance/judge/boundary_requirements.yaml``, the requirement ids its cases are reported
 under: the contract's "MUST reject" ids and the profile's "MUST answer with the validation
 error" ids.
 ``LimitIds(profile)`` reads those once; ``ids(operation_id, problems)`` gives the ids of the
@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from conformance.core.contract import effective_contract
 from conformance.core.openapi import operations
 from conformance.core.profile import Profile
-from conformance.suite.boundaries.constraints import ARRAY_ITEM, MAP_VALUE, iter_constraints
-from conformance.suite.boundaries.requirements import RequirementMap
-from conformance.suite.responses.schemas import Problem
+from conformance.judge.boundary_requirements import RequirementMap
+from conformance.judge.constraints import ARRAY_ITEM, MAP_VALUE, iter_constraints
+from conformance.judge.response_schemas import Problem
 
 # The coverage tag a schema problem carries (``checks._KEYWORD_TAGS``) and the boundaries
 # family's kind of constraint it breaks.

@@ -35,7 +35,7 @@ from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.core.untrusted import split_url
-from conformance.suite.statements import model as statement
+from conformance.judge import statements as statement
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, When, digest

@@ -29,9 +29,9 @@ from conformance.core.formats import (
     parse_date_time,
     unreadable,
 )
+from conformance.judge.constraints import satisfies
+from conformance.judge.response_schemas import ResponseSchemas, SchemaValidator
 from conformance.reference.validation import RequestInvalid, check_value
-from conformance.suite.boundaries.constraints import satisfies
-from conformance.suite.responses.schemas import ResponseSchemas, SchemaValidator
 from conformance.validator.fastschema import compile_schema
 
 TYPES = {"date-time": "string", "uri": "string", "int32": "integer", "int64": "integer"}

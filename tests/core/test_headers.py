@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.core import run_inputs as client_side
 from conformance.core.headers import HeaderError, parse_header
 from conformance.reference import gateway as server_side
-from conformance.suite.wire import gateway as client_side
 
 TEXTS = [
     "X-Gateway-Key: s3cret-value",

@@ -17,7 +17,7 @@ import pytest
 from conformance.core import jsonsafe
 from conformance.core.formats import format_checker
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.responses.schemas import SchemaValidator
+from conformance.judge.response_schemas import SchemaValidator
 from conformance.validator.checks import ExchangeValidator
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import compile_schema

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
-from conformance.suite.responses.schemas import Problem
+from conformance.judge.response_schemas import Problem
 from conformance.validator.checks import ExchangeValidator
 from conformance.validator.exchange import Exchange
 from conformance.validator.limits import LimitIds, _field

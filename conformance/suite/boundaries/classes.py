@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from conformance.core.case_coverage import CaseKey
 from conformance.core.yamldata import load_yaml
-from conformance.suite.boundaries.constraints import (
+from conformance.judge.constraints import (
     Constraint,
     allows_null,
     iter_constraints,

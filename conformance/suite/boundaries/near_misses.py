@@ -19,8 +19,7 @@ from typing import Any, Final
 
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
-from conformance.suite.boundaries.classes import applicable, class_of
-from conformance.suite.boundaries.constraints import (
+from conformance.judge.constraints import (
     LENGTH_KINDS,
     RANGE_KINDS,
     Constraint,
@@ -30,6 +29,7 @@ from conformance.suite.boundaries.constraints import (
     satisfies,
     types_of,
 )
+from conformance.suite.boundaries.classes import applicable, class_of
 from conformance.suite.factories import ABSENT
 
 

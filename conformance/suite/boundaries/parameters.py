@@ -39,17 +39,14 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.formats import as_literal
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.yamldata import load_yaml
-from conformance.suite.boundaries.classes import keys_of
-from conformance.suite.boundaries.constraints import (
+from conformance.judge.boundary_requirements import RequirementMap
+from conformance.judge.constraints import (
     PARAMETER_KINDS,
     Constraint,
     FieldRef,
     iter_constraints,
 )
-from conformance.suite.boundaries.requirements import RequirementMap
-from conformance.suite.boundaries.sides import Side
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
-from conformance.suite.outcomes import (
+from conformance.judge.outcomes import (
     VALIDATION_DETAILS,
     ErrorShapes,
     is_validation_error,
@@ -59,6 +56,9 @@ from conformance.suite.outcomes import (
     summary,
     validation_details_problems,
 )
+from conformance.suite.boundaries.classes import keys_of
+from conformance.suite.boundaries.sides import Side
+from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.robustness.variants import (
     Raw,
     content_of,

@@ -11,7 +11,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-from conformance.suite.boundaries.constraints import ARRAY_ITEM, MAP_VALUE, FieldRef, Location
+from conformance.judge.constraints import ARRAY_ITEM, MAP_VALUE, FieldRef, Location
 from conformance.suite.factories import ABSENT, RequestSpec
 
 

@@ -24,15 +24,9 @@ from conformance.core.case_coverage import CaseLog
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.core.signing import AUTH_HEADERS
-from conformance.suite.boundaries.classes import key as class_key
-from conformance.suite.boundaries.classes import keys_of
-from conformance.suite.boundaries.constraints import PARAMETER_KINDS, Constraint, iter_constraints
-from conformance.suite.boundaries.near_misses import Case, cases_for
-from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
-from conformance.suite.boundaries.requirements import RequirementMap
-from conformance.suite.boundaries.sides import Side
-from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
-from conformance.suite.outcomes import (
+from conformance.judge.boundary_requirements import RequirementMap
+from conformance.judge.constraints import PARAMETER_KINDS, Constraint, iter_constraints
+from conformance.judge.outcomes import (
     VALIDATION_DETAILS,
     ErrorShapes,
     is_contract_refusal,
@@ -42,6 +36,12 @@ from conformance.suite.outcomes import (
     summary,
     validation_details_problems,
 )
+from conformance.suite.boundaries.classes import key as class_key
+from conformance.suite.boundaries.classes import keys_of
+from conformance.suite.boundaries.near_misses import Case, cases_for
+from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
+from conformance.suite.boundaries.sides import Side
+from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
 from conformance.suite.selection import collection_contract, collection_operations, quick_subset
 from conformance.suite.wire.client import IDEMPOTENCY_HEADER, SuiteClient
 

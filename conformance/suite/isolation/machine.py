@@ -19,6 +19,7 @@ from hypothesis.stateful import Bundle, invariant, rule
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.test_helpers import HELPER_NAMES
+from conformance.judge.outcomes import summary
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.isolation import requests, views
 from conformance.suite.isolation.model import (
@@ -30,7 +31,6 @@ from conformance.suite.isolation.model import (
     initial_state,
     transition,
 )
-from conformance.suite.outcomes import summary
 from conformance.suite.stateful import ConformanceMachine, MachineContext, body_of, compact
 
 PAYMENT_CALLS = (

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.judge.outcomes import summary
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.isolation import requests, views
-from conformance.suite.outcomes import summary
 from conformance.suite.stateful import MachineContext, body_of, compact
 
 WEBHOOK_IDS = ("TEN-005",)

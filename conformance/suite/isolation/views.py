@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx
 
+from conformance.judge.outcomes import summary
 from conformance.suite.factories import Factories, RequestSpec
 from conformance.suite.isolation import requests
-from conformance.suite.outcomes import summary
 from conformance.suite.stateful import body_of
 
 STATEMENT_PAGES = 50  # a run's ledger for one merchant and day stays far below 50 full pages

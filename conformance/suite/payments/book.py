@@ -21,9 +21,7 @@ import httpx
 
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
-from conformance.suite import shard_data
-from conformance.suite.factories import locate_operation
-from conformance.suite.payments.rules import (
+from conformance.judge.payment_rules import (
     ACCEPT,
     CANCEL,
     CREATE,
@@ -35,6 +33,8 @@ from conformance.suite.payments.rules import (
     amount_text,
     decimal_value,
 )
+from conformance.suite import shard_data
+from conformance.suite.factories import locate_operation
 from conformance.suite.stateful import MachineContext, Verdicts, body_of, compact
 from conformance.suite.wire.client import AUTO
 

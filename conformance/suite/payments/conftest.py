@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conformance.core.profile import Profile
+from conformance.judge.payment_rules import PaymentRules
 from conformance.suite.factories import Factories
 from conformance.suite.payments.expiry import (
     EXPIRY_TEST,
@@ -17,7 +18,6 @@ from conformance.suite.payments.expiry import (
     create_expiring,
     handover_file,
 )
-from conformance.suite.payments.rules import PaymentRules
 from conformance.suite.plugin.collection import family_of
 from conformance.suite.wire.client import SuiteClient
 

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.judge.payment_rules import PaymentRules
 from conformance.suite.factories import Factories, PrerequisiteError
-from conformance.suite.payments.rules import PaymentRules
 
 EXPIRY_TEST = "test_a_payment_expires_by_itself"
 TOLERANCE_SECS = 2.0  # the suite's and the server's clocks, and the create's round trip

@@ -14,8 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.judge.payment_rules import PaymentRules, amount_text
 from conformance.suite.payments.book import Quote
-from conformance.suite.payments.rules import PaymentRules, amount_text
 
 MACHINE_MIN_LIFETIME_SECS = 900
 MAX_WHOLE_UNITS = 10**7

@@ -20,10 +20,10 @@ from typing import Any, TypeVar, cast
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, precondition, rule
 
+from conformance.judge.payment_rules import EXPIRE, PaymentRules
 from conformance.suite.payments import generation
 from conformance.suite.payments.book import ModelPayment, PaymentBook
 from conformance.suite.payments.listing import walk
-from conformance.suite.payments.rules import EXPIRE, PaymentRules
 from conformance.suite.stateful import ConformanceFailure, ConformanceMachine, Verdicts
 from conformance.suite.wire.client import AUTO
 

@@ -23,9 +23,7 @@ from typing import Any
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.signing import SIGNATURE_HEADER
-from conformance.suite.payments.book import ModelPayment, PaymentBook, Quote
-from conformance.suite.payments.listing import walk
-from conformance.suite.payments.rules import (
+from conformance.judge.payment_rules import (
     ACCEPT,
     CANCEL,
     DEPOSIT,
@@ -33,6 +31,8 @@ from conformance.suite.payments.rules import (
     LIST,
     amount_text,
 )
+from conformance.suite.payments.book import ModelPayment, PaymentBook, Quote
+from conformance.suite.payments.listing import walk
 from conformance.suite.stateful import body_of
 from conformance.suite.wire.client import AUTO
 

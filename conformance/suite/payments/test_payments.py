@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import settings
 
+from conformance.judge.payment_rules import HELPERS, PaymentRules
 from conformance.suite.payments.book import PaymentBook
 from conformance.suite.payments.expiry import (
     LATE_SECS,
@@ -32,7 +33,6 @@ from conformance.suite.payments.machine import (
     PaymentMachine,
     ShrinkBudget,
 )
-from conformance.suite.payments.rules import HELPERS, PaymentRules
 from conformance.suite.payments.scenarios import SCENARIOS
 from conformance.suite.stateful import (
     ConformanceFailure,

@@ -133,6 +133,7 @@ def _add_tls_options(group: pytest.OptionGroup) -> None:
 def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     """The TLS settings, gateway headers and proxy of this process, active until the stack
     closes."""
+    from conformance.core import run_inputs
     from conformance.suite.wire import gateway, proxy, tls
 
     def path(name: str) -> Path | None:
@@ -150,7 +151,7 @@ def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
         headers = gateway.from_env(os.environ.get(gateway.HEADERS_ENV))
         stack.enter_context(tls.using(settings))
         stack.enter_context(proxy.using(proxy.from_env()))
-    except (tls.TlsError, gateway.HeaderError, proxy.ProxyError) as exc:
+    except (tls.TlsError, run_inputs.HeaderError, run_inputs.ProxyError) as exc:
         stack.close()
         raise pytest.UsageError(str(exc)) from None
     stack.enter_context(gateway.using(headers))

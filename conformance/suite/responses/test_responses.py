@@ -21,10 +21,10 @@ import pytest
 
 from conformance.core import jsonsafe
 from conformance.core.catalogue import load_catalogue
+from conformance.judge.outcomes import summary
+from conformance.judge.response_schemas import Problem, ResponseSchemas
+from conformance.judge.schema_requirements import pin, requirement_ids
 from conformance.suite.factories import PrerequisiteError
-from conformance.suite.outcomes import summary
-from conformance.suite.responses.schemas import Problem, ResponseSchemas
-from conformance.suite.schema.requirements import pin, requirement_ids
 from conformance.suite.selection import collection_operations
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
 

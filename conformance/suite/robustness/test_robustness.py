@@ -22,13 +22,13 @@ import pytest
 
 from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import Profile
-from conformance.suite.factories import PrerequisiteError, RequestSpec
-from conformance.suite.outcomes import (
+from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     error_shape_findings,
     status_problems,
     summary,
 )
+from conformance.suite.factories import PrerequisiteError, RequestSpec
 from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Variant, send_raw
 from conformance.suite.selection import collection_operations, is_quick
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded

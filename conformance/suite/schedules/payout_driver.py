@@ -19,8 +19,8 @@ from typing import Any
 from conformance.core.contract import operation as contract_operation
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
+from conformance.judge.outcomes import status_problems, summary
 from conformance.suite.factories import ABSENT
-from conformance.suite.outcomes import status_problems, summary
 from conformance.suite.schedules.calls import Answer, Calls, advanced
 from conformance.suite.schedules.clock import TOLERANCE
 from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec, Profile
+from conformance.judge.outcomes import status_problems, summary
 from conformance.suite.factories import Factories
-from conformance.suite.outcomes import status_problems, summary
 from conformance.suite.schedules.calls import Calls
 from conformance.suite.schedules.payout_requests import unknown_id
 from conformance.suite.stateful import MachineContext, compact

@@ -22,7 +22,7 @@ from hypothesis.stateful import Bundle, multiple, rule
 
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
-from conformance.suite.outcomes import status_problems
+from conformance.judge.outcomes import status_problems
 from conformance.suite.schedules.amounts import Amount, amounts
 from conformance.suite.schedules.calls import Answer, Calls
 from conformance.suite.schedules.payout_requests import Deployment, deployments, unknown_id

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
-from conformance.suite.schema.requirements import is_pinned, passable_ids, requirement_ids
+from conformance.judge.schema_requirements import is_pinned, passable_ids, requirement_ids
 
 FAMILY = "schema"
 

@@ -21,13 +21,9 @@ import requests
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.results import Evidence
 from conformance.core.untrusted import mask_url_passwords
+from conformance.judge.rate_limits import RETRY_AFTER, is_rate_limited
 from conformance.suite.wire.client import ClientStats
-from conformance.suite.wire.ratelimit import (
-    RETRY_AFTER,
-    RateLimitExhausted,
-    RequestWaits,
-    is_rate_limited,
-)
+from conformance.suite.wire.ratelimit import RateLimitExhausted, RequestWaits
 
 
 class RateLimitedRequest(requests.RequestException):

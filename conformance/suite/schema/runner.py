@@ -49,6 +49,7 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
+from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
     case_fields,
@@ -67,7 +68,6 @@ from conformance.suite.schema.loading import (
     LoadedSchemas,
     signed_session,
 )
-from conformance.suite.schema.requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.resending import RateLimitedRequest
 from conformance.suite.tool_errors import ServerGone, describe, no_answer
 from conformance.suite.wire.client import ClientStats, RateLimitedStop, rate_limit_stop

@@ -20,9 +20,9 @@ import pytest
 from conformance.core.contract import operations
 from conformance.core.profile import Profile
 from conformance.core.results import Target
+from conformance.judge.schema_requirements import requirement_ids, requirement_operations
 from conformance.suite.plugin.options import SuiteSettings
 from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
-from conformance.suite.schema.requirements import requirement_ids, requirement_operations
 from conformance.suite.schema.runner import (
     STATEFUL_GROUP,
     UNIT_GROUP,

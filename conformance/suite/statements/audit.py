@@ -28,9 +28,7 @@ from typing import Any
 
 import httpx
 
-from conformance.suite.factories import locate_operation
-from conformance.suite.stateful import MachineContext, body_of
-from conformance.suite.statements.model import (
+from conformance.judge.statements import (
     CLOSING,
     COUNT,
     CURRENCY,
@@ -56,6 +54,8 @@ from conformance.suite.statements.model import (
     sign_problem,
     window_lines,
 )
+from conformance.suite.factories import locate_operation
+from conformance.suite.stateful import MachineContext, body_of
 from conformance.suite.wire.client import SuiteClient
 
 OPERATION = "getStatement"

@@ -17,7 +17,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from hypothesis import strategies as st
 
-from conformance.suite.statements.model import Line
+from conformance.judge.statements import Line
 
 BPS_TOTAL = 10_000
 

@@ -38,27 +38,7 @@ from hypothesis.stateful import (
 )
 
 from conformance.core.profile import ErrorSpec
-from conformance.suite.factories import PrerequisiteError, locate_operation
-from conformance.suite.stateful import (
-    ConformanceFailure,
-    ConformanceMachine,
-    MachineContext,
-    machine_settings,
-    run_guarded,
-    run_machine,
-)
-from conformance.suite.statements.audit import Account, History, Statements, edges, iso
-from conformance.suite.statements.book import (
-    Book,
-    PaymentRecord,
-    amounts,
-    fit,
-    splits,
-    text,
-    unmatched_credits,
-    unmatched_shares,
-)
-from conformance.suite.statements.model import (
+from conformance.judge.statements import (
     CLOSING,
     COUNT,
     CURRENCY,
@@ -81,6 +61,26 @@ from conformance.suite.statements.model import (
     UNKNOWN_CURRENCY,
     WINDOW,
     Line,
+)
+from conformance.suite.factories import PrerequisiteError, locate_operation
+from conformance.suite.stateful import (
+    ConformanceFailure,
+    ConformanceMachine,
+    MachineContext,
+    machine_settings,
+    run_guarded,
+    run_machine,
+)
+from conformance.suite.statements.audit import Account, History, Statements, edges, iso
+from conformance.suite.statements.book import (
+    Book,
+    PaymentRecord,
+    amounts,
+    fit,
+    splits,
+    text,
+    unmatched_credits,
+    unmatched_shares,
 )
 from conformance.suite.wire.client import SuiteTransportError
 

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from conformance.core.profile import Profile
+from conformance.judge.outcomes import json_body
 from conformance.suite.factories import (
     Factories,
     PrerequisiteError,
@@ -26,7 +27,6 @@ from conformance.suite.factories import (
     locate_operation,
     send,
 )
-from conformance.suite.outcomes import json_body
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.hosts import is_loopback
+from conformance.judge.outcomes import json_object
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
-from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import MachineContext, Verdicts
 from conformance.suite.webhooks.causes import (
     BY_KEY,

@@ -22,8 +22,8 @@ import httpx
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, rule
 
+from conformance.judge.outcomes import json_object
 from conformance.suite.factories import RequestSpec, locate_operation, send
-from conformance.suite.outcomes import json_object
 from conformance.suite.stateful import ConformanceMachine, compact
 from conformance.suite.webhooks.causes import listed_types
 from conformance.suite.webhooks.signatures import secret_problem

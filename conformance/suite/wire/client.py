@@ -27,16 +27,11 @@ from conformance.core.evidence import evidence_from_parts
 from conformance.core.profile import Credential, Profile
 from conformance.core.results import Evidence, budget_reason
 from conformance.core.untrusted import mask_url_passwords
+from conformance.judge.rate_limits import RETRY_AFTER, is_rate_limited
 from conformance.suite import shard_data
 from conformance.suite.tool_errors import SERVER_GONE
 from conformance.suite.wire import gateway, tls
-from conformance.suite.wire.ratelimit import (
-    RETRY_AFTER,
-    RateLimitExhausted,
-    RateLimiting,
-    RequestWaits,
-    is_rate_limited,
-)
+from conformance.suite.wire.ratelimit import RateLimitExhausted, RateLimiting, RequestWaits
 from conformance.suite.wire.transport import (
     BoundedTransport,
     Limits,

@@ -11,59 +11,18 @@ processes through ``HEADERS_ENV`` (never argv), and while ``using`` is active
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from conformance.core import headers as parsing
 from conformance.core.environment import environ
 from conformance.core.headers import Header
-from conformance.core.redaction import MIN_VALUE_LENGTH, secret_headers
+from conformance.core.redaction import secret_headers
+from conformance.core.run_inputs import parse_headers
 
 HEADERS_ENV = "PAYMENT_CONFORMANCE_HEADERS"
 """One ``Name: value`` a line: the run's gateway headers, for its test processes."""
 
 RESERVED = parsing.RESERVED
-
-
-class HeaderError(ValueError):
-    """A ``-H`` value that cannot be sent; the message says why (never the value)."""
-
-
-def parse_header(text: str) -> Header:
-    """``"Name: value"`` as ``(name, value)`` (``core.headers``); ``HeaderError`` when it is
-    not one."""
-    try:
-        return parsing.parse_header(text)
-    except parsing.HeaderError as exc:
-        raise HeaderError(f"-H {exc}") from None
-
-
-def parse_headers(texts: Iterable[str]) -> tuple[Header, ...]:
-    """Every ``-H`` parsed; a name given twice is refused."""
-    headers: list[Header] = []
-    seen: set[str] = set()
-    for text in texts:
-        name, value = parse_header(text)
-        if name.lower() in seen:
-            raise HeaderError(f"-H {name}: given twice")
-        seen.add(name.lower())
-        headers.append((name, value))
-    return tuple(headers)
-
-
-def short_value_warnings(headers: Sequence[Header]) -> list[str]:
-    """One warning per header whose value is too short to be masked as text (never the value).
-
-    Such a value is masked under its header's name only: replacing a one- to three-character
-    text wherever it appears would wreck the evidence (every "1" of every body) and still give
-    the value away by what was masked. Where the server echoes it, it shows as it is.
-    """
-    return [
-        f"-H {name}: its value is under {MIN_VALUE_LENGTH} characters, too short to mask as "
-        "text: it is masked under its header's name only, and shows as it is wherever the "
-        "server echoes it (bodies, other headers, --record); use a longer value to keep it secret"
-        for name, value in headers
-        if len(value.strip()) < MIN_VALUE_LENGTH
-    ]
 
 
 def to_env(headers: Sequence[Header]) -> str:

@@ -21,36 +21,13 @@ from collections.abc import Iterator
 
 from conformance.core.environment import environ
 from conformance.core.redaction import secret_headers
-from conformance.core.untrusted import mask_url_passwords, split_url, url_password
+from conformance.core.run_inputs import parse_proxy
+from conformance.core.untrusted import split_url, url_password
 
 PROXY_ENV = "PAYMENT_CONFORMANCE_PROXY"
 """The run's ``--proxy`` URL, for its test processes."""
 
 PROXY_AUTHORIZATION = "Proxy-Authorization"
-
-
-class ProxyError(ValueError):
-    """A ``--proxy`` value that cannot be used; the message says why (its password masked)."""
-
-
-def parse_proxy(text: str) -> str:
-    """``text`` as a proxy URL (``http://`` or ``https://``, a host, an optional port, nothing
-    after it); ``ProxyError`` when it is not one."""
-    shown = mask_url_passwords(text)
-    if not text.startswith(("http://", "https://")):
-        raise ProxyError(f"--proxy must be an http:// or https:// URL, not {shown!r}")
-    try:
-        parts = split_url(text)
-        port = parts.port
-    except ValueError as exc:
-        raise ProxyError(f"--proxy {shown!r} is not a valid URL ({exc})") from None
-    if not parts.hostname:
-        raise ProxyError(f"--proxy {shown!r} names no host")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ProxyError(f"--proxy {shown!r}: give the proxy's scheme, host and port only")
-    if port == 0:
-        raise ProxyError(f"--proxy {shown!r} has an invalid port")
-    return text.rstrip("/")
 
 
 def address(url: str) -> tuple[str, int]:

@@ -48,8 +48,8 @@ from typing import NoReturn
 
 from conformance.core.profile import RateLimitRule
 from conformance.core.results import Evidence, RateLimitCounts
+from conformance.judge.rate_limits import RETRY_AFTER
 
-RETRY_AFTER = "Retry-After"
 BACKOFF_START_S = 0.5
 # The least wait before a resend, doubling per attempt (0.1 s, 0.2 s, ...): a server that says
 # "Retry-After: 0" (or a date in the past) on every answer is not hammered in a loop, and the
@@ -103,18 +103,6 @@ def backoff_s(attempt: int, rng: random.Random) -> float:
     return rng.uniform(0.0, ceiling)
 
 
-def is_rate_limited(status: int, headers: Mapping[str, str], rule: RateLimitRule | None) -> bool:
-    """Whether an answer asks the client to wait: 429, 503 with ``Retry-After``, or the status
-    the profile declares for its rate limit."""
-    if status == 429:
-        return True
-    if status == 503:
-        return RETRY_AFTER.lower() in {name.lower() for name in headers} or (
-            rule is not None and rule.status == 503
-        )
-    return False
-
-
 def rule_problems(
     rule: RateLimitRule, status: int, headers: Mapping[str, str], body: bytes
 ) -> list[str]:
@@ -135,23 +123,6 @@ def rule_problems(
         if code != rule.error_code:
             problems.append(f"error code {code!r}, the profile declares {rule.error_code!r}")
     return problems
-
-
-def parse_rate(text: str) -> float:
-    """``"25/s"`` or ``"25"`` -> 25.0; ``ValueError`` with a sentence for anything else."""
-    raw = text.strip()
-    number = raw.removesuffix("/s").strip()
-    try:
-        rate = float(number)
-    except ValueError:
-        raise ValueError(
-            f"--rate-limit must be requests per second such as 25/s or 25, not {text!r}"
-        ) from None
-    if not math.isfinite(rate) or rate <= 0:
-        raise ValueError(
-            f"--rate-limit must be a positive number of requests per second, not {text!r}"
-        )
-    return rate
 
 
 class SendLimiter:

@@ -86,12 +86,6 @@ class TlsSettings:
         return args
 
 
-INSECURE_WARNING = (
-    "--insecure: the server's TLS certificate was not verified; a verdict of this run does not "
-    "prove which server answered"
-)
-
-
 def _trust_env() -> tuple[str | None, str | None]:
     return os.environ.get(CERT_FILE_ENV) or None, os.environ.get(CERT_DIR_ENV) or None
 

@@ -18,7 +18,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.core.patterns import ecma_search
-from conformance.suite.outcomes import json_object, summary
+from conformance.judge.outcomes import json_object, summary
 from conformance.suite.x402.api import IssueOutcome, Requested
 from conformance.suite.x402.model import X402Profile, raw_of
 

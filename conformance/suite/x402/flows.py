@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Any
 
-from conformance.suite.outcomes import json_object
+from conformance.judge.outcomes import json_object
 from conformance.suite.stateful import Verdicts, body_of, compact
 from conformance.suite.x402.api import IssueOutcome, Requested, X402Api
 from conformance.suite.x402.checks import (

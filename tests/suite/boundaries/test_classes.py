@@ -7,8 +7,8 @@ from typing import Any
 from conformance.core.case_coverage import CaseKey
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
+from conformance.judge.constraints import Constraint, FieldRef
 from conformance.suite.boundaries.classes import applicable, applicable_keys, class_of
-from conformance.suite.boundaries.constraints import Constraint, FieldRef
 from conformance.suite.selection import SKIPPED_HEADERS
 
 DECIMAL = "^(0|[1-9][0-9]*)(\\.[0-9]+)?$"

@@ -13,7 +13,7 @@ import pytest
 from conformance.core.results import Outcome, RunResult
 from conformance.engine.options import RunOptions
 from conformance.engine.runner import run_suite
-from conformance.suite.boundaries.requirements import RequirementMap
+from conformance.judge.boundary_requirements import RequirementMap
 from tests.suite.proofs import family_failures
 
 pytestmark = pytest.mark.slow

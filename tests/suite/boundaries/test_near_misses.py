@@ -10,13 +10,13 @@ from conformance.core.contract import effective_contract
 from conformance.core.formats import conforms
 from conformance.core.patterns import ecma_search as pattern_matches
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries.classes import applicable
-from conformance.suite.boundaries.constraints import (
+from conformance.judge.constraints import (
     PARAMETER_KINDS,
     Constraint,
     FieldRef,
     iter_constraints,
 )
+from conformance.suite.boundaries.classes import applicable
 from conformance.suite.boundaries.near_misses import (
     REPAIRS,
     Case,

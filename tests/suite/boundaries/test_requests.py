@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.suite.boundaries.constraints import ARRAY_ITEM, MAP_VALUE, FieldRef
+from conformance.judge.constraints import ARRAY_ITEM, MAP_VALUE, FieldRef
 from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.factories import ABSENT, RequestSpec
 

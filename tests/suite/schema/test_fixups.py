@@ -14,9 +14,9 @@ from schemathesis.generation.overrides import Override
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.suite.schema.fixups import FRAMING_HEADERS, IDEMPOTENCY_HEADER, CasePreparer
 from conformance.suite.schema.loading import LoadedSchemas, load_schemas
-from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 

@@ -16,6 +16,7 @@ from schemathesis.generation import GenerationMode
 from conformance.core.contract import effective_contract
 from conformance.core.openapi import find, inline, operations
 from conformance.core.profile import load_profile
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.suite.schema.generation import (
     ABSENT,
     GenerationRuleError,
@@ -24,7 +25,6 @@ from conformance.suite.schema.generation import (
     narrow_field,
 )
 from conformance.suite.schema.loading import load_schemas
-from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 CONTRACT = effective_contract(PROFILE)

@@ -9,6 +9,7 @@ import requests
 from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.signing import verify
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.suite.schema.loading import (
     DISABLED_BUILTIN_CHECKS,
     SignedRequests,
@@ -17,7 +18,6 @@ from conformance.suite.schema.loading import (
     our_check_settings,
     signed_session,
 )
-from conformance.suite.schema.requirements import requirement_operations
 
 PROFILE = load_profile()
 

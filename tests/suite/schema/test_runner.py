@@ -13,11 +13,11 @@ import pytest
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.reference.certificates import issue
 from conformance.reference.server import ReferenceServer
 from conformance.suite.schema.ledger import RecordedCheck
 from conformance.suite.schema.loading import load_schemas
-from conformance.suite.schema.requirements import requirement_operations
 from conformance.suite.schema.runner import (
     PhaseSizes,
     SchemaPhaseRunner,

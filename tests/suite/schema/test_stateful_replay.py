@@ -7,10 +7,10 @@ from typing import Any
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.reference.server import ReferenceServer
 from conformance.suite.schema.generation import generation_contract
 from conformance.suite.schema.loading import load_schemas
-from conformance.suite.schema.requirements import requirement_operations
 from conformance.suite.schema.runner import PhaseSizes, SchemaPhaseRunner
 
 PROFILE = load_profile()

@@ -1,11 +1,10 @@
-"""The exact arithmetic of the statements family (suite/statements/model.py and book.py)."""
+"""The exact arithmetic of the statements family (conformance/judge/statements.py and book.py)."""
 
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
 
-from conformance.suite.statements.book import PaymentRecord, fit, unmatched_credits
-from conformance.suite.statements.model import (
+from conformance.judge.statements import (
     EXACT,
     Line,
     balance_before,
@@ -13,6 +12,7 @@ from conformance.suite.statements.model import (
     places_problem,
     window_lines,
 )
+from conformance.suite.statements.book import PaymentRecord, fit, unmatched_credits
 
 
 def line(entry_id: int, signed: str, balance: str, created: str, fee: str = "0") -> Line:

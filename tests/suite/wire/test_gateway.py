@@ -12,10 +12,11 @@ import requests
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED, is_secret_header, redact_headers, redact_text
+from conformance.core.run_inputs import HeaderError, parse_header, parse_headers
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.wire import gateway
 from conformance.suite.wire.client import SuiteClient
-from conformance.suite.wire.gateway import HEADERS_ENV, HeaderError, parse_header, parse_headers
+from conformance.suite.wire.gateway import HEADERS_ENV
 from conformance.suite.wire.har import PartRecorder
 
 KEY = "gw-7f3a9c1e5b2d4068"

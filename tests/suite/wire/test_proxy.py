@@ -9,12 +9,12 @@ import requests
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.redaction import REDACTED, run_secrets
+from conformance.core.run_inputs import ProxyError, parse_proxy
 from conformance.reference.certificates import CertFiles, issue
 from conformance.reference.server import ReferenceServer
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.wire import proxy, tls
 from conformance.suite.wire.client import SuiteClient, SuiteTlsError
-from conformance.suite.wire.proxy import ProxyError, parse_proxy
 from conformance.suite.wire.tls import TlsSettings
 from tests.forward_proxy import ForwardProxy
 from tests.suite.https_servers import EchoServer, echo_server, server_context

@@ -14,6 +14,8 @@ import pytest
 
 from conformance.core.profile import RateLimitRule
 from conformance.core.results import RateLimitCounts
+from conformance.core.run_inputs import parse_rate
+from conformance.judge.rate_limits import is_rate_limited
 from conformance.suite.wire.ratelimit import (
     BACKOFF_CAP_S,
     RATE_LIMITED,
@@ -22,8 +24,6 @@ from conformance.suite.wire.ratelimit import (
     RequestWaits,
     SendLimiter,
     backoff_s,
-    is_rate_limited,
-    parse_rate,
     parse_retry_after,
     rule_problems,
 )

@@ -1,10 +1,11 @@
 """Statement pages as exact values.
 
 Every amount of a statement is a decimal string (profile 5: exactly ``accounting_decimals``
-places); here it becomes a ``decimal.Decimal``, so every sum the family computes is exact. An
-instant is an RFC 3339 string with any number of fractional digits and any offset;
-``core.formats.epoch_seconds`` turns it into exact epoch seconds, so that the family can tell
-which lines a window ``[from, to)`` holds whatever precision the server writes.
+places); here it becomes a ``decimal.Decimal``, so every sum the statements family (and the
+validator) computes is exact. An instant is an RFC 3339 string with any number of fractional
+digits and any offset; ``core.formats.epoch_seconds`` turns it into exact epoch seconds, so that
+the family can tell which lines a window ``[from, to)`` holds whatever precision the server
+writes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which requirement ids a schema check names (conformance/suite/schema/requirements.py)."""
+"""Which requirement ids a schema check names (conformance/judge/schema_requirements.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from dataclasses import replace
 
 from conformance.core.contract import operations
 from conformance.core.profile import load_profile
-from conformance.suite.schema.generation import schema_rules
-from conformance.suite.schema.requirements import (
+from conformance.judge.schema_requirements import (
     catalogue,
     pin,
     pin_to_fields,
     requirement_ids,
+    rules,
     tag_ids,
 )
 from conformance.suite.schema.test_schema import STATEFUL_CHECKS, UNIT_CHECKS
@@ -19,20 +19,20 @@ from conformance.suite.schema.test_schema import STATEFUL_CHECKS, UNIT_CHECKS
 
 def test_every_id_the_rules_name_is_in_the_catalogue() -> None:
     known = set(catalogue())
-    rules = schema_rules()
+    table = rules()
     named: set[str] = set()
-    for mapping in rules["requirements"].values():
+    for mapping in table["requirements"].values():
         lists = mapping.values() if isinstance(mapping, dict) else [mapping]
         for ids in lists:
             named.update(ids)
-    for ids in rules["tags"].values():
+    for ids in table["tags"].values():
         named.update(ids)
     assert named - known == set()
 
 
 def test_every_check_of_the_family_names_requirements_on_every_operation() -> None:
     for check in {*UNIT_CHECKS, *STATEFUL_CHECKS}:
-        assert check in schema_rules()["requirements"], check
+        assert check in rules()["requirements"], check
     for op in operations():
         assert requirement_ids("no_server_error", op.operation_id) == ("ERR-006",)
         assert requirement_ids("response_schema_conformance", op.operation_id, 200)

@@ -1,10 +1,11 @@
 """Which requirement ids each schema check verifies, per operation and per failure.
 
-``rules.yaml`` (section ``requirements``) lists, for every check, candidate requirement
-ids, optionally by the status class of the response (``2xx``, ``4xx``) or by exact status. For
-one operation only the candidates whose catalogue entry lists that operation (or ``all``) count.
-A failure that names fields (a missing ``checkout_url``, a negated ``interval_secs``) is pinned
-to the candidates whose text names one of those fields, when there are such candidates.
+``schema_requirements.yaml`` (section ``requirements``), beside this module, lists, for every
+check, candidate requirement ids, optionally by the status class of the response (``2xx``,
+``4xx``) or by exact status. For one operation only the candidates whose catalogue entry lists
+that operation (or ``all``) count. A failure that names fields (a missing ``checkout_url``, a
+negated ``interval_secs``) is pinned to the candidates whose text names one of those fields,
+when there are such candidates.
 """
 
 from __future__ import annotations
@@ -12,10 +13,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 from conformance.core.catalogue import Requirement, load_catalogue
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.schema.generation import schema_rules
+from conformance.core.yamldata import load_yaml
+
+_RULES_FILE = Path(__file__).with_name("schema_requirements.yaml")
+
+
+@cache
+def rules() -> dict[str, Any]:
+    """``schema_requirements.yaml``: ``requirements``, ``tags`` and ``pinned_checks``."""
+    loaded: dict[str, Any] = load_yaml(_RULES_FILE.read_text(encoding="utf-8"))
+    return loaded
 
 
 @cache
@@ -45,9 +57,9 @@ def _profile_keys(mapping: dict[str, list[str]], status: int, profile: Profile) 
 
 
 def _candidates(check: str, status: int | None, mode: str | None, profile: Profile) -> list[str]:
-    mapping = schema_rules()["requirements"].get(check)
+    mapping = rules()["requirements"].get(check)
     if mapping is None:
-        raise KeyError(f"schema/rules.yaml has no requirements for check {check!r}")
+        raise KeyError(f"judge/schema_requirements.yaml has no requirements for check {check!r}")
     if isinstance(mapping, list):
         return list(mapping)
     if status is None and mode is None:  # every id the check can name
@@ -78,7 +90,9 @@ def requirement_ids(
     for rid in _candidates(check, status, mode, profile or _default_profile()):
         entry = entries.get(rid)
         if entry is None:
-            raise KeyError(f"schema/rules.yaml names requirement {rid}, unknown to the catalogue")
+            raise KeyError(
+                f"judge/schema_requirements.yaml names requirement {rid}, unknown to the catalogue"
+            )
         if operation_id in entry.operations and rid not in result:
             result.append(rid)
     return tuple(result)
@@ -86,7 +100,7 @@ def requirement_ids(
 
 def passable_ids(check: str, operation_id: str) -> tuple[str, ...]:
     """Ids a response can verify (not only break): those of every status but 5xx."""
-    mapping = schema_rules()["requirements"].get(check)
+    mapping = rules()["requirements"].get(check)
     if not isinstance(mapping, dict):
         return requirement_ids(check, operation_id)
     keys = [key for key in mapping if not str(key).startswith("5")]
@@ -98,7 +112,7 @@ def passable_ids(check: str, operation_id: str) -> tuple[str, ...]:
 
 
 def is_pinned(check: str) -> bool:
-    return check in schema_rules().get("pinned_checks", [])
+    return check in rules().get("pinned_checks", [])
 
 
 def pin_to_fields(ids: Iterable[str], fields: Iterable[str]) -> tuple[str, ...]:
@@ -121,7 +135,7 @@ def pin_to_fields(ids: Iterable[str], fields: Iterable[str]) -> tuple[str, ...]:
 def tag_ids(tags: Iterable[str]) -> frozenset[str]:
     """The requirement ids ``rules.yaml`` ties to tags (a coverage scenario such as
     ``non_unique_items``, a broken format such as ``format:date-time``)."""
-    table = schema_rules().get("tags", {})
+    table = rules().get("tags", {})
     return frozenset(rid for tag in tags for rid in table.get(tag, ()))
 
 

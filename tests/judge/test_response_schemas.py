@@ -1,4 +1,4 @@
-"""Success bodies against their schema (conformance/suite/responses/schemas.py) and the
+"""Success bodies against their schema (conformance/judge/response_schemas.py) and the
 requirement ids a broken one fails (conformance/suite/responses/test_responses.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.suite.responses.schemas import ResponseSchemas
+from conformance.judge.response_schemas import ResponseSchemas
 from conformance.suite.responses.test_responses import broken_ids, shape_ids
 
 SCHEMAS = ResponseSchemas(effective_contract(load_profile()))

@@ -4,7 +4,7 @@
 (draft 2020-12) with the contract's semantics: ``pattern`` is ECMA-262 (``core.patterns``) and
 ``format`` has the meaning of ``core.formats``. Each problem names the fields it points at and
 its tags (``format:date-time``), the same clues the schema family pins requirement ids with
-(``schema.requirements.pin``). The validator checks recorded exchanges with the same
+(``judge.schema_requirements.pin``). The validator checks recorded exchanges with the same
 ``SchemaValidator`` and ``problem_of``.
 """
 

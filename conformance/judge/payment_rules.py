@@ -1,4 +1,4 @@
-"""What the profile says about payments, in the terms the payments family checks.
+"""What the profile says about payments, in the terms the payments family and the validator check.
 
 States and transitions come from ``[payments]``; the deposit helper is no transition of the
 profile's table, so the states it leads to are read from the accept-underpaid transition: a

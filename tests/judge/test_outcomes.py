@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.suite.outcomes import is_contract_refusal, is_validation_error
+from conformance.judge.outcomes import is_contract_refusal, is_validation_error
 
 DEFAULT = load_profile()
 

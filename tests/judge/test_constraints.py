@@ -1,4 +1,4 @@
-"""The constraints of the contract's requests (conformance/suite/boundaries/constraints.py)."""
+"""The constraints of the contract's requests (conformance/judge/constraints.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from conformance.core.contract import effective_contract, load_document
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries.constraints import (
+from conformance.judge.constraints import (
     FieldRef,
     iter_constraints,
     profile_key,

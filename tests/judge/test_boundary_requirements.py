@@ -1,4 +1,4 @@
-"""The requirement map (conformance/suite/boundaries/requirements.py and
+"""The requirement map (conformance/judge/boundary_requirements.py and
 boundary_requirements.yaml): which ids a constraint's results are reported under."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from conformance.core.catalogue import Layer, load_catalogue
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.suite.boundaries.constraints import iter_constraints
-from conformance.suite.boundaries.requirements import RequirementMap
+from conformance.judge.boundary_requirements import RequirementMap
+from conformance.judge.constraints import iter_constraints
 
 
 @pytest.fixture(scope="module")

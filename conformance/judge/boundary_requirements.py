@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.core.yamldata import load_yaml
-from conformance.suite.boundaries.constraints import Constraint, profile_key
+from conformance.judge.constraints import Constraint, profile_key
 
 _REQUIREMENTS_FILE: Final = Path(__file__).with_name("boundary_requirements.yaml")
 

@@ -4,10 +4,10 @@
 header parameters) and yields one ``Constraint`` per declared JSON type, required field, length,
 range, integer type, enum, pattern, format (``uri``, ``date-time``), item-count and unique-items
 keyword it finds; for every query and path parameter its encoding; and the profile's pins that
-``constraint_pins.yaml`` names (decimal places per currency, cursors only their issuer may
-use). ``satisfies``
-tells whether a value meets a schema's keywords but some: it decides which generated values are
-kept (``near_misses``), checked with the pattern's ECMA-262 semantics.
+``constraint_pins.yaml`` names (decimal places per currency, cursors only their issuer may use);
+the boundaries family sends cases on them, the validator judges recorded requests by them.
+``satisfies`` tells whether a value meets a schema's keywords but some: it decides which
+generated values are kept (``near_misses``), checked with the pattern's ECMA-262 semantics.
 """
 
 from __future__ import annotations

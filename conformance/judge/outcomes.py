@@ -1,9 +1,9 @@
 """What a response must look like, as lists of problems (empty: as expected).
 
-Shared by the auth, idempotency and boundaries families: an expected error (the profile's status
-and code, the spec's error shape ``{code, message, details?}``), an expected success (the
-profile's success status for the operation), and a readable one-line summary of a response for
-failure messages.
+Shared by the auth, idempotency and boundaries families and the validator: an expected error
+(the profile's status and code, the spec's error shape ``{code, message, details?}``), an
+expected success (the profile's success status for the operation), and a readable one-line
+summary of a response for failure messages.
 """
 
 from __future__ import annotations
