@@ -361,6 +361,11 @@ class SchemaPhaseRunner:
         modes = [GenerationMode.POSITIVE]
         if mode == GenerationMode.NEGATIVE:
             modes.append(GenerationMode.NEGATIVE)
+        # schemathesis probes each (path, undeclared method) once per process, for whichever
+        # operation on that path comes first; the test processes of a run and of its replay
+        # take operations in different orders. Forgotten here, every operation sends its own
+        # probes, and the same cases whatever ran before it.
+        operation.schema.coverage_unexpected_methods_seen.clear()
         cases = [
             case
             for case in CoverageGenerator(
