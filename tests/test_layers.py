@@ -55,7 +55,7 @@ def crossings(source: str, module: str) -> set[str]:
     """The layers ``module`` imports that its layer may not."""
     own = layer_of(module)
     assert own is not None
-    allowed = ALLOWED.get(own, frozenset(ALLOWED)) | {own}
+    allowed = ALLOWED[own] | {own}
     layers = {layer_of(m) for m in imported_modules(source, module)}
     return {layer for layer in layers if layer is not None and layer in ALLOWED} - allowed
 

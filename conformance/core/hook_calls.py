@@ -23,8 +23,8 @@ class HookCall:
     timed_out: bool = False
 
 
-def call_hook(function: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> HookCall:
-    """``function(*args)`` in a daemon thread, waited on for ``timeout_s`` (HOOK_TIMEOUT_S)."""
+def call_hook(function: Callable[..., Any], *args: Any) -> HookCall:
+    """``function(*args)`` in a daemon thread, waited on for ``HOOK_TIMEOUT_S``."""
     outcome: list[HookCall] = []
 
     def target() -> None:
@@ -35,5 +35,5 @@ def call_hook(function: Callable[..., Any], *args: Any, timeout_s: float | None 
 
     thread = threading.Thread(target=target, name="profile-hook", daemon=True)
     thread.start()
-    thread.join(HOOK_TIMEOUT_S if timeout_s is None else timeout_s)
+    thread.join(HOOK_TIMEOUT_S)
     return outcome[0] if outcome else HookCall(timed_out=True)

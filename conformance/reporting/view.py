@@ -18,6 +18,7 @@ from conformance.core.diff import Diff, scrubbed, verdict_note
 from conformance.core.receiver_counts import ReceiverCounts
 from conformance.core.redaction import REDACTED
 from conformance.core.results import (
+    INSECURE_WARNING,
     NO_CHECK_REASON,
     REPLAY_NOTE,
     CheckResult,
@@ -254,8 +255,6 @@ class RunView:
     @property
     def warnings(self) -> tuple[str, ...]:
         """What a reader of any report must know before trusting the verdict."""
-        from conformance.core.results import INSECURE_WARNING
-
         found = [INSECURE_WARNING] if self.insecure else []
         if self.unsigned_shards:
             found.append(
