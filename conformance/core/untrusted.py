@@ -19,10 +19,11 @@ from conformance.core.redaction import REDACTED
 # non-characters XML 1.0 forbids; and the bidirectional-text controls (embeddings and overrides
 # U+202A-U+202E, isolates U+2066-U+2069, the marks U+200E, U+200F and U+061C), with which a
 # server could make a report line display its text reversed.
-_CONTROLS = (
-    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-)
+_CONTROL_RANGES = (
+    (0x00, 0x08), (0x0B, 0x0C), (0x0E, 0x1F), (0x7F, 0x9F), (0xD800, 0xDFFF), (0xFFFE, 0xFFFF),
+    (0x061C, 0x061C), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069),
+)  # fmt: skip
+_CONTROLS = "".join(f"{chr(low)}-{chr(high)}" for low, high in _CONTROL_RANGES)
 # Runs of them, each run escaped at once: a body of a million NULs is one match, not a million.
 _UNPRINTABLE = re.compile(f"[{_CONTROLS}]+")
 # On a terminal a carriage return rewrites the line: a server could overprint a verdict.
@@ -38,21 +39,19 @@ _LEGACY_COMMAND = "##["
 _COMMAND = re.compile(r"(?<!\S)::")
 
 
-class _Escapes(dict[int, str]):
-    """A ``str.translate`` table: the escape of each unprintable character, made on first use."""
-
-    def __missing__(self, code: int) -> str:
-        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
-            escape = f"\\x{code - 0xDC00:02x}"
-        elif code <= 0xFF:
-            escape = f"\\x{code:02x}"
-        else:
-            escape = f"\\u{code:04x}"
-        self[code] = escape
-        return escape
+def _escape(code: int) -> str:
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the original byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-_ESCAPES = _Escapes()
+# A plain dict, made once: str.translate looks every character up, and a dict subclass (made on
+# first use) or a function per character makes a bomb's report several times slower to write.
+_ESCAPES = {
+    code: _escape(code)
+    for low, high in (*_CONTROL_RANGES, (0x0D, 0x0D))
+    for code in range(low, high + 1)
+}
 
 
 def _escape_run(match: re.Match[str]) -> str:

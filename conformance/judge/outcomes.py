@@ -22,11 +22,12 @@ from conformance.core.results import Evidence, Outcome
 def summary(response: httpx.Response, limit: int = 160) -> str:
     """``422 {"code":"idempotency_key_reused",...}``: status and the start of the body, with
     secrets (a rotated webhook secret, say) redacted."""
-    # Clip before redacting (a redaction of a body cut mid-secret still hides it): redacting
-    # a whole 8 MiB body only to show 160 characters of it takes seconds.
-    raw = response.text
+    # Clip before decoding and redacting (a redaction of a body cut mid-secret still hides it):
+    # decoding and redacting a whole 8 MiB body only to show 160 characters of it takes time.
+    head = response.content[: limit * 16]  # at least limit * 4 characters, at 4 bytes each
+    raw = head.decode(response.encoding or "utf-8", errors="replace")
     text = redact_text(raw[: limit * 4]).replace("\n", " ")
-    if len(text) > limit or len(raw) > limit * 4:
+    if len(text) > limit or len(raw) > limit * 4 or len(response.content) > len(head):
         text = text[:limit] + "..."
     return f"{response.status_code} {text}".rstrip()
 

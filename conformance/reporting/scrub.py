@@ -23,6 +23,7 @@ from conformance.core.redaction import (
     SECRET_HEADERS,
     WEBHOOK_SECRET,
     is_secret_header,
+    names_a_secret_field,
     redact_headers,
     redact_text,
 )
@@ -129,6 +130,8 @@ def learn_secrets(run: RunResult, extra: Iterable[str] = ()) -> tuple[str, ...]:
 
 
 def _text_secret_values(text: str) -> list[str]:
+    if not names_a_secret_field(text):
+        return []
     return [m.group(2) or m.group(4) or "" for m in _TEXT_SECRET_FIELD.finditer(text)]
 
 
@@ -138,6 +141,8 @@ def _redact_text_fields(text: str) -> str:
             return match.group(1) + REDACTED
         return match.group(3) + REDACTED
 
+    if not names_a_secret_field(text):
+        return text
     return _TEXT_SECRET_FIELD.sub(replace, text)
 
 

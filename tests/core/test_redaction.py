@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 
-from conformance.core.redaction import REDACTED, redact_headers, redact_text
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.core.redaction import (
+    REDACTED,
+    SECRET_FIELDS,
+    names_a_secret_field,
+    redact_headers,
+    redact_text,
+)
 
 
 def test_signature_headers_are_redacted_and_the_key_id_kept() -> None:
@@ -93,3 +103,28 @@ def test_deeply_nested_or_long_bodies_are_redacted_quickly() -> None:
     assert redact_text(deep) == "[" * 200_000 + '{"secret": "[redacted]"}' + "]" * 200_000
     wide = "[" + "0," * 500_000 + '{"secret":"x"}]'
     assert redact_text(wide).endswith('0,{"secret":"[redacted]"}]')
+
+
+# Letters that fold onto the ASCII ones of the field names: the long s, the Kelvin sign, dotted
+# and dotless i, and the German sharp s, which folds to two letters.
+_LOOKALIKES = "\u017f\u212a\u0130\u0131\u00df"
+
+
+@given(
+    st.lists(
+        st.sampled_from(sorted(SECRET_FIELDS))
+        | st.text(alphabet='secrtignaupvk_SECRTIGNAUPVK"= ' + _LOOKALIKES, max_size=12)
+    ).map("".join)
+)
+def test_the_quick_secret_name_test_misses_no_name_a_case_insensitive_search_finds(
+    text: str,
+) -> None:
+    # The scrubber skips its slow scans when this test says no: it must never say no wrongly.
+    anywhere = re.compile("|".join(re.escape(f) for f in SECRET_FIELDS), re.IGNORECASE)
+    if anywhere.search(text) or any(f in text.lower() for f in SECRET_FIELDS):
+        assert names_a_secret_field(text)
+
+
+def test_the_quick_secret_name_test_says_no_to_a_body_without_one() -> None:
+    assert not names_a_secret_field('{"id": "pay_1", "amount": "10.00"}' + "\0" * 1000)
+    assert names_a_secret_field('{"id": "we_1", "\u017fecret": "x"}')

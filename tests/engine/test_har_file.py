@@ -300,9 +300,10 @@ def test_a_gzip_bomb_server_gives_a_bounded_recording_within_the_run_budget(
         took = time.perf_counter() - started
     assert outcome.exit_code in (1, 2), outcome.output
     assert "Traceback" not in outcome.output
-    # The budget, its hard stop's grace and the stop itself (workers torn down, reports written;
-    # 26 s at a load of 10 on 2 cores); unbounded, writing the recording alone took minutes.
-    assert took < budget_s + 20.0
+    # The budget, its hard stop's grace and the stop itself (workers torn down, reports written
+    # with the bombs' evidence): 20 s in all on an idle machine, 37 s in CI before the reports'
+    # escaping and redaction got faster. Unbounded, writing the recording alone took minutes.
+    assert took < budget_s + 30.0
 
     size = har_path.stat().st_size
     assert size <= limits.file_bytes + 4096  # the cap, and the log's head

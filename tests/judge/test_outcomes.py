@@ -1,5 +1,6 @@
 """Which answer is the profile's validation error (``outcomes.is_validation_error``): its status
-and its code, so that a business-rule refusal sharing the status is never judged as one."""
+and its code, so that a business-rule refusal sharing the status is never judged as one; and the
+one-line summary of an answer that failure messages quote."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import httpx
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.judge.outcomes import is_contract_refusal, is_validation_error
+from conformance.judge.outcomes import is_contract_refusal, is_validation_error, summary
 
 DEFAULT = load_profile()
 
@@ -72,3 +73,23 @@ def test_a_business_rule_code_is_never_the_refusal_of_a_malformed_request(
     profile: Profile, response: httpx.Response, expected: bool
 ) -> None:
     assert is_contract_refusal(response, profile) is expected
+
+
+def test_a_summary_is_the_status_and_the_start_of_the_body_on_one_line() -> None:
+    response = httpx.Response(201, content=b'{"id": "pay_1",\n "amount": "10.00"}')
+    assert summary(response) == '201 {"id": "pay_1",  "amount": "10.00"}'
+
+
+def test_a_long_body_is_cut_and_said_to_be_and_its_secrets_never_shown() -> None:
+    body = '{"secret": "whsec_c2VjcmV0", "note": "' + "\u00e9" * 2_000_000 + '"}'
+    shown = summary(httpx.Response(200, content=body.encode()), limit=60)
+    assert shown == "200 " + ('{"secret": "[redacted]", "note": "' + "\u00e9" * 60)[:60] + "..."
+
+
+def test_an_answer_of_the_declared_charset_is_read_in_it() -> None:
+    response = httpx.Response(
+        400,
+        content="caf\u00e9".encode("latin-1"),
+        headers={"Content-Type": "text/plain; charset=latin-1"},
+    )
+    assert summary(response) == "400 caf\u00e9"

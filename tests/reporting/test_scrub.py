@@ -165,6 +165,13 @@ def test_a_scrubber_without_secrets_changes_no_plain_text() -> None:
     assert Scrubber(()).text(f"{WORDS} k-1") == f"{WORDS} k-1"
 
 
+def test_a_secret_field_of_a_body_no_parser_reads_goes_however_its_name_is_cased() -> None:
+    # a body cut short, its field named with letters that fold onto "secret"
+    for name in ("secret", "SECRET", "\u017fecret", "api_\u017fecret"):
+        text, _ = Scrubber(()).body(f'{{"id": "we_1", "{name}": "whole-value-1234')
+        assert "whole-value-1234" not in text and f'"{name}": "{REDACTED}' in text, text
+
+
 def test_the_password_of_the_base_url_is_hidden_wherever_it_is_echoed(tmp_path: Path) -> None:
     password = "base-url-password-93d1"
     echoed = evidence(response_body=json.dumps({"note": f"hello user {password}"}))
