@@ -15,7 +15,7 @@ from pathlib import Path
 from conformance.core.diff import RunOutcomes
 from conformance.core.headers import Header
 from conformance.core.profile import Profile
-from conformance.core.shards import Shard
+from conformance.core.shards import Shard, family_costs
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.core.waivers import WaiverFile
 from conformance.suite.wire import tls
@@ -62,6 +62,7 @@ class RunOptions:
     strict_waivers: bool = False  # run --strict-waivers: a stale waiver fails the run
     baseline: RunOutcomes | None = None  # run --baseline: only failures new since it fail the run
     shard: Shard | None = None  # run --shard i/N: only this part of the run's tests (core.shards)
+    families: tuple[str, ...] = ()  # only these check families' tests (the families' proofs)
 
     # --workers auto: ``workers`` is replaced after preflight by what suits the cores and the
     # round trip it measured (``engine.workers``); ``auto_why`` says why, for the reports
@@ -103,6 +104,12 @@ def _check_options(options: RunOptions) -> None:
         raise RunError(f"--max-duration must be positive, not {options.max_duration_s:g}")
     if options.rate_limit is not None and not 0 < options.rate_limit < float("inf"):
         raise RunError(f"--rate-limit must be a positive number, not {options.rate_limit:g}")
+    unknown = sorted(set(options.families) - set(family_costs()))
+    if unknown:
+        raise RunError(
+            f"no check family {', '.join(unknown)}; the families are "
+            f"{', '.join(sorted(family_costs()))}"
+        )
     _check_webhook_options(options)
 
 

@@ -104,6 +104,8 @@ def pytest_args(
         args += ["--only", prefix]
     for prefix in options.skip:
         args += ["--skip", prefix]
+    for family in options.families:
+        args += ["--conformance-family", family]
     # Only the plugins the suite needs (``_only_named_plugins``): each test process then
     # neither loads the others nor rewrites the asserts of every module of their packages.
     for plugin in SUITE_PLUGINS:

@@ -78,6 +78,11 @@ class RequirementMap:
             tuple(dict.fromkeys(accepted)),
         )
 
+    def judged_by(self, constraint: Constraint, *, created: bool) -> frozenset[str]:
+        """Every requirement id the cases of ``constraint`` can report under, the error shape's
+        (judged on any refusal) included."""
+        return frozenset((*self.ids_for(constraint, created=created).all, *self.error_shape))
+
     def every_id(self) -> tuple[str, ...]:
         ids: list[str] = [*self.error_shape, *self.success_created, *self.success_other]
         for values in self.by_kind.values():

@@ -78,6 +78,36 @@ def is_quick(config: pytest.Config) -> bool:
     return bool(_option(config, "--quick", False))
 
 
+def selected_requirement_ids(only: Sequence[str], skip: Sequence[str]) -> set[str]:
+    """Ids of the catalogue's requirements selected by ``--only``/``--skip``."""
+    from conformance.core.catalogue import load_catalogue
+
+    try:
+        selected = load_catalogue().select(tuple(only), tuple(skip))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--only/--skip: {exc}") from None
+    return {requirement.id for requirement in selected}
+
+
+def selection(only: Sequence[str], skip: Sequence[str]) -> frozenset[str] | None:
+    """The requirement ids a run selects, or None when it selects every one."""
+    if not only and not skip:
+        return None
+    return frozenset(selected_requirement_ids(only, skip))
+
+
+def collection_selection(config: pytest.Config) -> frozenset[str] | None:
+    """``selection`` of the ``--only``/``--skip`` options, read where tests are collected."""
+    return selection(
+        split_values(_option(config, "--only", [])), split_values(_option(config, "--skip", []))
+    )
+
+
+def split_values(values: Sequence[str]) -> tuple[str, ...]:
+    """The comma-separated parts of a repeatable option's values (``--only A,B --only C``)."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
 def collection_operations(
     config: pytest.Config, *, with_constraints: bool = False, idempotency: bool = False
 ) -> list[str]:

@@ -87,6 +87,7 @@ def test_a_reference_fault_is_reported_against_the_requirement_it_breaks() -> No
         (RunOptions(workers=0), "--workers must be at least 1"),
         (RunOptions(max_duration_s=0), "--max-duration must be positive"),
         (RunOptions(embedded_fault="no-such-fault"), "unknown fault no-such-fault"),
+        (RunOptions(families=("auth", "nope")), "no check family nope; the families are auth, "),
     ],
 )
 def test_options_that_cannot_run_raise_run_error(options: RunOptions, message: str) -> None:
@@ -99,6 +100,7 @@ def test_pytest_arguments(tmp_path: Path) -> None:
     options = RunOptions(
         only=("AUTH", "spec 5"),
         skip=("AUTH-002",),
+        families=("auth", "schema"),
         workers=3,
         quick=True,
         max_examples=4,
@@ -113,6 +115,7 @@ def test_pytest_arguments(tmp_path: Path) -> None:
         "-n 3",
         "--only AUTH --only spec 5",
         "--skip AUTH-002",
+        "--conformance-family auth --conformance-family schema",
         "--conformance-seed 11",
         "--max-examples 4",
         "--quick",

@@ -2,7 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.core.results import Outcome, RunResult
+from conformance.engine.options import RunOptions
+from conformance.engine.runner import run_suite
+
+
+def run_family(
+    family: str,
+    seed: int,
+    *,
+    fault: str | None = None,
+    quick: bool = True,
+    only: tuple[str, ...] | set[str] | frozenset[str] = (),
+    **options: Any,
+) -> RunResult:
+    """A run of ``family``'s tests alone against the embedded reference server (with ``fault``
+    switched on); with ``only``, of those that check these requirement ids."""
+    return run_suite(
+        RunOptions(
+            seed=seed,
+            only=tuple(sorted(only)),
+            families=(family,),
+            embedded_fault=fault,
+            quick=quick,
+            **options,
+        )
+    )
 
 
 def family_failures(result: RunResult, family: str) -> dict[str, list[str]]:

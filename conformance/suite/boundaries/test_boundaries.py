@@ -42,7 +42,14 @@ from conformance.suite.boundaries.near_misses import Case, cases_for
 from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.boundaries.sides import Side
 from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
-from conformance.suite.selection import collection_contract, collection_operations, quick_subset
+from conformance.suite.selection import (
+    collection_contract,
+    collection_operations,
+    collection_profile,
+    collection_selection,
+    quick_subset,
+    selection,
+)
 from conformance.suite.wire.client import IDEMPOTENCY_HEADER, SuiteClient
 
 REQUIREMENTS = RequirementMap.load()
@@ -53,21 +60,38 @@ pytestmark = pytest.mark.family("boundaries")
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "operation_id" in metafunc.fixturenames:
-        contract = collection_contract(metafunc.config)
+        config = metafunc.config
+        contract = collection_contract(config)
+        profile = collection_profile(config)
+        selected = collection_selection(config)
         operations = [
             op
-            for op in collection_operations(metafunc.config, with_constraints=True)
-            if any(keys_of(c) for c in constraints_of(contract, op))
+            for op in collection_operations(config, with_constraints=True)
+            if any(keys_of(c) for c in constraints_of(contract, op, profile, selected))
         ]
         metafunc.parametrize("operation_id", operations, ids=operations)
 
 
-def constraints_of(contract: dict[str, Any], operation_id: str) -> list[Constraint]:
-    """The constraints this test sends cases for (``test_parameters.py`` has the others)."""
+def constraints_of(
+    contract: dict[str, Any],
+    operation_id: str,
+    profile: Profile,
+    selected: frozenset[str] | None = None,
+) -> list[Constraint]:
+    """The constraints this test sends cases for (``test_parameters.py`` has the others): with
+    a selection (``--only``/``--skip``), those whose results name a selected requirement, so
+    that replaying one requirement sends its cases only."""
+    created = profile.creates(operation_id)
+
+    def kept(c: Constraint) -> bool:
+        return selected is None or not selected.isdisjoint(
+            REQUIREMENTS.judged_by(c, created=created)
+        )
+
     return [
         c
         for c in iter_constraints(contract, operation_id, skip_headers=OTHER_FAMILIES_HEADERS)
-        if c.kind not in PARAMETER_KINDS
+        if c.kind not in PARAMETER_KINDS and kept(c)
     ]
 
 
@@ -154,7 +178,8 @@ def test_boundaries(
     factories = Factories(suite_client, profile, effective_contract)
     created = profile.creates(op)
     quick = bool(getattr(conformance_settings, "quick", False))
-    constraints = constraints_of(effective_contract, op)
+    selected = selection(conformance_settings.only, conformance_settings.skip)
+    constraints = constraints_of(effective_contract, op, profile, selected)
     for constraint in constraints:
         case_log.expect(keys_of(constraint))
     try:

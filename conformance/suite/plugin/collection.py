@@ -12,6 +12,7 @@ import pytest
 
 from conformance.core.shards import CollectedTest, Shard, family_costs, plan_for
 from conformance.suite.plugin.session import _STATE, _activate
+from conformance.suite.selection import selected_requirement_ids
 
 SUITE_DIR = Path(__file__).resolve().parent.parent
 _IN_SUITE = pytest.StashKey[dict[Path, bool]]()
@@ -89,8 +90,23 @@ def pytest_collection_modifyitems(
     if settings.only or settings.skip:
         selected = selected_requirement_ids(settings.only, settings.skip)
         _deselect(config, items, lambda item: bool(selected.intersection(_marker_ids(item))))
+    if settings.families:
+        _keep_families(config, items, settings.families)
     if settings.shard is not None:
         _keep_shard(config, items, settings.shard)
+
+
+def _keep_families(
+    config: pytest.Config, items: list[pytest.Item], families: tuple[str, ...]
+) -> None:
+    known = {family_of(item) for item in items if is_suite_item(item)}
+    unknown = sorted(set(families) - known)
+    if unknown and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(
+            f"--conformance-family: no check family {', '.join(unknown)}; "
+            f"the families are {', '.join(sorted(known))}"
+        )
+    _deselect(config, items, lambda item: family_of(item) in families)
 
 
 def _deselect(
@@ -154,14 +170,3 @@ def fail_fast_order(items: list[pytest.Item]) -> list[pytest.Item]:
         return FAIL_FAST_FAMILIES.index(family) if family in FAIL_FAST_FAMILIES else middle
 
     return sorted(items, key=rank)
-
-
-def selected_requirement_ids(only: tuple[str, ...], skip: tuple[str, ...]) -> set[str]:
-    """Ids of the catalogue's requirements selected by ``--only``/``--skip``."""
-    from conformance.core.catalogue import load_catalogue
-
-    try:
-        selected = load_catalogue().select(only, skip)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--only/--skip: {exc}") from None
-    return {requirement.id for requirement in selected}

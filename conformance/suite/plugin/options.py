@@ -14,6 +14,7 @@ import pytest
 
 from conformance.core.profile import API_KEY_ENV, API_SECRET_ENV
 from conformance.core.shards import Shard, ShardError, parse_shard
+from conformance.suite.selection import split_values
 
 DEFAULT_MAX_EXAMPLES = 20
 QUICK_MAX_EXAMPLES = 3
@@ -34,6 +35,7 @@ class SuiteSettings:
     webhook_url: str | None = None  # how the server reaches the suite's webhook receiver
     webhook_bind: str | None = None  # HOST:PORT the receiver listens on
     shard: Shard | None = None  # run --shard: run only this part of the collected tests
+    families: tuple[str, ...] = ()  # only these check families' tests (none: every family)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +72,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-shard",
         metavar="i/N",
         help="Run only part i of N of the collected checks (core.shards).",
+    )
+    group.addoption(
+        "--conformance-family",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="Run only the checks of this family (repeatable; comma-separated).",
     )
     # where the shard's plan (core.shards.ShardPlan) is written, for the engine's reports
     group.addoption("--conformance-shard-plan", help=argparse.SUPPRESS)
@@ -158,10 +167,6 @@ def _connection_blocks(config: pytest.Config) -> contextlib.ExitStack:
     return stack
 
 
-def _split(values: list[str]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
 def _positive_int(config: pytest.Config, name: str) -> int | None:
     raw = config.getoption(name)
     if raw is None:
@@ -198,14 +203,15 @@ def _settings(config: pytest.Config) -> SuiteSettings:
         seed=seed,
         max_examples=max_examples,
         quick=quick,
-        only=_split(config.getoption("--only")),
-        skip=_split(config.getoption("--skip")),
+        only=split_values(config.getoption("--only")),
+        skip=split_values(config.getoption("--skip")),
         base_url=str(base_url).rstrip("/") if base_url else None,
         embedded_fault=fault,
         embedded_url=embedded_url,
         webhook_url=_webhook_option(config, "--webhook-url"),
         webhook_bind=_webhook_option(config, "--webhook-bind"),
         shard=_shard_option(config),
+        families=split_values(config.getoption("--conformance-family")),
     )
 
 

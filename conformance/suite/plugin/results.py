@@ -20,9 +20,9 @@ from conformance.suite.plugin.collection import (
     _marker_ids,
     family_of,
     is_suite_item,
-    selected_requirement_ids,
 )
 from conformance.suite.plugin.session import _STATE, _SessionState
+from conformance.suite.selection import selected_requirement_ids
 from conformance.suite.tool_errors import SERVER_GONE, not_the_servers
 from conformance.suite.wire.check_properties import (
     CASE_COVERAGE_PROPERTY,

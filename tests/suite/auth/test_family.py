@@ -11,17 +11,17 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import Outcome, RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
-from tests.suite.proofs import family_failures
+from tests.suite.proofs import family_failures, run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "auth"
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=("AUTH",), embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
@@ -53,5 +53,5 @@ def test_the_reference_server_passes_every_auth_check(seed: int, quick: bool) ->
     ],
 )
 def test_an_auth_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
-    found = failures(run(17, fault=fault))
+    found = failures(run(17, fault=fault, only=breaks))
     assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

@@ -11,21 +11,18 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.results import Outcome, RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
 from conformance.judge.boundary_requirements import RequirementMap
-from tests.suite.proofs import family_failures
+from tests.suite.proofs import family_failures, run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "boundaries"
-# One requirement only this family checks selects its tests (they carry every boundary id)
-# and leaves the other families out.
-SELECT = ("STATUS-016",)
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
@@ -42,6 +39,19 @@ def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool)
     assert {"LIMIT-002", "LIMIT-003", "LIMIT-005", "LIMIT-006", "LIMIT-008", "LIMIT-010"} <= covered
     assert {"SHAPE-034", "SHAPE-040", "SHAPE-041", "OPS-028", "OPS-036", "STATUS-016"} <= covered
     assert set(RequirementMap.load().error_shape) <= covered
+
+
+def test_a_selection_sends_the_cases_of_the_constraints_that_judge_it_only() -> None:
+    # what a replay line (run --only SHAPE-041) and the fault proofs below rely on
+    result = run(43, only={"SHAPE-041"})
+    assert {c.family for c in result.checks} == {FAMILY}  # the schema phases check it too
+    mine = [c.check_id for c in result.checks if c.family == FAMILY]
+    cases = [c for c in mine if " error shape " not in c]
+    assert cases and all("uniqueItems" in c for c in cases), mine
+    coverage = [(c.operation_id, c.constraints) for c in result.case_coverage]
+    assert coverage == [("putWebhookEndpoint", 1)]
+    passed = {r.requirement.id for r in result.requirements if r.outcome is Outcome.PASSED}
+    assert passed >= {"SHAPE-041"}
 
 
 @pytest.mark.parametrize(
@@ -73,5 +83,5 @@ def test_the_reference_server_passes_every_boundary_case(seed: int, quick: bool)
     ],
 )
 def test_a_validation_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
-    found = failures(run(13, fault=fault))
+    found = failures(run(13, fault=fault, only=breaks))
     assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

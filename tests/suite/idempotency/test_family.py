@@ -11,20 +11,17 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
-from tests.suite.proofs import family_failures, family_passed
+from tests.suite.proofs import family_failures, family_passed, run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "idempotency"
-# One requirement only this family checks selects its tests (they carry every idempotency id)
-# and leaves out the schema phases, which check some of the same ids in their own way.
-SELECT = ("IDEM-009", "IDEM-003")
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
@@ -58,5 +55,5 @@ def test_the_reference_server_passes_every_idempotency_check(seed: int, quick: b
     ],
 )
 def test_an_idempotency_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
-    found = failures(run(23, fault=fault))
+    found = failures(run(23, fault=fault, only=breaks))
     assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

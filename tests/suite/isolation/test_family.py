@@ -10,24 +10,22 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.results import Outcome, RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
-from tests.suite.proofs import family_failures
+from tests.suite.proofs import family_failures, run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "isolation"
-# Every test of the family carries a TEN id; no other family does.
-SELECT = ("TEN",)
 EXERCISED = {f"TEN-{n:03d}" for n in range(1, 9)} | {"FIX-001", "FIX-002", "HELP-009"}
 FAULTS = sorted(
     (fault.name, set(fault.breaks)) for fault in catalogue() if fault.category == "isolation"
 )
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
@@ -60,5 +58,5 @@ def test_the_catalogue_has_the_isolation_faults_this_family_catches() -> None:
 
 @pytest.mark.parametrize(("fault", "breaks"), FAULTS, ids=[name for name, _ in FAULTS])
 def test_an_isolation_fault_fails_the_requirements_it_breaks(fault: str, breaks: set[str]) -> None:
-    found = failures(run(19, fault=fault))
+    found = failures(run(19, fault=fault, only=breaks))
     assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

@@ -12,15 +12,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.results import RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
-from tests.suite.proofs import family_failures, family_passed
+from tests.suite.proofs import family_failures, family_passed, run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "schedules"
-# Requirements only this family marks: they select its five tests and leave the others out.
-SELECT = ("FIX-005", "FIX-006", "SUB-STATE-003")
 EXERCISED = {
     "OPS-002",
     "OPS-003",
@@ -37,8 +33,10 @@ EXERCISED = {
 }
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 def failures(result: RunResult) -> dict[str, list[str]]:
@@ -84,5 +82,5 @@ def test_the_reference_server_passes_every_schedules_check(seed: int, quick: boo
     ],
 )
 def test_a_schedules_fault_fails_the_requirement_it_breaks(fault: str, breaks: set[str]) -> None:
-    found = failures(run(29, fault=fault))
+    found = failures(run(29, fault=fault, only=breaks))
     assert breaks <= set(found), f"{fault}: failed {sorted(found)}"

@@ -16,14 +16,10 @@ import pytest
 from conformance.core.contract import effective_contract, load_document
 from conformance.core.profile import load_profile
 from conformance.core.results import RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
 from conformance.reference.faults import catalogue
-from tests.suite.proofs import family_failures, family_passed
+from tests.suite.proofs import family_failures, family_passed, run_family
 
 FAMILY = "x402"
-# An id only this family's four tests carry: it selects them and nothing else.
-SELECT = ("X402-007",)
 X402_IDS = {
     *(f"X402-{n:03d}" for n in range(1, 31)),
     "X402-PAYLOAD-001",
@@ -40,8 +36,10 @@ FAULTS = sorted(
 )
 
 
-def run(seed: int, *, fault: str | None = None, quick: bool = True) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=SELECT, embedded_fault=fault, quick=quick))
+def run(
+    seed: int, *, fault: str | None = None, quick: bool = True, only: set[str] | None = None
+) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, quick=quick, only=only or ())
 
 
 # ------------------------------------------------------------------------ the contract
@@ -100,5 +98,5 @@ def test_the_family_has_faults_of_its_own() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("fault", "breaks"), FAULTS, ids=[name for name, _ in FAULTS])
 def test_an_x402_fault_fails_a_requirement_it_names(fault: str, breaks: frozenset[str]) -> None:
-    found = family_failures(run(23, fault=fault), FAMILY)
+    found = family_failures(run(23, fault=fault, only=set(breaks)), FAMILY)
     assert breaks & set(found), f"{fault}: failed {sorted(found)}, names {sorted(breaks)}"
