@@ -85,6 +85,29 @@ def test_a_profile_without_test_helpers_marks_accept_underpaid_not_ready(
         without.underpaid_payment()
 
 
+def test_endpoints_made_for_cases_hear_of_the_events_a_run_emits_least(
+    factories: Factories, profile: Profile
+) -> None:
+    # each one hears of its events for the rest of the run, and its deliveries are retried
+    assert factories.request("putWebhookEndpoint").body["event_types"] == [
+        "payment.expired",
+        "subscription.canceled",
+    ]
+    # a profile whose events no cause emits: the last two of its list
+    section = profile.data["webhooks"]
+    silent = {**section, "emits": {key: "" for key in section["emits"]}}
+    data = {**profile.data, "webhooks": silent}
+    without = Factories(factories.client, Profile("x", "x", "0", data), factories.contract)
+    assert without.rare_event_types == ["x402.settled", "payout_schedule.updated"]
+
+
+def test_the_runs_endpoint_hears_of_new_payments_only(factories: Factories) -> None:
+    endpoint_id = factories.webhook_endpoint()
+    listing = factories.client.get("/v1/webhook-endpoints").json()["endpoints"]
+    mine = next(e for e in listing if e["id"] == endpoint_id)
+    assert mine["event_types"] == ["payment.created"]
+
+
 def test_the_x402_payload_recovers_to_its_wallet(factories: Factories) -> None:
     requirements = factories.x402_requirements("exact")
     entry = requirements["accepts"][0]
