@@ -11,18 +11,15 @@ import pytest
 
 from conformance.core.contract import operations
 from conformance.core.results import CheckResult, Outcome, RunResult
-from conformance.engine.options import RunOptions
-from conformance.engine.runner import run_suite
+from tests.suite.proofs import run_family
 
 pytestmark = pytest.mark.slow
 
 FAMILY = "schema"
-# Every test of the family names ERR-006 (no 5xx): selecting it runs the whole family.
-WHOLE_FAMILY = ("ERR-006",)
 
 
-def run(seed: int, only: tuple[str, ...], *, fault: str | None = None) -> RunResult:
-    return run_suite(RunOptions(seed=seed, only=only, embedded_fault=fault, quick=True))
+def run(seed: int, only: tuple[str, ...] = (), *, fault: str | None = None) -> RunResult:
+    return run_family(FAMILY, seed, fault=fault, only=only)
 
 
 def schema_checks(result: RunResult) -> list[CheckResult]:
@@ -41,7 +38,7 @@ def failures(result: RunResult) -> dict[str, list[CheckResult]]:
 
 @pytest.mark.parametrize("seed", [7, 20261122])
 def test_the_reference_server_passes_every_schema_check(seed: int) -> None:
-    result = run(seed, WHOLE_FAMILY)
+    result = run(seed)
     checks = schema_checks(result)
     assert {
         requirement: [c.message for c in found] for requirement, found in failures(result).items()
@@ -86,9 +83,7 @@ def test_the_reference_server_passes_every_schema_check(seed: int) -> None:
     ],
 )
 def test_a_fault_fails_the_requirement_it_breaks(fault: str, breaks: str) -> None:
-    # ERR-001 (an error body's shape) is checked by most families: the schema family alone
-    only = WHOLE_FAMILY if breaks == "ERR-001" else (breaks,)
-    found = failures(run(17, only, fault=fault))
+    found = failures(run(17, (breaks,), fault=fault))
     assert breaks in found, f"{fault}: failed {sorted(found)}"
     evidence = found[breaks][0].evidence
     assert evidence is not None
