@@ -159,6 +159,24 @@ def _run_recorded(
     return har
 
 
+def _outcomes(reports: Path) -> dict[str, str]:
+    document = json.loads((reports / "results.json").read_text("utf-8"))
+    return {r["id"]: r["outcome"] for r in document["requirements"]}
+
+
+def disagreements(where: Path, validate_reports: Path) -> dict[str, tuple[str, str]]:
+    """Requirement id -> (the run's outcome, validate's) where both judged it and differ: the
+    two judges read the same exchanges (issue 30's agreement test)."""
+    judged = {"passed", "failed"}
+    run = _outcomes(where / "run-reports")
+    recorded = _outcomes(validate_reports)
+    return {
+        rid: (run[rid], outcome)
+        for rid, outcome in recorded.items()
+        if outcome in judged and run.get(rid) in judged and run[rid] != outcome
+    }
+
+
 @pytest.mark.slow
 def test_a_run_recorded_from_a_faulted_server_is_not_conformant(tmp_path: Path) -> None:
     har = _run_recorded(tmp_path, ("IDEM-008",), "idem-replay-missing-header")
@@ -166,6 +184,7 @@ def test_a_run_recorded_from_a_faulted_server_is_not_conformant(tmp_path: Path) 
     assert result.exit_code == 1, result.output
     assert "✗ IDEM-008 " in result.output
     assert "header Idempotent-Replayed missing" in result.output
+    assert disagreements(tmp_path, tmp_path / "r") == {}
 
 
 @pytest.mark.slow
@@ -174,6 +193,7 @@ def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) 
     result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
     assert result.exit_code == 0, result.output
     assert "verdict: CONFORMANT, " in result.output
+    assert disagreements(tmp_path, tmp_path / "r") == {}
 
 
 @pytest.mark.slow
@@ -190,6 +210,7 @@ def test_test_helpers_mapped_by_the_profile_are_judged_where_it_maps_them(tmp_pa
     outcomes = {r["id"]: r["outcome"] for r in document["requirements"]}
     judged = {"HELP-001", "HELP-002", "HELP-005", "HELP-006", "HELP-007", "HELP-008"}
     assert {outcomes[i] for i in judged} == {"passed"}
+    assert disagreements(tmp_path, reports) == {}
 
 
 @pytest.mark.slow
@@ -202,6 +223,7 @@ def test_the_suites_own_recording_of_malformed_path_ids_is_conformant(tmp_path: 
     assert result.exit_code == 0, result.output
     assert " 0 failed" in result.output
     assert "verdict: CONFORMANT, " in result.output
+    assert disagreements(tmp_path, tmp_path / "r") == {}
 
 
 @pytest.mark.parametrize(
