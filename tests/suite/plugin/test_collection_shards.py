@@ -1,6 +1,7 @@
 """The plugin under ``--conformance-shard i/N`` (``run --shard``): each shard runs its own part
 of the selected tests, the parts together are every test once, the plan is written for the
-engine, and the data of the shard's tests carries its tag."""
+engine, and the data of the shard's tests carries its tag; and under ``--conformance-family``
+(``RunOptions.families``), which runs chosen families alone."""
 
 from __future__ import annotations
 
@@ -88,3 +89,14 @@ def test_a_bad_shard_is_a_usage_error(project: pytest.Pytester) -> None:
 def test_without_a_shard_nothing_is_tagged(project: pytest.Pytester) -> None:
     write_check(project, "test_many", CHECKS)
     project.inline_run("-k", "tagged").assertoutcome(passed=1)
+
+
+def test_a_family_runs_alone_and_an_unknown_one_is_a_usage_error(
+    project: pytest.Pytester,
+) -> None:
+    write_check(project, "test_many", CHECKS)
+    alone = ran(project.inline_run("--conformance-family", "schema"))
+    assert len(alone) == 3 and all("test_shape_case" in nodeid for nodeid in alone)
+    result = project.runpytest_inprocess("--conformance-family", "scheme")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no check family scheme; the families are many, schema" in result.stderr.str()
