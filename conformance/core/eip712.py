@@ -12,20 +12,38 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-_RECURSION_LIMIT = sys.getrecursionlimit()
+if TYPE_CHECKING:
+    from eth_account import Account
+    from eth_account.messages import SignableMessage
 
-from eth_account import Account  # noqa: E402
-from eth_account.messages import SignableMessage, encode_typed_data  # noqa: E402
+_IMPORT_LOCK = threading.Lock()
 
-# py_ecc, imported by eth-account, raises the interpreter's recursion limit to 100,000 for its
-# BLS pairing code, which nothing here uses (secp256k1 signing and recovery go through eth-keys).
-# Left that high, a deeply nested JSON text overflows the C stack (SIGSEGV) where it would
-# otherwise raise RecursionError: put it back.
-sys.setrecursionlimit(_RECURSION_LIMIT)
+
+@cache
+def _eth_account() -> tuple[type[Account], Any]:
+    """eth-account's ``Account`` and ``encode_typed_data``, imported on first use: the import
+    takes about 1.4 s (py_ecc's pairing tables), which every process that signs or recovers
+    nothing (a run without x402 checks, ``validate``, each ``--help``) is spared.
+
+    py_ecc, imported by eth-account, raises the interpreter's recursion limit to 100,000 for its
+    BLS pairing code, which nothing here uses (secp256k1 signing and recovery go through
+    eth-keys). Left that high, a deeply nested JSON text overflows the C stack (SIGSEGV) where
+    it would otherwise raise RecursionError: it is put back."""
+    with _IMPORT_LOCK:
+        limit = sys.getrecursionlimit()
+        try:
+            from eth_account import Account
+            from eth_account.messages import encode_typed_data
+        finally:
+            sys.setrecursionlimit(limit)
+    return Account, encode_typed_data
+
 
 PRIMARY_TYPE = "TransferWithAuthorization"
 
@@ -177,14 +195,17 @@ def typed_data(domain: Eip712Domain, authorization: TransferAuthorization) -> di
 
 
 def signable(domain: Eip712Domain, authorization: TransferAuthorization) -> SignableMessage:
-    return encode_typed_data(full_message=typed_data(domain, authorization))
+    _, encode_typed_data = _eth_account()
+    message: SignableMessage = encode_typed_data(full_message=typed_data(domain, authorization))
+    return message
 
 
 def sign_transfer_authorization(
     private_key: str | bytes, domain: Eip712Domain, authorization: TransferAuthorization
 ) -> str:
     """Sign as the wallet holding ``private_key``: ``0x`` + 130 hex digits (r, s, v)."""
-    signed = Account.sign_message(signable(domain, authorization), private_key)
+    account, _ = _eth_account()
+    signed = account.sign_message(signable(domain, authorization), private_key)
     return "0x" + bytes(signed.signature).hex()
 
 
@@ -195,7 +216,8 @@ def recover_signer(
     if not isinstance(signature, str) or re.fullmatch(_SIGNATURE, signature) is None:
         return None
     try:
-        recovered: str = Account.recover_message(
+        account, _ = _eth_account()
+        recovered: str = account.recover_message(
             signable(domain, authorization), signature=bytes.fromhex(signature[2:])
         )
     except Exception:  # eth-keys raises several types for a signature that is not on the curve
@@ -209,7 +231,8 @@ def same_address(a: str, b: str) -> bool:
 
 
 def address_of(private_key: str | bytes) -> str:
-    address: str = Account.from_key(private_key).address
+    account, _ = _eth_account()
+    address: str = account.from_key(private_key).address
     return address
 
 

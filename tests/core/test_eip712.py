@@ -207,20 +207,31 @@ def in_a_fresh_interpreter(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_importing_the_module_keeps_the_interpreters_recursion_limit() -> None:
-    # py_ecc (imported by eth-account) raises it to 100,000 for itself; kept, a deeply nested
-    # JSON text anywhere in the process overflows the C stack instead of raising RecursionError.
+def test_signing_keeps_the_interpreters_recursion_limit() -> None:
+    # py_ecc (imported by eth-account on first use) raises it to 100,000 for itself; kept, a
+    # deeply nested JSON text anywhere in the process overflows the C stack instead of raising
+    # RecursionError.
     done = in_a_fresh_interpreter(
-        "import sys; sys.setrecursionlimit(1234); import conformance.core.eip712; "
-        "print(sys.getrecursionlimit())"
+        "import sys; sys.setrecursionlimit(1234); from conformance.core import eip712; "
+        "eip712.address_of('0x' + '11' * 32); print(sys.getrecursionlimit())"
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1234"
 
 
-def test_after_the_import_a_deep_json_text_raises_recursion_error_not_a_crash() -> None:
+def test_the_cli_starts_without_importing_eth_account() -> None:
+    # about 1.4 s of every process's start that signs nothing (validate, --help, a run's workers)
     done = in_a_fresh_interpreter(
-        "import json, conformance.core.eip712\n"
+        "import sys, conformance.cli, conformance.suite.factories; "
+        "print('eth_account' in sys.modules)"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_after_eth_account_is_loaded_a_deep_json_text_raises_recursion_error_not_a_crash() -> None:
+    done = in_a_fresh_interpreter(
+        "import json\nfrom conformance.core import eip712\neip712.address_of('0x' + '11' * 32)\n"
         "try:\n    json.loads('[' * 70_000)\n"
         "except RecursionError:\n    print('RecursionError')"
     )
