@@ -79,7 +79,9 @@ def _auto_workers(
     from conformance.engine.workers import choose_workers, usable_cores
 
     round_trip = checked.round_trip_ms if checked is not None else None
-    if round_trip is None and target.embedded:
+    if target.embedded:
+        # on loopback a measured round trip is this machine's load, not distance: the embedded
+        # server is as far away as the latency it was told to add
         round_trip = float(options.embedded_latency_ms)
     if round_trip is None:  # no preflight against another server: today's default
         return replace(options, auto_why="no round trip measured (preflight off)")

@@ -322,9 +322,13 @@ def test_auto_workers_are_picked_after_preflight_and_recorded(
     limited = replace(auto, rate_limit=25.0)
     far = Target("http://api.example", embedded=False)
     assert _auto_workers(limited, far, measured).workers == 2
-    # without preflight the embedded server's round trip is its --latency-ms
+    # the embedded server's round trip is its --latency-ms, with or without preflight: on
+    # loopback a slow measure is the machine's load (a loaded CI runner measured 10 ms and got 4)
     embedded = RunOptions(embedded_latency_ms=50, workers=8, auto_workers=True)
     assert _auto_workers(embedded, Target("http://127.0.0.1:1", embedded=True), None).workers == 8
+    loaded = PreflightReport((PreflightStep("reachable", True),), 3, round_trip_ms=12.0)
+    plain = RunOptions(workers=8, auto_workers=True)
+    assert _auto_workers(plain, Target("http://127.0.0.1:1", embedded=True), loaded).workers == 2
     unmeasured = _auto_workers(auto, Target("http://api.example", embedded=False), None)
     assert (unmeasured.workers, unmeasured.auto_why) == (
         8,
