@@ -15,12 +15,13 @@ import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from eth_account import Account
     from eth_account.messages import SignableMessage
+    from eth_account.signers.local import LocalAccount
 
 _IMPORT_LOCK = threading.Lock()
 
@@ -43,6 +44,15 @@ def _eth_account() -> tuple[type[Account], Any]:
         finally:
             sys.setrecursionlimit(limit)
     return Account, encode_typed_data
+
+
+@lru_cache(maxsize=64)
+def _wallet(private_key: str | bytes) -> LocalAccount:
+    # Deriving the public key costs as much as signing: a run signs hundreds of payloads with a
+    # handful of keys.
+    account, _ = _eth_account()
+    wallet: LocalAccount = account.from_key(private_key)
+    return wallet
 
 
 PRIMARY_TYPE = "TransferWithAuthorization"
@@ -204,8 +214,7 @@ def sign_transfer_authorization(
     private_key: str | bytes, domain: Eip712Domain, authorization: TransferAuthorization
 ) -> str:
     """Sign as the wallet holding ``private_key``: ``0x`` + 130 hex digits (r, s, v)."""
-    account, _ = _eth_account()
-    signed = account.sign_message(signable(domain, authorization), private_key)
+    signed = _wallet(private_key).sign_message(signable(domain, authorization))
     return "0x" + bytes(signed.signature).hex()
 
 
@@ -231,8 +240,7 @@ def same_address(a: str, b: str) -> bool:
 
 
 def address_of(private_key: str | bytes) -> str:
-    account, _ = _eth_account()
-    address: str = account.from_key(private_key).address
+    address: str = _wallet(private_key).address
     return address
 
 

@@ -3,7 +3,9 @@ every request, and a fresh Idempotency-Key on every POST, PUT and DELETE unless 
 
 from __future__ import annotations
 
+import functools
 import json as jsonlib
+import ssl
 import uuid
 from typing import Any
 
@@ -16,12 +18,19 @@ AUTO = "auto"  # the default idempotency_key: a fresh UUID for POST, PUT and DEL
 NO_KEY = None
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    # httpx builds a TLS context (the system's CA store, ~40 ms) for every client, even one that
+    # only speaks plain http; the fault probes alone make hundreds of clients.
+    return httpx.create_ssl_context()
+
+
 class SignedClient:
     def __init__(self, base_url: str, credential: Credential, timeout: float = 10.0) -> None:
         self.base_url = base_url
         self.credential = credential
         self.signer = Signer(credential.api_key, credential.api_secret)
-        self.http = httpx.Client(base_url=base_url, timeout=timeout)
+        self.http = httpx.Client(base_url=base_url, timeout=timeout, verify=_tls_context())
 
     def close(self) -> None:
         self.http.close()
