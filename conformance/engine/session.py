@@ -208,6 +208,10 @@ def _run_pytest(
         )
     if code == pytest.ExitCode.INTERRUPTED and collector.stopped_at_maxfail and not stop.reason:
         code = pytest.ExitCode.TESTS_FAILED  # --fail-fast under pytest-xdist: a stop, as one
+    if code == pytest.ExitCode.INTERNAL_ERROR and (stop.reason or stop.interrupted):
+        # The interruption landed inside pytest-xdist's own loop (in a lock's bookkeeping, say)
+        # and pytest reported it as its internal error: the run was stopped all the same.
+        code = pytest.ExitCode.INTERRUPTED
     reason = _check_exit(int(code), collector, output.getvalue(), stop.reason)
     if reason is None and options.max_duration_s is not None:
         spent = budget_reason(options.max_duration_s)
@@ -251,6 +255,12 @@ class StopSignals:
     budget_s: float | None = None
     reason: str | None = None
     taken: bool = False  # pytest has seen the interruption and is ending its session
+    interrupted: bool = False  # Ctrl-C (SIGINT) arrived
+
+    def interrupt(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C: Python's own KeyboardInterrupt, remembered."""
+        self.interrupted = True
+        raise KeyboardInterrupt
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         if self.taken:
@@ -278,6 +288,9 @@ def stop_signals(stop: StopSignals, hard_stop_at: float | None = None) -> Iterat
         yield stop
         return
     previous_term = signal.signal(signal.SIGTERM, stop.handle)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, stop.interrupt)
     alarm = hard_stop_at is not None and hasattr(signal, "setitimer")
     previous_alarm = None
     if alarm and hard_stop_at is not None:
@@ -292,6 +305,8 @@ def stop_signals(stop: StopSignals, hard_stop_at: float | None = None) -> Iterat
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_alarm)
         signal.signal(signal.SIGTERM, previous_term)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _check_exit(

@@ -23,7 +23,12 @@ from conformance.engine.options import RunError, RunOptions, _recorded_options, 
 from conformance.engine.preflight import PreflightReport, PreflightStep
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import _profile, execute, run_suite
-from conformance.engine.session import INTERRUPTED_REASON, _check_exit, pytest_args
+from conformance.engine.session import (
+    INTERRUPTED_REASON,
+    TERMINATED_REASON,
+    _check_exit,
+    pytest_args,
+)
 from conformance.engine.target import _auto_workers, _credentials_env
 from conformance.suite.plugin.collection import SUITE_DIR, UNMARKED_MESSAGE
 from conformance.suite.wire.check_properties import (
@@ -560,3 +565,24 @@ def test_fail_fast_asks_pytest_to_stop_at_its_first_failed_test(tmp_path: Path) 
     args = pytest_args(RunOptions(fail_fast=True), target, 1, tmp_path / "pytest.ini")
     assert "--maxfail=1" in args
     assert "--maxfail=1" not in pytest_args(RunOptions(), target, 1, tmp_path / "pytest.ini")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interruption_pytest_reports_as_its_internal_error_is_an_interruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    # Seen with two workers: SIGTERM landed in pytest-xdist's loop, inside a lock's bookkeeping;
+    # pytest printed INTERNALERROR (RuntimeError: release unlocked lock) and exited 3.
+    def main(args: list[str], plugins: list[object]) -> int:
+        try:
+            os.kill(os.getpid(), signum)
+        except KeyboardInterrupt:
+            print("INTERNALERROR> RuntimeError: release unlocked lock")
+        return int(pytest.ExitCode.INTERNAL_ERROR)
+
+    monkeypatch.setattr(pytest, "main", main)
+    options = RunOptions(seed=1, only=("AUTH-001",), quick=True, report_dir=tmp_path / "out")
+    finished = execute(options, NullDisplay())
+    assert finished.result.exit_code == 2
+    expected = TERMINATED_REASON if signum == signal.SIGTERM else INTERRUPTED_REASON
+    assert finished.result.incomplete_reason == expected
