@@ -26,15 +26,14 @@ headers are the per-exchange checks' (``checks.ExchangeValidator``); a reused no
 
 from __future__ import annotations
 
-import hmac
 import re
 
 from conformance.core.profile import Profile
-from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
-from conformance.core.signing import parse_timestamp, signature, string_to_sign
-from conformance.validator.checks import FAMILY
-from conformance.validator.exchange import Exchange, url_parts
+from conformance.core.signing import parse_timestamp
+from conformance.validator.checks import FAMILY, HELPER_AUTH
+from conformance.validator.exchange import Exchange
+from conformance.validator.signatures import SignatureVerifier
 from conformance.validator.tables import Finding
 
 AUTH_SIGNATURE = f"{FAMILY}.auth_signature"
@@ -60,8 +59,8 @@ class AuthChecks:
         self._nonce = re.compile(auth.nonce_pattern)
         self._scheme = auth.scheme
         self._timestamp_format = auth.timestamp_format
-        self._hook = auth.signer
-        self._secrets = {c.api_key: c.api_secret for c in profile.credentials}
+        self._signatures = SignatureVerifier(profile)
+        self._helpers = frozenset(route.operation_id for route in profile.helpers.values())
         self._reasons_given: set[str] = set()
 
     def observe(
@@ -92,9 +91,11 @@ class AuthChecks:
             return []  # malformed: the per-exchange checks judge them
         findings: list[Finding] = []
         fresh = self._window_findings(stated, sent_at, status, findings)
-        verified = self._verify(exchange, api_key, sent, timestamp, nonce, findings)
+        verified = self._verify(exchange, headers, findings)
         if verified is False:
             ids = ("AUTH-013",) if accepted or refused else ("AUTH-013", "AUTH-020")
+            if operation_id in self._helpers:  # they authenticate like every operation
+                ids = (*ids, HELPER_AUTH)
             findings.append(
                 (
                     AUTH_SIGNATURE,
@@ -121,6 +122,10 @@ class AuthChecks:
                 )
             )
         return findings
+
+    def forged(self, exchange: Exchange, headers: dict[str, str]) -> bool:
+        """Every auth header is there and the signature does not verify."""
+        return self._signatures.forged(exchange, headers)
 
     def _parse(self, timestamp: str) -> float | None:
         if self._timestamp_format == "unix-seconds":
@@ -163,51 +168,14 @@ class AuthChecks:
         return False
 
     def _verify(
-        self,
-        exchange: Exchange,
-        api_key: str,
-        sent: str,
-        timestamp: str,
-        nonce: str,
-        findings: list[Finding],
+        self, exchange: Exchange, headers: dict[str, str], findings: list[Finding]
     ) -> bool | None:
         """Whether the signature verifies; None when that cannot be known (with the reason)."""
-        ids = ("AUTH-005", "AUTH-013")
-        if self._hook:
-            reason = (
-                f"the profile signs with the hook {self._hook} (auth.signer): the validator "
-                "verifies only the built-in schemes"
-            )
-            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
+        verified = self._signatures.verify(exchange, headers)
+        if isinstance(verified, str):
+            self._not_exercised(AUTH_SIGNATURE, ("AUTH-005", "AUTH-013"), verified, findings)
             return None
-        if sent == REDACTED:
-            reason = "the recorder masked the X-Signature headers: signatures cannot be checked"
-            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
-            return None
-        secret = self._secrets.get(api_key)
-        if secret is None:
-            reason = (
-                "the profile holds no secret for the recording's API key: give it with "
-                "validate --api-key and --api-secret to check signatures"
-            )
-            self._not_exercised(AUTH_SIGNATURE, ids, reason, findings)
-            return None
-        if exchange.request_body_inexact is not None:
-            self._not_exercised(AUTH_SIGNATURE, ids, exchange.request_body_inexact, findings)
-            return None
-        query = exchange.query
-        target = exchange.path + (f"?{query}" if query else "")
-        message = string_to_sign(
-            self._template,
-            timestamp,
-            nonce,
-            exchange.method,
-            target,
-            exchange.request_body,
-            host=exchange.header("Host") or url_parts(exchange.url).netloc,
-            api_key=api_key,
-        )
-        return hmac.compare_digest(signature(secret, message, self._scheme).encode(), sent.encode())
+        return verified
 
     def _not_exercised(
         self, check: str, ids: tuple[str, ...], reason: str, findings: list[Finding]

@@ -62,6 +62,7 @@ from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 from conformance.validator.limits import LimitIds
+from conformance.validator.signatures import SignatureVerifier
 from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
@@ -406,6 +407,7 @@ class ExchangeValidator:
         self._method_not_allowed = profile.status.method_not_allowed
         self._auth_before_routing = profile.status.auth_before_routing
         self._secrets = tuple(c.api_secret for c in profile.credentials)
+        self._signatures = SignatureVerifier(profile)
         self._answers = AnswerChecks(profile)
         self._limits = LimitIds(profile)
         self._admission = AdmissionChecks(profile)
@@ -529,6 +531,8 @@ class ExchangeValidator:
             self._error_shape(exchange, body, findings)
         if not auth_ok:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
+        if status >= 400 and self._signatures.forged(exchange, headers):
+            return findings  # refused, perhaps for its signature alone: the auth checks judge it
         self._idempotency(headers, op, status, body, findings)
         answer = None if body is _NOT_JSON or body is _MISSING else body
         call = Call(exchange, op.operation_id, params, status, answer)

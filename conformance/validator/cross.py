@@ -704,6 +704,8 @@ class CrossExchangeChecks:
             if earlier is None or accepted:
                 self._nonces.put(scope, (timestamp, exchange.source, accepted))
             return [], earlier is not None
+        if self._auth.forged(exchange, headers):
+            return [], True  # the server may refuse it for its signature: AUTH-013 judges that
         finding = (
             AUTH_NONCE_REUSE,
             ("AUTH-016",),

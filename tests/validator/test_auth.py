@@ -235,3 +235,59 @@ def test_a_jsonl_body_with_replacement_characters_is_not_judged(
     path.write_text(json.dumps(record) + "\n", "utf-8")
     [read] = iter_exchanges(path)
     assert outcomes(judge(AuthChecks(profile), read), "AUTH-013") == [Outcome.NOT_EXERCISED]
+
+
+# -- what the other checks leave to these ----------------------------------------------------
+def requirement_outcomes(profile: Profile, *exchanges: Exchange) -> dict[str, str]:
+    from conformance.validator.recording_file import check_exchanges, to_run_result
+
+    result = to_run_result([check_exchanges(exchanges, profile)], profile)
+    return {r.requirement.id: r.outcome.value for r in result.requirements}
+
+
+OTHER_SECRET = "sk_test_beta_0123456789abcdef"
+
+
+def test_a_forged_request_refused_with_another_status_fails_authentication_not_the_operation(
+    profile: Profile,
+) -> None:
+    # 403 is no status createPayment documents: still, the server refused a bad signature, and
+    # only the rule on bad signatures (AUTH-013) says with what (as the suite's auth family).
+    found = requirement_outcomes(profile, request(status=403, secret=OTHER_SECRET))
+    assert found["AUTH-013"] == "failed"
+    assert found["STATUS-001"] != "failed"
+    assert found["STATUS-002"] != "failed"
+
+
+def test_a_forged_request_reusing_an_accepted_nonce_is_judged_for_its_signature_not_the_nonce(
+    profile: Profile,
+) -> None:
+    first = request()
+    forged = request(status=403, secret=OTHER_SECRET)  # the same nonce and timestamp
+    found = requirement_outcomes(profile, first, forged)
+    assert found["AUTH-013"] == "failed"
+    assert found["AUTH-016"] != "failed"
+    # correctly signed, the same reuse answered 403 is the nonce's failure
+    again = request(status=403, body=b'{"merchant_order_no":"o-9"}')
+    assert requirement_outcomes(profile, first, again)["AUTH-016"] == "failed"
+
+
+def test_a_test_helper_that_accepts_a_forged_request_fails_help_007(profile: Profile) -> None:
+    path = "/v1/test-helpers/payments/pay_1/deposit"
+    body = b'{"amount":"1.5","currency_id":"USDC"}'
+    headers = Signer("mk_test_alpha", OTHER_SECRET).headers("POST", path, body, timestamp=SENT_AT)
+    deposit = exchange(
+        "POST",
+        path,
+        request_headers=list(headers.items()),
+        request_body=body,
+        status=200,
+        response_body={"id": "pay_1", "status": "paid"},
+        started_at="2026-01-01T00:00:00.000Z",
+    )
+    checks = AuthChecks(profile)
+    findings = checks.observe(
+        deposit, request_headers(deposit), "testDepositPayment", SENT_AT, False
+    )
+    assert outcomes(findings, "AUTH-013") == [Outcome.FAILED]
+    assert outcomes(findings, "HELP-007") == [Outcome.FAILED]
