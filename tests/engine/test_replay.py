@@ -58,6 +58,7 @@ def test_a_replay_sends_the_same_unit_phase_cases_as_the_run(tmp_path: Path) -> 
         RunOptions(
             seed=3,
             only=("spec 2",),
+            families=("schema", "responses"),  # those that judge SHAPE-001
             quick=True,
             embedded_fault=FAULT,
             report_dir=tmp_path / "run",
