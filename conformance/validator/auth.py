@@ -51,13 +51,11 @@ class AuthChecks:
 
     def __init__(self, profile: Profile) -> None:
         auth = profile.auth
-        self._template = auth.string_to_sign
         self._window = auth.clock_window_secs
         self._bad_signature = auth.error_for("bad_signature").status
         self._expired = auth.error_for("expired").status
         self._statuses = auth.statuses
         self._nonce = re.compile(auth.nonce_pattern)
-        self._scheme = auth.scheme
         self._timestamp_format = auth.timestamp_format
         self._signatures = SignatureVerifier(profile)
         self._helpers = frozenset(route.operation_id for route in profile.helpers.values())
