@@ -78,11 +78,12 @@ def _auto_workers(
     """``options`` with the workers ``auto`` picks from the cores and the round trip."""
     from conformance.engine.workers import choose_workers, usable_cores
 
-    round_trip = checked.round_trip_ms if checked is not None else None
     if target.embedded:
         # on loopback a measured round trip is this machine's load, not distance: the embedded
         # server is as far away as the latency it was told to add
-        round_trip = float(options.embedded_latency_ms)
+        round_trip: float | None = float(options.embedded_latency_ms)
+    else:
+        round_trip = checked.round_trip_ms if checked is not None else None
     if round_trip is None:  # no preflight against another server: today's default
         return replace(options, auto_why="no round trip measured (preflight off)")
     choice = choose_workers(

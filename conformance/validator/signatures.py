@@ -15,7 +15,7 @@ import hmac
 
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
-from conformance.core.signing import signature, string_to_sign
+from conformance.core.signing import AUTH_HEADERS, signature, string_to_sign
 from conformance.validator.exchange import Exchange, url_parts
 
 
@@ -63,6 +63,6 @@ class SignatureVerifier:
 
     def forged(self, exchange: Exchange, headers: dict[str, str]) -> bool:
         """The request carries every auth header and its signature does not verify."""
-        if not all(headers.get(h) for h in ("x-api-key", "x-signature", "x-timestamp", "x-nonce")):
+        if not all(headers.get(name.lower()) for name in AUTH_HEADERS):
             return False
         return self.verify(exchange, headers) is False
