@@ -27,7 +27,7 @@ import httpx
 
 from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.openapi import find
-from conformance.core.profile import Profile
+from conformance.core.profile import Profile, WebhooksSection
 from conformance.judge.outcomes import json_body
 from conformance.suite import shard_data
 from conformance.suite.wire.client import SuiteClient
@@ -93,6 +93,16 @@ BPS_CONTRACT_MAX = 10000  # the contract's maximum of a share's bps (spec 8)
 # What emits events least often in a run (``[webhooks.emits]`` keys): a payment left to expire
 # (the payments family's one short-lived payment), a canceled subscription, an underpayment.
 RARE_CAUSES = ("payment_expired", "cancelSubscription", "payment_underpaid")
+
+
+def rare_event_types(webhooks: WebhooksSection) -> list[str]:
+    """Two event types (so that a repeated item can be tried) the suite's traffic emits least:
+    every endpoint made with them hears of those events for the rest of the run, at a loopback
+    address nothing listens on, and the server retries each delivery. Those of the causes in
+    ``RARE_CAUSES`` first, then from the end of the profile's list."""
+    rare = [webhooks.emitted(cause) for cause in RARE_CAUSES]
+    named = [t for t in rare if t and t in webhooks.event_types]
+    return list(dict.fromkeys([*named, *reversed(webhooks.event_types)]))[:2]
 
 
 def locate_operation(contract: Mapping[str, Any], operation_id: str) -> tuple[str, str]:
@@ -180,14 +190,7 @@ class Factories:
 
     @property
     def rare_event_types(self) -> list[str]:
-        """Two event types (so that a repeated item can be tried) the suite's traffic emits
-        least: every endpoint made with them hears of those events for the rest of the run, at
-        a loopback address nothing listens on, and the server retries each delivery. Those of
-        the causes in ``RARE_CAUSES`` first, then from the end of the profile's list."""
-        webhooks = self.profile.webhooks
-        rare = [webhooks.emitted(cause) for cause in RARE_CAUSES]
-        named = [t for t in rare if t and t in webhooks.event_types]
-        return list(dict.fromkeys([*named, *reversed(webhooks.event_types)]))[:2]
+        return rare_event_types(self.profile.webhooks)
 
     @property
     def webhook_url(self) -> str:

@@ -23,6 +23,7 @@ from conformance.core.openapi import inline, operations
 from conformance.core.profile import Profile
 from conformance.core.resources import package_data
 from conformance.core.yamldata import load_yaml
+from conformance.suite.factories import rare_event_types
 
 JsonSchema = dict[str, Any]
 # A webhook url the server can reach without leaving the machine, and that nothing listens on.
@@ -140,7 +141,7 @@ SOURCES: dict[str, Callable[[Profile], JsonSchema]] = {
     "webhook_url": _webhook_url,
     "https_url": lambda p: {"pattern": HTTPS_URL_PATTERN},
     "path_id": lambda p: {"pattern": PATH_ID_PATTERN},
-    "event_types": lambda p: {"items": {"enum": list(p.webhooks.event_types)}},
+    "event_types": lambda p: {"items": {"enum": rare_event_types(p.webhooks)}},
     "absent": lambda p: ABSENT,
 }
 # Sources that rebuild the field's schema rather than add keywords to it.

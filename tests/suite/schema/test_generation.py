@@ -79,6 +79,15 @@ def test_payout_addresses_belong_to_the_calling_merchant() -> None:
     assert not validator.is_valid("wa_beta_base")
 
 
+def test_new_endpoints_subscribe_only_to_the_events_the_run_emits_least() -> None:
+    # every later event of those types queues deliveries to an address nothing listens on
+    event_types = body_schema(GENERATION, "putWebhookEndpoint")["properties"]["event_types"]
+    validator = jsonschema.Draft202012Validator(event_types)
+    assert validator.is_valid(["payment.expired", "subscription.canceled"])
+    assert validator.is_valid([])
+    assert not validator.is_valid(["payment.created"])
+
+
 def test_a_cursor_is_never_generated() -> None:
     names = [p["name"] for p in operation(GENERATION, "listPayments")["parameters"]]
     assert "cursor" not in names
