@@ -649,7 +649,7 @@ class Factories:
             put = self._spec(
                 "putWebhookEndpoint",
                 path_params={"id": endpoint_id},
-                body={"url": self.webhook_url, "event_types": self.event_types[:1]},
+                body={"url": self.webhook_url, "event_types": self.rare_event_types[:1]},
             )
             self._succeed(put, "create a webhook endpoint")
             return replace(spec, path_params={"id": endpoint_id})
