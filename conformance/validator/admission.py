@@ -19,7 +19,8 @@ profile's rules and fixtures, and only where the request alone decides it:
   lets the server read it literally (then the literal value is judged like any other; under
   "either" a refusal of it is not judged).
 - refusals of requests the contract and profile allow, judged only when the refusal's own code
-  says it was a validation refusal: an integer written ``60.0`` (STATUS-016), and any other
+  says it was a validation refusal: an integer written ``60.0`` (STATUS-016 and the success
+  status's requirement, as the boundary cases name such a refusal), and any other
   request the effective contract allows answered with the validation error (STATUS-001,
   STATUS-002: the success status), except where the profile leaves the server a reason the
   recording cannot check (a cursor, a query parameter the operation does not have).
@@ -40,6 +41,7 @@ from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.judge import statements as statement
+from conformance.judge.boundary_requirements import RequirementMap
 from conformance.judge.payment_rules import decimal_value
 from conformance.validator.answers import LATENCY_SECS
 from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
@@ -94,6 +96,7 @@ class AdmissionChecks:
         self._business = profile.error("status", "business_rule")
         self._validation = profile.error("status", "validation")
         self._creates = frozenset(profile.status.create_operations)
+        self._success = RequirementMap.load()
         self._empty_quotes = profile.payments.empty_quotes
         self._currencies: dict[str, Currency] = profile.currencies
         self._merchants = {c.api_key: c.merchant_id for c in profile.credentials}
@@ -179,21 +182,26 @@ class AdmissionChecks:
             and FLOAT_NUMBER.search(call.exchange.request_body) is not None
             and _integral_float(call.request)
         )
+        # The success status it should have had (a create's or any other's), as the boundary
+        # cases that must be accepted name it.
+        success = (
+            self._success.success_created
+            if call.operation_id in self._creates
+            else self._success.success_other
+        )
         if float_form:
             if call.success:
                 yield Finding("admission", ("STATUS-016",), Outcome.PASSED, "60.0 taken as 60")
             elif refused:
                 message = f"an integer in float form (60.0) refused with {call.status} {call.code}"
-                yield Finding("admission", ("STATUS-016",), Outcome.FAILED, message)
+                yield Finding("admission", (*success, "STATUS-016"), Outcome.FAILED, message)
             return
         if not refused or not self._decidable(call, query_names):
             return
         message = (
             f"a request the contract and profile allow was refused with {call.status} {call.code}"
         )
-        # The success status it should have had: a create's (STATUS-001) or any other's.
-        ids = ("STATUS-001",) if call.operation_id in self._creates else ("STATUS-002",)
-        yield Finding("admission", ids, Outcome.FAILED, message)
+        yield Finding("admission", success, Outcome.FAILED, message)
 
     def _escape_refused(self, call: Call) -> Iterator[Finding]:
         """Under "either", a malformed escape refused with the validation error is the

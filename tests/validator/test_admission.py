@@ -158,6 +158,8 @@ def test_an_integer_in_float_form_refused_as_invalid_fails_status_016(
 ) -> None:
     [result] = about(validator, subscription(400, VALIDATION), "STATUS-016")
     assert result.outcome is Outcome.FAILED and "60.0" in result.message
+    # as the boundary case that sent it names the refusal: the create's success status too
+    assert result.requirement_ids == ("STATUS-001", "STATUS-016")
     created = {"id": "sub_1", "status": "pending_authorization", "interval_secs": 60}
     assert outcomes(validator, subscription(201, created), "STATUS-016") == [Outcome.PASSED]
 
