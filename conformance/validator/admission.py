@@ -11,8 +11,8 @@ profile's rules and fixtures, and only where the request alone decides it:
   ``quotes`` map (PAY-003), another merchant's withdraw address (PAYOUT-008), a
   ``first_run_at`` in the past (PAYOUT-005), a webhook url of another scheme (WH-008) or an
   event type the profile does not list (WH-009). Accepted (2xx): a failure; refused with the
-  profile's status: a pass; another refusal is not judged (the server may have refused for a
-  reason the recording cannot see).
+  profile's status: a pass; a server error: a failure; another refusal is not judged (the
+  server may have refused for a reason the recording cannot see).
 - statements whose ``from`` is not before ``to`` (STMT-014): the profile's validation error.
 - a query or path parameter that is no text (STATUS-011): escapes of bytes that are not UTF-8,
   and a "%" not followed by two hex digits unless the profile's ``malformed_percent_escape``
@@ -160,6 +160,18 @@ class AdmissionChecks:
             found += self._allowed(call, query_names)
         return found
 
+    def server_error(self, call: Call) -> list[Finding]:
+        """A request a rule says the server must refuse, answered with a server error (a rate
+        limit is judged before): the refusal the profile gives did not come. A malformed escape
+        counts whatever the profile's reading: read literally, the request had to succeed."""
+        broken = [*self._query_text(call, literal=False), *self._path_text(call, literal=False)]
+        for rule in self._rules.get(call.operation_id, ()):
+            broken += rule(call)
+        return [
+            Finding("admission", ids, Outcome.FAILED, f"{what}; answered {call.status}")
+            for ids, what in broken
+        ]
+
     # -- verdicts ----------------------------------------------------------------------------
     @staticmethod
     def _refusal(call: Call, ids: tuple[str, ...], what: str, want: ErrorSpec) -> Finding | None:
@@ -240,21 +252,26 @@ class AdmissionChecks:
         return True
 
     # -- parameters -------------------------------------------------------------------------
-    def _query_text(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+    def _query_text(
+        self, call: Call, literal: bool | None = None
+    ) -> Iterator[tuple[tuple[str, ...], str]]:
         """A query parameter sent as no text (escapes of bytes that are not UTF-8; "50%off", a
-        malformed escape, unless the profile lets the server read it literally) is malformed."""
+        malformed escape, unless ``literal`` or, when None, the profile lets the server read it
+        literally) is malformed."""
         raw = call.exchange.query
-        literal = self._escape_reading != "refuse"
+        literal = self._escape_reading != "refuse" if literal is None else literal
         for pair in raw.split("&") if raw else ():
             name, _, value = pair.partition("=")
             problem = unreadable(name, literal=literal) or unreadable(value, literal=literal)
             if problem is not None:
                 yield (MALFORMED_PARAMETER,), f"the query parameter {pair!r} {problem}"
 
-    def _path_text(self, call: Call) -> Iterator[tuple[tuple[str, ...], str]]:
+    def _path_text(
+        self, call: Call, literal: bool | None = None
+    ) -> Iterator[tuple[tuple[str, ...], str]]:
         """A path segment sent as no text is a malformed path parameter: refused with the
         validation error, or as an unknown id (another refusal, which is not judged)."""
-        literal = self._escape_reading != "refuse"
+        literal = self._escape_reading != "refuse" if literal is None else literal
         for segment in call.exchange.path.split("/"):
             problem = unreadable(segment, literal=literal)
             if problem is not None:

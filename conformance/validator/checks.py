@@ -526,6 +526,10 @@ class ExchangeValidator:
                     "status", (NO_SERVER_ERROR,), Outcome.FAILED, f"{op.label} answered {status}"
                 )
             )
+            if auth_ok and not op.helper and not self._signatures.forged(exchange, headers):
+                findings += self._admission.server_error(
+                    Call(exchange, op.operation_id, params, status, None)
+                )
             return findings
         if status >= 400:
             self._error_shape(exchange, body, findings)

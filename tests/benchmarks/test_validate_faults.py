@@ -60,7 +60,7 @@ def test_a_fault_the_validator_judges_is_counted_as_caught() -> None:
 def test_the_benchmark_writes_the_table_and_every_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # "50%off" in a query answered 500
+    # "50%off" in a query answered 500: no server error, and not the refusal STATUS-011 asks for
     assert (
         main(["--faults", "robust-query-escape-500", "--seeds", "1", "--out", str(tmp_path)]) == 0
     )
@@ -70,7 +70,8 @@ def test_the_benchmark_writes_the_table_and_every_run(
     }
     assert document["summary"]["false_alarms_per_seed"] == {"1": []}
     caught = document["records"][1]
-    assert caught["fault"] == "robust-query-escape-500" and caught["on_target"] == ["ERR-006"]
+    assert caught["fault"] == "robust-query-escape-500"
+    assert caught["on_target"] == ["ERR-006", "STATUS-011"]
     table = (tmp_path / "validate-faults.md").read_text(encoding="utf-8")
     assert "| robustness | 1 | 1 | 1 |" in table
     assert "| robustness | 1 | 1 | 1 |" in capsys.readouterr().out

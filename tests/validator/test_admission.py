@@ -297,3 +297,17 @@ def test_a_path_id_that_is_no_text_refused_is_no_refusal_of_an_allowed_request(
         response_body={"code": "not_found", "message": "no"},
     )
     assert about(validator, not_found, "STATUS-002") == []
+
+
+def test_a_request_the_profile_refuses_answered_with_a_server_error_fails_the_refusal(
+    validator: ExchangeValidator,
+) -> None:
+    """As the suite's robustness case names it: a 500 is not the profile's refusal (and fails
+    no_server_error besides); a rate limit is no answer, so it is not judged."""
+    crashed = listing("merchant_order_no=50%zz", 500, {"code": "internal", "message": "no"})
+    for reading in ("refuse", "either", "literal"):  # read literally, it had to succeed
+        [result] = about(pinned(reading), crashed, "STATUS-011")
+        assert result.outcome is Outcome.FAILED and "answered 500" in result.message
+    assert outcomes(validator, crashed, "ERR-006") == [Outcome.FAILED]
+    limited = replace(crashed, status=429, response_headers=(("Retry-After", "1"),))
+    assert about(validator, limited, "STATUS-011") == []
