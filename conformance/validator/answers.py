@@ -9,7 +9,8 @@ requirement ids, the same pure functions where they exist):
   ``next_bill_at`` (SUB-004) and an x402 ``valid_before`` (X402-008) against the request's time
   (its ``X-Timestamp``, else the recorded start), allowing the profile's clock window and a
   minute of latency, so a server clock within the window never fails; ``next_run_at`` against
-  the requested ``first_run_at`` or the answer's own ``created_at`` (PAYOUT-004, PAYOUT-006);
+  the requested ``first_run_at`` or the answer's own ``created_at`` (PAYOUT-004, PAYOUT-006;
+  a replace with ``first_run_at``: PAYOUT-010, as the schedules family judges it);
 - amounts: a raw amount is the decimal amount times 10^decimals of the currency (PAYOUT-002,
   X402-005), a quote carries the requested amount and its currency's names (PAY-006, PAY-007);
 - lists: the status and merchant_order_no filters and the limit (PAY-014 to PAY-016);
@@ -360,6 +361,13 @@ class AnswerChecks:
         )
         if want is not None and have != want:
             wrong.append(f"min_send_amount {answer.get('min_send_amount')!r}")
+        first, next_run = seconds(call.field("first_run_at")), seconds(answer.get("next_run_at"))
+        if first is not None and next_run is not None and abs(next_run - first) >= 1:
+            # the replaced first_run_at is when the schedule runs next, as on a create
+            wrong.append(
+                f"next_run_at {answer.get('next_run_at')!r} "
+                f"(requested first_run_at {call.field('first_run_at')!r})"
+            )
         problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
         yield verdict(CHECK, ("PAYOUT-010",), problem)
 

@@ -168,6 +168,22 @@ def test_a_next_run_at_equal_to_first_run_at_passes_payout_004(
     assert outcomes(validator, ex, "PAYOUT-004") == [Outcome.PASSED]
 
 
+def test_a_replace_whose_next_run_at_ignores_first_run_at_fails_payout_010(
+    validator: ExchangeValidator,
+) -> None:
+    def replace_schedule(answer: dict[str, Any]) -> Exchange:
+        return exchange(
+            "PUT", "/v1/payout-schedules/ps_1", request_headers=POST,
+            request_body={**SCHEDULE_REQUEST, "first_run_at": "2026-01-03T00:00:00Z"},
+            status=200, response_body=answer, started_at=STARTED,
+        )  # fmt: skip
+
+    [result] = about(validator, replace_schedule(schedule()), "PAYOUT-010")
+    assert result.outcome is Outcome.FAILED and "first_run_at" in result.message
+    kept = replace_schedule(schedule(next_run_at="2026-01-03T00:00:00.000Z"))
+    assert outcomes(validator, kept, "PAYOUT-010") == [Outcome.PASSED]
+
+
 def test_without_first_run_at_next_run_at_is_created_at_plus_the_interval_payout_006(
     validator: ExchangeValidator,
 ) -> None:
