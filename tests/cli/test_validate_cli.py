@@ -196,6 +196,31 @@ def test_a_run_recorded_from_a_faulted_server_is_not_conformant(tmp_path: Path) 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fault", "breaks", "family"),
+    [
+        # a refused 60.0: STATUS-016 and the success status, as the boundary case names it
+        ("validation-integer-float-rejected", ("STATUS-016", "STATUS-001"), "boundaries"),
+        # a 500 for a bad escape is not the refusal STATUS-011 asks for
+        ("robust-query-escape-500", ("STATUS-011",), "robustness"),
+        # a replace's first_run_at is the next run
+        ("payout-next-run-at-ignores-first-run-at", ("PAYOUT-010",), "schedules"),
+    ],
+)
+def test_the_run_and_validate_fail_a_faulted_server_on_the_same_requirements(
+    tmp_path: Path, fault: str, breaks: tuple[str, ...], family: str
+) -> None:
+    har = _run_recorded(tmp_path, breaks, fault, families=(family,))
+    run = _outcomes(tmp_path / "run-reports")
+    assert {run[rid] for rid in breaks} == {"failed"}
+    result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
+    assert result.exit_code == 1, result.output
+    recorded = _outcomes(tmp_path / "r")
+    assert {recorded[rid] for rid in breaks} == {"failed"}
+    assert disagreements(tmp_path, tmp_path / "r") == {}
+
+
+@pytest.mark.slow
 def test_a_run_recorded_from_the_reference_server_is_conformant(tmp_path: Path) -> None:
     har = _run_recorded(tmp_path, ("PAY-STATE-003", "AUTH-016"))
     result = validate(str(har), "--report-dir", str(tmp_path / "r"), "--no-progress")
