@@ -96,7 +96,7 @@ class AdmissionChecks:
         self._business = profile.error("status", "business_rule")
         self._validation = profile.error("status", "validation")
         self._creates = frozenset(profile.status.create_operations)
-        self._success = RequirementMap.load()
+        self._boundary_ids = RequirementMap.load()
         self._empty_quotes = profile.payments.empty_quotes
         self._currencies: dict[str, Currency] = profile.currencies
         self._merchants = {c.api_key: c.merchant_id for c in profile.credentials}
@@ -197,9 +197,9 @@ class AdmissionChecks:
         # The success status it should have had (a create's or any other's), as the boundary
         # cases that must be accepted name it.
         success = (
-            self._success.success_created
+            self._boundary_ids.success_created
             if call.operation_id in self._creates
-            else self._success.success_other
+            else self._boundary_ids.success_other
         )
         if float_form:
             if call.success:
