@@ -149,9 +149,7 @@ class AdmissionChecks:
         if contract_problems or call.status >= 500 or call.exchange.status is None:
             return []
         found: list[Finding] = []
-        broken: list[tuple[tuple[str, ...], str]] = []
-        for rule in (self._query_text, self._path_text, *self._rules.get(call.operation_id, ())):
-            broken += rule(call)
+        broken = self._broken(call)
         for ids, what in broken:
             judged = self._refusal(call, ids, what, self._statuses.get(ids[0], self._business))
             found += [judged] if judged is not None else []
@@ -164,13 +162,18 @@ class AdmissionChecks:
         """A request a rule says the server must refuse, answered with a server error (a rate
         limit is judged before): the refusal the profile gives did not come. A malformed escape
         counts whatever the profile's reading: read literally, the request had to succeed."""
-        broken = [*self._query_text(call, literal=False), *self._path_text(call, literal=False)]
-        for rule in self._rules.get(call.operation_id, ()):
-            broken += rule(call)
         return [
             Finding("admission", ids, Outcome.FAILED, f"{what}; answered {call.status}")
-            for ids, what in broken
+            for ids, what in self._broken(call, literal=False)
         ]
+
+    def _broken(self, call: Call, literal: bool | None = None) -> list[tuple[tuple[str, ...], str]]:
+        """The rules the request breaks: (requirement ids, what), parameters first. ``literal``:
+        whether a malformed escape may be read as text (None: as the profile says)."""
+        broken = [*self._query_text(call, literal), *self._path_text(call, literal)]
+        for rule in self._rules.get(call.operation_id, ()):
+            broken += rule(call)
+        return broken
 
     # -- verdicts ----------------------------------------------------------------------------
     @staticmethod
