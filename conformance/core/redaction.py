@@ -9,6 +9,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 REDACTED = "[redacted]"
+# A signature ``run --record`` masked after checking it against its request with the key's
+# secret: validate can then judge the signature rules without the secret.
+SIGNATURE_VERIFIES = "[redacted: verifies]"
+SIGNATURE_DOES_NOT_VERIFY = "[redacted: does not verify]"
+MASKED_VALUES = frozenset({REDACTED, SIGNATURE_VERIFIES, SIGNATURE_DOES_NOT_VERIFY})
 SECRET_HEADERS = frozenset({"x-signature", "webhook-signature", "authorization", "cookie"})
 SECRET_FIELDS = frozenset({"secret", "api_secret", "signature", "private_key"})
 # Webhook secrets in standard or URL-safe base64.

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.core import jsonsafe
+from conformance.core.profile import Profile
 from conformance.suite.wire import har
 from conformance.suite.wire.har import (
     CREATOR,
@@ -32,6 +33,7 @@ from conformance.suite.wire.har import (
     PartRecorder,
     RecordLimits,
     counts_path,
+    signature_verdict,
 )
 from conformance.suite.wire.transport import describe_size
 
@@ -184,13 +186,14 @@ class Recording:
     error: str | None = None
 
     @contextlib.contextmanager
-    def here(self, name: str, secrets: Iterable[str]) -> Iterator[None]:
+    def here(self, name: str, secrets: Iterable[str], profile: Profile) -> Iterator[None]:
         """Record this process's exchanges while the block runs (preflight)."""
         if self.directory is None:
             yield
             return
         known = tuple(secrets)
-        recorder = PartRecorder(self.directory, name, lambda: known).start()
+        verdict = signature_verdict(lambda: profile)
+        recorder = PartRecorder(self.directory, name, lambda: known, signatures=verdict).start()
         try:
             yield
         finally:

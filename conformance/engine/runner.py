@@ -102,7 +102,7 @@ def _execute(options: RunOptions, display: Display) -> Run:
         display.target(target)
         checked: PreflightReport | None = None
         if options.preflight:
-            with record.here("preflight", secrets):
+            with record.here("preflight", secrets, profile):
                 checked = preflight(
                     target.base_url, profile, rate_limit=options.rate_limit, deadline=deadline
                 )

@@ -8,8 +8,8 @@ recording says the request was sent. Then, by the answer:
 
 - a signature that does not verify: refused with the profile's answer to a bad signature
   (``auth.errors.bad_signature``, else ``auth.error``) is a pass, accepted a failure (AUTH-013);
-  refused with another status (a 400, 403, 404, 409, 422) a failure too, authentication was
-  not checked first (AUTH-013, AUTH-020);
+  answered with another status a failure too; when that status is one the profile gives a
+  check other than authentication (a 400, 404, 409, 422), that check ran first (AUTH-020);
 - a timestamp more than the clock window in the past (AUTH-010) or future (AUTH-011):
   accepted is a failure, refused with the answer to an expired timestamp a pass;
 - a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
@@ -55,6 +55,8 @@ class AuthChecks:
         self._bad_signature = auth.error_for("bad_signature").status
         self._expired = auth.error_for("expired").status
         self._statuses = auth.statuses
+        # the answers of the checks that must come after authentication
+        self._other_checks = frozenset(e.status for e in profile.error_specs) - auth.statuses
         self._nonce = re.compile(auth.nonce_pattern)
         self._timestamp_format = auth.timestamp_format
         self._signatures = SignatureVerifier(profile)
@@ -91,7 +93,7 @@ class AuthChecks:
         fresh = self._window_findings(stated, sent_at, status, findings)
         verified = self._verify(exchange, headers, findings)
         if verified is False:
-            ids = ("AUTH-013",) if accepted or refused else ("AUTH-013", "AUTH-020")
+            ids = ("AUTH-013", "AUTH-020") if status in self._other_checks else ("AUTH-013",)
             if operation_id in self._helpers:  # they authenticate like every operation
                 ids = (*ids, HELPER_AUTH)
             findings.append(

@@ -40,7 +40,7 @@ from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import ErrorSpec, Profile
-from conformance.core.redaction import REDACTED
+from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
 from conformance.judge.outcomes import (
@@ -336,7 +336,7 @@ def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
     )
     problems = []
     for error in errors:
-        if error.instance == REDACTED:
+        if isinstance(error.instance, str) and error.instance in MASKED_VALUES:
             continue  # masked by the recorder (a signature, a secret): present, not checkable
         problem = problem_of(error)
         tag = _KEYWORD_TAGS.get(str(error.validator))
@@ -658,7 +658,7 @@ class ExchangeValidator:
                     answers.append(self._auth_malformed)  # empty: missing, or malformed
                 continue
             assert value is not None
-            if value == REDACTED:
+            if value in MASKED_VALUES:
                 continue  # masked in the recording: present, its form unknown
             if name == "X-Timestamp" and not ecma_search(self._timestamp_pattern, value):
                 broken.append(f"X-Timestamp {value[:40]!r} is not {self._timestamp_pattern}")

@@ -692,7 +692,9 @@ class CrossExchangeChecks:
         api_key = headers.get(API_KEY_HEADER.lower())
         if not nonce or not api_key or not self._nonce_single_use:
             return [], False
-        accepted = exchange.status not in self._auth_statuses
+        # a request whose signature does not verify takes no nonce, whatever the answer
+        forged = self._auth.forged(exchange, headers)
+        accepted = exchange.status not in self._auth_statuses and not forged
         timestamp = self._timestamp(headers.get(TIMESTAMP_HEADER.lower()))
         scope = digest(api_key, nonce)
         earlier = self._nonces.get(scope)
@@ -704,7 +706,7 @@ class CrossExchangeChecks:
             if earlier is None or accepted:
                 self._nonces.put(scope, (timestamp, exchange.source, accepted))
             return [], earlier is not None
-        if self._auth.forged(exchange, headers):
+        if forged:
             return [], True  # the server may refuse it for its signature: AUTH-013 judges that
         finding = (
             AUTH_NONCE_REUSE,

@@ -215,6 +215,9 @@ def test_a_run_recorded_from_a_faulted_server_is_not_conformant(tmp_path: Path) 
         # before LIMIT-005 named replacePayoutSchedule, validate blamed 17 other ids for it
         ("validation-interval-max-off-by-one", ("LIMIT-005", "STATUS-008"), "boundaries",
          {"OPS-022"}),
+        # a bad signature answered 403: the recorder marks the signatures it masks as verifying
+        # or not, so validate judges AUTH-013 (and takes no nonce for a forged request)
+        ("auth-bad-signature-403", ("AUTH-013",), "auth", set()),
     ],
 )  # fmt: skip
 def test_the_run_and_validate_fail_a_faulted_server_on_the_same_requirements(

@@ -148,7 +148,10 @@ def _assert_recording_of(har_path: Path, requests_sent: int) -> list[dict[str, A
         for header in entry["request"]["headers"]
         if header["name"].lower() == "x-signature"
     ]
-    assert signatures and set(signatures) == {"[redacted]"}
+    # masked with whether each verifies where the recorder could check it with the secret (not
+    # with a missing auth header or an unknown key)
+    assert "[redacted: verifies]" in signatures
+    assert set(signatures) <= {"[redacted: verifies]", "[redacted: does not verify]", "[redacted]"}
     return entries
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.core.profile import Profile, load_profile, with_credential
-from conformance.core.redaction import REDACTED
+from conformance.core.redaction import REDACTED, SIGNATURE_DOES_NOT_VERIFY, SIGNATURE_VERIFIES
 from conformance.core.results import Outcome
 from conformance.core.signing import Signer
 from conformance.validator.auth import AuthChecks
@@ -94,6 +94,11 @@ def test_a_signature_that_does_not_verify_must_be_refused(
     assert outcomes(refused, "AUTH-013") == [Outcome.PASSED]
     validation = judge(AuthChecks(profile), request(status=400, **changes))
     assert outcomes(validation, "AUTH-020") == [Outcome.FAILED]
+    # a 403 is the answer of no other check of the profile: a wrong auth answer, not a check
+    # run before authentication
+    forbidden = judge(AuthChecks(profile), request(status=403, **changes))
+    assert outcomes(forbidden, "AUTH-013") == [Outcome.FAILED]
+    assert outcomes(forbidden, "AUTH-020") == []
 
 
 @pytest.mark.parametrize("offset, rid", [(-400, "AUTH-010"), (400, "AUTH-011")])
@@ -135,6 +140,19 @@ def test_what_the_recording_cannot_show_is_not_exercised_with_the_reason(
     untimed = judge(AuthChecks(profile), request(started_at=None), sent_at=None)
     assert outcomes(untimed, "AUTH-010") == [Outcome.NOT_EXERCISED]
     assert outcomes(untimed, "AUTH-013") == []
+
+
+def _masked(ex: Exchange, mark: str) -> Exchange:
+    headers = tuple((k, mark if k == "X-Signature" else v) for k, v in ex.request_headers)
+    return replace(ex, request_headers=headers)
+
+
+def test_a_signature_the_recorder_marked_is_judged_by_its_mark(profile: Profile) -> None:
+    # run --record checks each signature with the secret before masking it
+    verified = judge(AuthChecks(profile), _masked(request(), SIGNATURE_VERIFIES))
+    assert outcomes(verified, "AUTH-005") == [Outcome.PASSED]
+    forged = _masked(request(status=403), SIGNATURE_DOES_NOT_VERIFY)
+    assert outcomes(judge(AuthChecks(profile), forged), "AUTH-013") == [Outcome.FAILED]
 
 
 def test_a_secret_given_on_the_command_line_verifies_signatures(profile: Profile) -> None:
@@ -267,6 +285,9 @@ def test_a_forged_request_reusing_an_accepted_nonce_is_judged_for_its_signature_
     found = requirement_outcomes(profile, first, forged)
     assert found["AUTH-013"] == "failed"
     assert found["AUTH-016"] != "failed"
+    # a forged request takes no nonce, whatever it was answered: the genuine one after it may
+    # use the same nonce
+    assert requirement_outcomes(profile, forged, first)["AUTH-016"] != "failed"
     # correctly signed, the same reuse answered 403 is the nonce's failure
     again = request(status=403, body=b'{"merchant_order_no":"o-9"}')
     assert requirement_outcomes(profile, first, again)["AUTH-016"] == "failed"

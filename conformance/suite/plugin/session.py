@@ -88,12 +88,15 @@ def pytest_configure(config: pytest.Config) -> None:
     rate_limit_checks.configure(config, stats)
     record_dir = config.getoption("--record-dir")
     if record_dir is not None:
-        from conformance.suite.wire.har import PartRecorder
+        from conformance.suite.wire.har import PartRecorder, signature_verdict
 
         state = config.stash[_STATE]
         worker = getattr(config, "workerinput", {}).get("workerid", "pytest")
         config.stash[_RECORDER] = PartRecorder(
-            Path(record_dir), str(worker), lambda: state.secrets
+            Path(record_dir),
+            str(worker),
+            lambda: state.secrets,
+            signatures=signature_verdict(lambda: state.profile),
         ).start()
 
 

@@ -4,13 +4,16 @@ Each process of a run (the engine for preflight, every pytest-xdist worker) appe
 exchanges its transports carry (``wiretap``) to a part file of its own, one HAR entry as JSON
 per line; ``conformance.engine.har_file`` merges the parts into one HAR file.
 
-Masking keeps the rest byte for byte: the value of a secret header (``redaction.SECRET_HEADERS``:
-``X-Signature``, ``Authorization``..., and the run's ``-H`` gateway headers) becomes
-``[redacted]`` (the header stays, so a reader sees that it was sent), and in every other header
-value, the URL and the bodies the API secrets, ``whsec_`` webhook secrets, URL passwords and
-the values of secret JSON fields become ``[redacted]`` too. A body that is UTF-8 text is
-recorded as text, any other (not UTF-8, or with control characters: a NUL is six bytes as JSON
-text) as base64 (``"encoding": "base64"``), masked the same way.
+Masking keeps the rest byte for byte: the value of a secret header
+(``redaction.SECRET_HEADERS``: ``X-Signature``, ``Authorization``..., and the run's ``-H``
+gateway headers) becomes ``[redacted]`` (the header stays, so a reader sees that it was sent).
+An ``X-Signature`` the recorder can check (the profile's built-in scheme, a key the profile
+holds) becomes ``[redacted: verifies]`` or ``[redacted: does not verify]`` instead: the suite
+sends wrong signatures on purpose, and ``validate`` judges the signature rules by this mark. In
+every other header value, the URL and the bodies the API secrets, ``whsec_`` webhook secrets,
+URL passwords and the values of secret JSON fields become ``[redacted]`` too. A body that is
+UTF-8 text is recorded as text, any other (not UTF-8, or with control characters: a NUL is six
+bytes as JSON text) as base64 (``"encoding": "base64"``), masked the same way.
 
 The recording is bounded (``RecordLimits``): each body is cut at ``body_bytes``; once the part
 files of the run hold ``bodies_bytes``, entries are recorded without their bodies; once they hold
@@ -33,13 +36,17 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from conformance import __version__
+from conformance.core.profile import Profile
 from conformance.core.redaction import (
     REDACTED,
+    SIGNATURE_DOES_NOT_VERIFY,
+    SIGNATURE_VERIFIES,
     WEBHOOK_SECRET,
     is_secret_header,
     redact_text,
     run_secrets,
 )
+from conformance.core.signing import AUTH_HEADERS, SIGNATURE_HEADER, verify
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.tap import WireExchange
@@ -83,11 +90,63 @@ def _mask(text: str, secrets: Iterable[str]) -> str:
     return masked
 
 
-def _headers(headers: wiretap.Headers, secrets: tuple[str, ...]) -> list[dict[str, str]]:
+SignatureVerdict = Callable[[WireExchange], bool | None]
+_SIGNATURE = SIGNATURE_HEADER.lower()
+_SIGNATURE_MASKS = {None: REDACTED, True: SIGNATURE_VERIFIES, False: SIGNATURE_DOES_NOT_VERIFY}
+
+
+def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict:
+    """Whether an exchange's ``X-Signature`` is the one the profile's built-in scheme gives its
+    request, exact bytes as sent, with the secret of its ``X-Api-Key``; None when that cannot
+    be told: no profile yet, a signer hook, a key the profile does not hold, an auth header
+    missing or sent twice."""
+
+    def verdict(exchange: WireExchange) -> bool | None:
+        current = profile()
+        if current is None or current.auth.signer:
+            return None
+        found: dict[str, list[str]] = {}
+        for name, value in exchange.request_headers:
+            found.setdefault(name.lower(), []).append(value)
+        values = [found.get(name.lower(), []) for name in AUTH_HEADERS]
+        if any(len(value) != 1 for value in values):
+            return None
+        headers = dict(zip(AUTH_HEADERS, (value[0] for value in values), strict=True))
+        secrets = {c.api_key: c.api_secret for c in current.credentials}
+        secret = secrets.get(headers[AUTH_HEADERS[0]])
+        if secret is None:
+            return None
+        try:
+            url = split_url(exchange.url)
+        except ValueError:
+            return None
+        host = found.get("host", [url.netloc])[0]
+        target = url.path + (f"?{url.query}" if url.query else "")
+        return verify(
+            secret,
+            current.auth.string_to_sign,
+            headers,
+            exchange.method,
+            target,
+            exchange.request_body,
+            scheme=current.auth.scheme,
+            host=host,
+        )
+
+    return verdict
+
+
+def _headers(
+    headers: wiretap.Headers, secrets: tuple[str, ...], signature: bool | None = None
+) -> list[dict[str, str]]:
     return [
         {
             "name": name,
-            "value": REDACTED if is_secret_header(name) else _mask(value, secrets),
+            "value": (
+                (_SIGNATURE_MASKS[signature] if name.lower() == _SIGNATURE else REDACTED)
+                if is_secret_header(name)
+                else _mask(value, secrets)
+            ),
         }
         for name, value in headers
     ]
@@ -158,9 +217,11 @@ def har_entry(
     limits: RecordLimits = DEFAULT_LIMITS,
     *,
     bodies: bool = True,
+    signature: bool | None = None,
 ) -> dict[str, Any]:
     """The HAR 1.2 entry of one exchange, secrets masked, bodies cut at ``limits.body_bytes``
-    (none recorded when not ``bodies``).
+    (none recorded when not ``bodies``); ``signature``: whether its ``X-Signature`` verifies
+    (``signature_verdict``), None when unknown.
 
     No response (a timeout, a refused connection): ``status`` 0, as browsers record it, with
     the reason in ``response._error`` and the entry's ``comment``. A body cut or left out has
@@ -174,7 +235,7 @@ def har_entry(
         "url": url,
         "httpVersion": "HTTP/1.1",
         "cookies": [],
-        "headers": _headers(exchange.request_headers, secrets),
+        "headers": _headers(exchange.request_headers, secrets, signature),
         "queryString": [
             {"name": name, "value": value}
             for name, value in parse_qsl(split_url(url).query, keep_blank_values=True)
@@ -279,9 +340,11 @@ class PartRecorder:
         name: str,
         secrets: Callable[[], Iterable[str]] = tuple,
         limits: RecordLimits | None = None,
+        signatures: SignatureVerdict | None = None,
     ) -> None:
         self.path = directory / f"{name}-{os.getpid()}{PART_SUFFIX}"
         self._secrets = secrets
+        self._signatures = signatures
         self._limits = limits or DEFAULT_LIMITS
         self._lock = threading.Lock()
         self._fd: int | None = None
@@ -304,7 +367,8 @@ class PartRecorder:
         with self._lock:
             spent = self._spent()
             bodies = spent < limits.bodies_bytes
-            entry = har_entry(exchange, self._secrets(), limits, bodies=bodies)
+            signature = self._signatures(exchange) if self._signatures else None
+            entry = har_entry(exchange, self._secrets(), limits, bodies=bodies, signature=signature)
             line = json.dumps(entry, ensure_ascii=False) + "\n"
             data = line.encode("utf-8", errors="surrogateescape")
             if spent + len(data) > limits.file_bytes:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from conformance.core.profile import load_profile
+from conformance.core.signing import Signer
 from conformance.suite.schema.loading import signed_session
 from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.client import SuiteClient, SuiteTransportError
-from conformance.suite.wire.har import PartRecorder, RecordLimits, har_entry
+from conformance.suite.wire.har import PartRecorder, RecordLimits, har_entry, signature_verdict
 from conformance.suite.wire.tap import WireExchange
 from conformance.suite.wire.transport import Limits
 from tests.engine.hostile import Behaviour, canned, hostile_server
@@ -65,6 +67,48 @@ def test_an_entry_masks_secrets_and_keeps_every_other_byte() -> None:
     assert entry["time"] == 13.0
     text = json.dumps(entry)
     assert SECRET not in text and "whsec_" not in text and "ab" * 32 not in text
+
+
+def _signed(**changes: object) -> WireExchange:
+    """An exchange signed with the default profile's first credential, as the suite signs it,
+    then ``changes`` made to it."""
+    credential = load_profile().credentials[0]
+    signer = Signer(credential.api_key, credential.api_secret)
+    body = b'{"a": 1}'
+    auth = signer.headers("POST", "/v1/payments?x=1", body, host="127.0.0.1:8080")
+    signed = _exchange(
+        url="http://127.0.0.1:8080/v1/payments?x=1",
+        request_headers=(("Host", "127.0.0.1:8080"), *auth.items()),
+        request_body=body,
+    )
+    return replace(signed, **changes)  # type: ignore[arg-type]
+
+
+def _recorded_signature(exchange: WireExchange, profile_name: str | None = "default") -> str:
+    profile = load_profile(profile_name) if profile_name else None
+    entry = har_entry(exchange, signature=signature_verdict(lambda: profile)(exchange))
+    (value,) = (h["value"] for h in entry["request"]["headers"] if h["name"] == "X-Signature")
+    return value
+
+
+def test_a_signature_is_masked_with_whether_it_verifies() -> None:
+    # validate judges the signature rules by the mark: the suite sends wrong ones on purpose
+    assert _recorded_signature(_signed()) == "[redacted: verifies]"
+    assert _recorded_signature(_signed(request_body=b'{"a": 2}')) == "[redacted: does not verify]"
+    moved = _signed(url="http://127.0.0.1:8080/v1/payments?x=2")
+    assert _recorded_signature(moved) == "[redacted: does not verify]"
+
+
+def test_a_signature_the_recorder_cannot_check_is_masked_plainly() -> None:
+    signed = _signed()
+    # no profile yet, a key the profile does not hold, an auth header sent twice
+    assert _recorded_signature(signed, None) == "[redacted]"
+    other_key = tuple(
+        (n, "ak_someone_else" if n == "X-Api-Key" else v) for n, v in signed.request_headers
+    )
+    assert _recorded_signature(_signed(request_headers=other_key)) == "[redacted]"
+    twice = (*signed.request_headers, ("X-Nonce", "n" * 32))
+    assert _recorded_signature(_signed(request_headers=twice)) == "[redacted]"
 
 
 def test_url_passwords_and_webhook_secrets_in_urls_are_masked() -> None:
