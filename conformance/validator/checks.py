@@ -43,6 +43,7 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
+from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.outcomes import (
     CODE,
     ERROR_SHAPE_IDS,
@@ -61,7 +62,6 @@ from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
-from conformance.validator.limits import LimitIds
 from conformance.validator.signatures import SignatureVerifier
 from conformance.validator.tables import parsed_json, request_headers
 
@@ -409,7 +409,7 @@ class ExchangeValidator:
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._signatures = SignatureVerifier(profile)
         self._answers = AnswerChecks(profile)
-        self._limits = LimitIds(profile)
+        self._constraints = ConstraintIds(profile)
         self._admission = AdmissionChecks(profile)
 
     def _ids(self, check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
@@ -540,9 +540,9 @@ class ExchangeValidator:
         self._idempotency(headers, op, status, body, findings)
         answer = None if body is _NOT_JSON or body is _MISSING else body
         call = Call(exchange, op.operation_id, params, status, answer)
-        broken = self._request(exchange, op, params, status, body, findings, call.request)
+        broken, accepted = self._request(exchange, op, params, status, body, findings, call.request)
         if not op.helper:
-            self._response(exchange, op, status, body, findings)
+            self._response(exchange, op, status, body, findings, accepted)
         findings += self._answers.judge(call)
         findings += self._admission.judge(
             call, contract_problems=broken, query_names=op.query_names
@@ -561,8 +561,16 @@ class ExchangeValidator:
         return compiled
 
     def _response(
-        self, exchange: Exchange, op: _Operation, status: int, body: Any, out: list[_Finding]
+        self,
+        exchange: Exchange,
+        op: _Operation,
+        status: int,
+        body: Any,
+        out: list[_Finding],
+        accepted: frozenset[str] = frozenset(),
     ) -> None:
+        """``accepted``: the fields of a request that broke the contract and was accepted; the
+        answer echoing them is that same fault, judged under the request's rules."""
         oid = op.operation_id
         success = 200 <= status < 300
         if success and status != op.success_status:
@@ -604,6 +612,10 @@ class ExchangeValidator:
             out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
             return
         problems = _problems(self._validator(op, status, schema), body)
+        echoes = [p for p in problems if p.fields & accepted]
+        if echoes and len(echoes) == len(problems):
+            return  # only the accepted values echoed: the request's findings name the fault
+        problems = [p for p in problems if not p.fields & accepted]
         if problems:
             message = f"the {status} body breaks its schema: {_summary(problems)}"
             ids = _pinned(candidates, problems)
@@ -757,22 +769,23 @@ class ExchangeValidator:
         body: Any,
         out: list[_Finding],
         request: Any = NOT_JSON,
-    ) -> bool:
+    ) -> tuple[bool, frozenset[str]]:
         """A request that breaks the contract must be refused with the validation error.
         ``request`` is its body's JSON document (``NOT_JSON``: none, or not JSON). Returns
-        whether the request breaks the contract (or could not be judged against it)."""
+        whether the request breaks the contract (or could not be judged against it), and the
+        fields it broke when the server accepted it."""
         if op.helper:
-            return True  # not part of the contract
+            return True, frozenset()  # not part of the contract
         if len(exchange.request_body) > self._max_body:
             if 200 <= status < 300:
                 message = f"a body of {len(exchange.request_body)} bytes was accepted"
                 out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
-            return True
+            return True, frozenset()
         problems = self._request_problems(exchange, op, params, request)
         if not problems:
-            return False
+            return False, frozenset()
         if status in self._auth_statuses or status in (self._not_found.status, self._too_large):
-            return True  # refused for a reason checked before validation
+            return True, frozenset()  # refused for a reason checked before validation
         oid = op.operation_id
         what = f"the request breaks the contract: {_summary(problems)}"
         if 200 <= status < 300:
@@ -780,24 +793,27 @@ class ExchangeValidator:
             # 400 validation_error" are broken.
             candidates = self._ids("negative_data_rejection", oid, status)
             candidates += self._ids("negative_data_rejection", oid, _ANY_4XX)
-            ids = _pinned(tuple(dict.fromkeys(candidates)), problems)
-            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
+            ids = self._constraints.rejection_ids(oid, problems, tuple(dict.fromkeys(candidates)))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
-        elif status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
-            ids = _pinned(self._ids("negative_data_rejection", oid, status), problems)
-            ids = tuple(dict.fromkeys((*ids, *self._limits.ids(oid, problems))))
+            return True, frozenset(f for p in problems for f in p.fields)
+        if status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
+            candidates = self._ids("negative_data_rejection", oid, status)
+            ids = self._constraints.rejection_ids(oid, problems, candidates)
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         elif self._key_refusal(exchange, op, status, body):
-            return True  # refused for its Idempotency-Key, which may be looked at first
+            return (
+                True,
+                frozenset(),
+            )  # refused for its Idempotency-Key, which may be looked at first
         else:
             ids = _pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
-        return True
+        return True, frozenset()
 
     def _request_problems(
         self, exchange: Exchange, op: _Operation, params: dict[str, str], request: Any = NOT_JSON

@@ -49,6 +49,7 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core.profile import Profile
+from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
@@ -78,6 +79,7 @@ TRANSPORT_ERRORS_BEFORE_GIVING_UP = 3
 READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after free" otherwise
 UNIT_GROUP = "unit"
 STATEFUL_GROUP = "stateful"
+NEGATIVE_CHECK = "negative_data_rejection"
 
 
 # ------------------------------------------------------------------ applicability
@@ -88,7 +90,7 @@ def applies(check: str, case: schemathesis.Case[Any], response: schemathesis.Res
     mode = case_mode(case)
     if check == "positive_data_acceptance":
         return mode == "positive" and not probe
-    if check == "negative_data_rejection":
+    if check == NEGATIVE_CHECK:
         return mode == "negative" and not probe
     if check == "missing_required_header":
         data = case.meta.phase.data if case.meta is not None else None
@@ -159,6 +161,7 @@ class SchemaPhaseRunner:
             seed, (profile.idempotency.min_length, profile.idempotency.max_length)
         )
         self.ledger = CheckLedger(unexercisable_ids(profile))
+        self.constraints = ConstraintIds(profile)
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
         self.counted = 0  # cases already added to the run's request count
@@ -302,7 +305,8 @@ class SchemaPhaseRunner:
                 candidates = requirement_ids(check, operation_id, status, mode, self.profile)
                 fields = failure_fields(result.failure) | case_fields(case)
                 tags = failure_tags(result.failure) | scenario
-                ids = pin(candidates, fields, tags) or candidates
+                ids = self._broken_constraint(check, operation_id, fields, tags)
+                ids = ids or pin(candidates, fields, tags) or candidates
                 if not ids:  # a status the mapping does not name: every id of the check
                     ids = requirement_ids(check, operation_id)
                 self.ledger.failed(
@@ -316,8 +320,20 @@ class SchemaPhaseRunner:
             elif self._counts_as_pass(check, case, response):
                 ids = requirement_ids(check, operation_id, status, mode, self.profile)
                 if is_pinned(check):
-                    ids = pin(ids, case_fields(case), scenario)
+                    fields = case_fields(case)
+                    broken = self._broken_constraint(check, operation_id, fields, scenario)
+                    ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
+
+    def _broken_constraint(
+        self, check: str, operation_id: str, fields: set[str], tags: set[str]
+    ) -> tuple[str, ...]:
+        """A negative case that breaks a constraint of the boundaries family's (a pattern, a
+        length, a range...) is judged under that family's ids, as the validator judges the same
+        request; empty for any other case or check."""
+        if check != NEGATIVE_CHECK:
+            return ()
+        return self.constraints.of(operation_id, fields, tags)
 
     def _counts_as_pass(
         self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response

@@ -92,6 +92,13 @@ def test_a_failure_names_only_the_requirements_of_the_broken_field() -> None:
     assert set(found) == {"SHAPE-017", "OPS-015"}
 
 
+def test_a_value_out_of_a_constraint_fails_the_ids_the_boundaries_family_names() -> None:
+    # interval_secs above its maximum, accepted: LIMIT-005 and STATUS-008, as the boundaries
+    # family and validate name it; not OPS-022 (a missing field), whose text names the field too
+    found = failures(run(17, ("LIMIT-005",), fault="validation-interval-max-off-by-one"))
+    assert set(found) == {"LIMIT-005", "STATUS-008"}
+
+
 def assert_caught_with_evidence(
     found: dict[str, list[CheckResult]], fault: str, breaks: str
 ) -> None:

@@ -4,11 +4,12 @@ The suite's boundaries family derives every constraint of every request (length,
 integer, enum, pattern, format, unique items) from the effective contract and names, in
 ``conformance/judge/boundary_requirements.yaml``, the requirement ids its cases are reported
 under: the contract's "MUST reject" ids and the profile's "MUST answer with the validation
-error" ids.
-``LimitIds(profile)`` reads those once; ``ids(operation_id, problems)`` gives the ids of the
-constraints a recorded request broke, so that the validator reports an accepted (or wrongly
-refused) out-of-bounds value under the same requirements as the suite (a split ``bps`` of 10001:
-LIMIT-008 and SPLIT-006, besides the schema's own).
+error" ids. ``ConstraintIds(profile)`` reads those once, so that every judge of a request that
+breaks a constraint names the same ids: the schema family's negative cases (``of``, by the
+fields and coverage tags of a case) and the validator's recorded requests (``ids`` and
+``rejection_ids``, by the problems the request's schema found). A split ``bps`` of 10001:
+LIMIT-008 and SPLIT-006; ``interval_secs`` above its maximum: LIMIT-005 and STATUS-008, not
+every requirement whose text names ``interval_secs``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from conformance.core.profile import Profile
 from conformance.judge.boundary_requirements import RequirementMap
 from conformance.judge.constraints import ARRAY_ITEM, MAP_VALUE, iter_constraints
 from conformance.judge.response_schemas import Problem
+from conformance.judge.schema_requirements import pin
 
 # The coverage tag a schema problem carries (``checks._KEYWORD_TAGS``) and the boundaries
 # family's kind of constraint it breaks.
@@ -50,13 +52,18 @@ def _field(where: str) -> tuple[str, str]:
     return location, named[-1] if named else location
 
 
-class LimitIds:
+def _joined(*groups: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(rid for group in groups for rid in group))
+
+
+class ConstraintIds:
     """Requirement ids of the request constraints of one profile's effective contract."""
 
     def __init__(self, profile: Profile) -> None:
         contract = effective_contract(profile)
         requirements = RequirementMap.load()
         self._ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
+        self._by_name: dict[tuple[str, str, str], tuple[str, ...]] = {}  # any location
         for operation_id in (entry.operation_id for entry in operations(contract)):
             created = profile.creates(operation_id)
             for constraint in iter_constraints(contract, operation_id):
@@ -64,10 +71,10 @@ class LimitIds:
                 name = named[-1] if named else constraint.field.location
                 key = (operation_id, constraint.field.location, name, constraint.kind)
                 ids = requirements.ids_for(constraint, created=created)
-                found = self._ids.get(key, ())
-                self._ids[key] = tuple(
-                    dict.fromkeys((*found, *ids.rejected, *ids.rejected_with_status))
-                )
+                broken = (*ids.rejected, *ids.rejected_with_status)
+                self._ids[key] = _joined(self._ids.get(key, ()), broken)
+                loose = (operation_id, name, constraint.kind)
+                self._by_name[loose] = _joined(self._by_name.get(loose, ()), broken)
 
     def ids(self, operation_id: str, problems: Iterable[Problem]) -> tuple[str, ...]:
         """The ids of the constraints ``problems`` break (none for a problem of another kind:
@@ -80,3 +87,31 @@ class LimitIds:
                 if kind is not None:
                     found += self._ids.get((operation_id, location, name, kind), ())
         return tuple(dict.fromkeys(found))
+
+    def of(self, operation_id: str, fields: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
+        """The ids of the constraints a case breaks, by the fields it names and its coverage
+        tags (``value_above_maximum``...); empty when no tag is a constraint's kind or no
+        field has such a constraint."""
+        kinds = [TAG_KINDS[tag] for tag in tags if tag in TAG_KINDS]
+        found = [
+            rid
+            for field in fields
+            for kind in kinds
+            for rid in self._by_name.get((operation_id, field, kind), ())
+        ]
+        return tuple(dict.fromkeys(found))
+
+    def rejection_ids(
+        self, operation_id: str, problems: list[Problem], candidates: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The ids a refusal of a request with ``problems`` is judged under: the boundaries
+        family's alone when every problem breaks a constraint it knows; else the candidates
+        the problems point at (by fields and tags; all of them when they point nowhere) and
+        the constraints' ids."""
+        per_problem = [self.ids(operation_id, [problem]) for problem in problems]
+        if per_problem and all(per_problem):
+            return tuple(dict.fromkeys(rid for ids in per_problem for rid in ids))
+        fields = {f for p in problems for f in p.fields}
+        tags = {t for p in problems for t in p.tags}
+        pinned = pin(candidates, fields, tags) or candidates
+        return tuple(dict.fromkeys((*pinned, *self.ids(operation_id, problems))))

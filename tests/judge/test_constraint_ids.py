@@ -1,0 +1,59 @@
+"""ConstraintIds: which requirement ids a request that breaks a constraint is judged under, for
+the schema family's negative cases and the validator's recorded requests alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.core.profile import load_profile
+from conformance.judge.constraint_ids import ConstraintIds, _field
+from conformance.judge.response_schemas import Problem
+
+
+@pytest.fixture(scope="module")
+def ids() -> ConstraintIds:
+    return ConstraintIds(load_profile("default"))
+
+
+def test_a_field_is_found_by_its_own_name_and_location() -> None:
+    assert _field("shares[0].bps") == ("body", "bps")
+    assert _field("query.limit") == ("query", "limit")
+    assert _field("path.id") == ("path", "id")
+
+
+def test_a_problem_of_no_boundary_kind_names_no_id(ids: ConstraintIds) -> None:
+    missing = Problem("shares[0]", "'bps' is a required property", frozenset({"bps"}), frozenset())
+    assert ids.ids("replaceSplitTemplate", [missing]) == ()
+
+
+def test_a_case_is_judged_by_the_constraint_its_field_and_tag_name(ids: ConstraintIds) -> None:
+    above = ids.of("createPayoutSchedule", {"interval_secs"}, {"value_above_maximum"})
+    assert above == ("LIMIT-005", "STATUS-008")
+    # a replace takes the same fields (spec 4, operation 13) and the same limits (spec 8)
+    assert ids.of("replacePayoutSchedule", {"interval_secs"}, {"value_above_maximum"}) == above
+    pattern = ids.of("createPayoutSchedule", {"min_send_amount"}, {"invalid_pattern"})
+    assert pattern == ("SHAPE-040", "STATUS-006")
+    # no constraint kind in the tags: the caller pins the ids by the text instead
+    assert ids.of("createPayoutSchedule", {"interval_secs"}, {"object_missing_required"}) == ()
+
+
+def test_a_refusal_is_judged_under_the_constraints_ids_when_every_problem_has_one(
+    ids: ConstraintIds,
+) -> None:
+    pattern = Problem(
+        "min_send_amount",
+        "does not match",
+        frozenset({"min_send_amount"}),
+        frozenset({"invalid_pattern"}),
+    )
+    missing = Problem("mode", "is required", frozenset({"mode"}), frozenset())
+    candidates = ("LIMIT-006", "OPS-022", "SHAPE-040", "STATUS-005", "STATUS-006")
+    assert ids.rejection_ids("createPayoutSchedule", [pattern], candidates) == (
+        "SHAPE-040",
+        "STATUS-006",
+    )
+    # a problem no constraint knows: the candidates its fields point at, and the constraints'
+    assert set(ids.rejection_ids("createPayoutSchedule", [pattern, missing], candidates)) >= {
+        "SHAPE-040",
+        "STATUS-006",
+    }
