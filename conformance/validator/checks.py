@@ -89,6 +89,7 @@ IDEM_MISSING_IDS = ("IDEM-001", "IDEM-005")
 IDEM_INVALID_IDS = ("LIMIT-001", "IDEM-006")
 IDEM_NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")
 SUCCESS_MEDIA = "OPS-008"
+UNSUPPORTED_MEDIA = "STATUS-021"
 NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
@@ -405,6 +406,7 @@ class ExchangeValidator:
         self._idem_missing = profile.error("idempotency", "missing")
         self._idem_invalid = profile.error("idempotency", "invalid")
         self._method_not_allowed = profile.status.method_not_allowed
+        self._media_answers = profile.status.unsupported_media_type
         self._auth_before_routing = profile.status.auth_before_routing
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._signatures = SignatureVerifier(profile)
@@ -537,6 +539,8 @@ class ExchangeValidator:
             return findings  # refused (or wrongly accepted) for its authentication: judged above
         if status >= 400 and self._signatures.forged(exchange, headers):
             return findings  # refused, perhaps for its signature alone: the auth checks judge it
+        if self._media_refusal(exchange, op, status, body, findings):
+            return findings  # refused for its media type, which may be looked at first
         self._idempotency(headers, op, status, body, findings)
         answer = None if body is _NOT_JSON or body is _MISSING else body
         call = Call(exchange, op.operation_id, params, status, answer)
@@ -548,6 +552,28 @@ class ExchangeValidator:
             call, contract_problems=broken, query_names=op.query_names
         )
         return findings
+
+    def _media_refusal(
+        self, exchange: Exchange, op: _Operation, status: int, body: Any, out: list[_Finding]
+    ) -> bool:
+        """A body sent as a media type other than JSON gets one of the profile's answers
+        (``status.unsupported_media_type``, profile 3: STATUS-021), as the robustness family
+        judges it; True when the exchange is judged by that rule alone."""
+        if op.body_schema is None or not exchange.request_body or not self._media_answers:
+            return False
+        media = _media(exchange.header("content-type"))
+        if not media or media == "application/json":
+            return False
+        code = _code_of(body)
+        what = f"a {media} body"
+        if any(a.status == status and a.code in (None, code) for a in self._media_answers):
+            message = f"{what} refused with {status}"
+            out.append(_Finding("media_type", (UNSUPPORTED_MEDIA,), Outcome.PASSED, message))
+            return True
+        answers = " or ".join(str(a.status) for a in self._media_answers)
+        message = f"{what} answered {status}, not the profile's {answers}"
+        out.append(_Finding("media_type", (UNSUPPORTED_MEDIA,), Outcome.FAILED, message))
+        return True
 
     # -- the response ----------------------------------------------------------------------
     def _validator(self, op: _Operation, key: Any, schema: Any) -> _Compiled:
@@ -886,6 +912,9 @@ class ExchangeValidator:
         if self._auth_before_routing and not authenticated:
             acceptable = {self._auth_missing.status}
             ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
+        elif not authenticated and methods is None:
+            # the profile does not say that routing comes first either: either answer is right
+            acceptable = {expected, self._auth_missing.status}
         if status in acceptable:
             if methods is not None and status == expected:
                 return self._allow(exchange, what, methods)

@@ -8,10 +8,13 @@ be CONFORMANT, which shows that every expectation of the suite comes from the pr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from conformance.cli import main
 from conformance.engine.options import RunOptions
 from conformance.engine.progress import NullDisplay
 from conformance.engine.runner import execute
@@ -34,12 +37,24 @@ MAY_BE_UNEXERCISED = {
 
 
 @pytest.fixture(scope="module")
-def divergent_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reports and the recording (``run.har``) of the run."""
     report_dir = tmp_path_factory.mktemp("divergent")
-    options = RunOptions(profile="divergent", seed=7, quick=True, report_dir=report_dir)
+    options = RunOptions(
+        profile="divergent",
+        seed=7,
+        quick=True,
+        report_dir=report_dir,
+        record=report_dir / "run.har",
+    )
     finished = execute(options, NullDisplay())
     assert finished.result.exit_code == 0
-    document: dict[str, Any] = json.loads((report_dir / "results.json").read_text())
+    return report_dir
+
+
+@pytest.fixture(scope="module")
+def divergent_run(run_dir: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((run_dir / "results.json").read_text())
     return document
 
 
@@ -64,3 +79,30 @@ def test_the_embedded_server_played_the_divergent_profile(divergent_run: dict[st
     assert "202" in seen["testDepositPayment"]
     assert "403" in seen["createPayment"]
     assert not [op for op, statuses in seen.items() if "400" in statuses]
+
+
+@pytest.mark.slow
+def test_validate_of_the_runs_recording_agrees_with_the_run(run_dir: Path, tmp_path: Path) -> None:
+    """A whole run's traffic, judged again by validate under the same profile: CONFORMANT, and
+    every requirement both judged has the same outcome (issue 30's agreement test)."""
+    reports = tmp_path / "validate"
+    result = CliRunner().invoke(
+        main,
+        ["validate", str(run_dir / "run.har"), "--profile", "divergent", "--no-progress",
+         "--report-dir", str(reports)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    judged = {"passed", "failed"}
+    ran = {
+        r["id"]: r["outcome"]
+        for r in json.loads((run_dir / "results.json").read_text())["requirements"]
+    }
+    found = json.loads((reports / "results.json").read_text())["requirements"]
+    recorded = {r["id"]: r["outcome"] for r in found}
+    assert len([o for o in recorded.values() if o in judged]) > 200
+    differ = {
+        rid: (ran[rid], outcome)
+        for rid, outcome in recorded.items()
+        if outcome in judged and ran.get(rid) in judged and ran[rid] != outcome
+    }
+    assert differ == {}

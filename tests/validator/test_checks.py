@@ -441,6 +441,40 @@ def test_an_unknown_path_without_credentials_must_get_the_auth_error(
     assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-019",))
 
 
+def test_without_auth_before_routing_an_unknown_path_without_credentials_may_get_either(
+    profile: Profile,
+) -> None:
+    # the divergent profile does not say which comes first: 401 and 404 are both right
+    divergent = ExchangeValidator(load_profile("divergent"))
+
+    def routing(status: int) -> list[Outcome]:
+        refused = {"code": "x", "message": "no"}
+        ex = exchange("GET", "/v1/admin/users", status=status, response_body=refused)
+        return [r.outcome for r in divergent.validate(ex) if r.check_id == "validate.operation"]
+
+    assert routing(401) == routing(404) == [Outcome.PASSED]
+    assert routing(409) == [Outcome.FAILED]
+
+
+@pytest.mark.parametrize(("status", "outcome"), [(415, Outcome.PASSED), (201, Outcome.FAILED)])
+def test_a_body_of_another_media_type_gets_the_profiles_answer(
+    status: int, outcome: Outcome
+) -> None:
+    # the divergent profile answers it with 415 only, a status no operation documents
+    divergent = ExchangeValidator(load_profile("divergent"))
+    refused = {"code": "unsupported_content_type", "message": "text/plain"}
+    auth = tuple((n, "2026-01-01T00:00:00Z" if n == "X-Timestamp" else v) for n, v in AUTH)
+    ex = exchange(
+        "POST", "/v1/payments", request_headers=(*auth, *KEY, ("Content-Type", "text/plain")),
+        request_body=json.dumps(PAYMENT_REQUEST), status=status,
+        response_body=refused if status == 415 else PAYMENT_CREATED,
+    )  # fmt: skip
+    results = divergent.validate(ex)
+    assert [r.outcome for r in results if "STATUS-021" in r.requirement_ids] == [outcome]
+    # judged by that rule alone, not as an undocumented status of the operation
+    assert not [r for r in results if "STATUS-001" in r.requirement_ids]
+
+
 def test_a_known_path_with_another_method_must_get_405(validator: ExchangeValidator) -> None:
     ex = exchange("DELETE", "/v1/payments", request_headers=AUTH, status=200)
     [result] = validator.validate(ex)

@@ -99,7 +99,7 @@ def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict
     """Whether an exchange's ``X-Signature`` is the one the profile's built-in scheme gives its
     request, exact bytes as sent, with the secret of its ``X-Api-Key``; None when that cannot
     be told: no profile yet, a signer hook, a key the profile does not hold, an auth header
-    missing or sent twice."""
+    missing, empty or sent twice."""
 
     def verdict(exchange: WireExchange) -> bool | None:
         current = profile()
@@ -109,8 +109,8 @@ def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict
         for name, value in exchange.request_headers:
             found.setdefault(name.lower(), []).append(value)
         values = [found.get(name.lower(), []) for name in AUTH_HEADERS]
-        if any(len(value) != 1 for value in values):
-            return None
+        if any(len(value) != 1 or not value[0].strip() for value in values):
+            return None  # missing, empty or sent twice: a missing header's case, not a signature
         headers = dict(zip(AUTH_HEADERS, (value[0] for value in values), strict=True))
         secrets = {c.api_key: c.api_secret for c in current.credentials}
         secret = secrets.get(headers[AUTH_HEADERS[0]])
