@@ -66,14 +66,16 @@ def assert_same_outcomes(merged: Path, one_run: Path) -> None:
     assert merged_outcomes.keys() == single_outcomes.keys()
 
 
-def sharded(base_url: str, tmp_path: Path, *selection: str) -> Path:
-    """The merged reports of ``SHARDS`` concurrent shards."""
+def sharded(base_url: str, tmp_path: Path, *selection: str, record: bool = False) -> Path:
+    """The merged reports of ``SHARDS`` concurrent shards (each recorded to
+    ``shard-i.har`` if ``record``)."""
     shards = [
         subprocess.Popen(
             run_args(
                 base_url,
                 tmp_path / f"shard-{i}",
                 *("--shard", f"{i}/{SHARDS}", "--workers", "1", *selection),
+                *(("--record", str(tmp_path / f"shard-{i}.har")) if record else ()),
             ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -114,12 +116,37 @@ def test_concurrent_shards_of_a_whole_run_merge_to_a_conformant_report(
     server: str, tmp_path: Path
 ) -> None:
     # Each shard's isolation and list checks see the other's payments, endpoints and keys.
-    verdict, requirements = outcomes(sharded(server, tmp_path))
+    verdict, requirements = outcomes(sharded(server, tmp_path, record=True))
     assert verdict == "CONFORMANT"
     unexercised = {rid for rid, outcome in requirements.items() if outcome != "passed"}
     assert QUICK_UNEXERCISED <= unexercised <= QUICK_UNEXERCISED | TIMING_BOUND | DRAWN
     assert "failed" not in requirements.values()
     assert requirements.keys() == {r.id for r in load_catalogue().requirements}
+    # Each shard's traffic, judged again by validate: CONFORMANT, and every requirement both
+    # judged has the shard's outcome (issue 30's agreement test, over a whole run's traffic).
+    for i in range(1, SHARDS + 1):
+        shard = tmp_path / f"shard-{i}"
+        reports = tmp_path / f"validate-{i}"
+        result = CliRunner().invoke(
+            main,
+            [
+                "validate",
+                str(tmp_path / f"shard-{i}.har"),
+                "--no-progress",
+                "--report-dir",
+                str(reports),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        _, ran = outcomes(shard)
+        _, recorded = outcomes(reports)
+        judged = {"passed", "failed"}
+        differ = {
+            rid: (ran[rid], outcome)
+            for rid, outcome in recorded.items()
+            if outcome in judged and ran.get(rid) in judged and ran[rid] != outcome
+        }
+        assert differ == {}, f"shard {i}"
 
 
 @pytest.mark.slow
