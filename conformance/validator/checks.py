@@ -829,10 +829,8 @@ class ExchangeValidator:
             message = f"{what}; refused with {status}"
             out.append(_Finding("request_schema", ids, Outcome.PASSED, message))
         elif self._key_refusal(exchange, op, status, body):
-            return (
-                True,
-                frozenset(),
-            )  # refused for its Idempotency-Key, which may be looked at first
+            # refused for its Idempotency-Key, which may be looked at first
+            return True, frozenset()
         else:
             ids = _pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (

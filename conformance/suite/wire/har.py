@@ -46,7 +46,7 @@ from conformance.core.redaction import (
     redact_text,
     run_secrets,
 )
-from conformance.core.signing import AUTH_HEADERS, SIGNATURE_HEADER, verify
+from conformance.core.signing import API_KEY_HEADER, AUTH_HEADERS, SIGNATURE_HEADER, verify
 from conformance.core.untrusted import mask_url_passwords, split_url
 from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.tap import WireExchange
@@ -113,7 +113,7 @@ def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict
             return None  # missing, empty or sent twice: a missing header's case, not a signature
         headers = dict(zip(AUTH_HEADERS, (value[0] for value in values), strict=True))
         secrets = {c.api_key: c.api_secret for c in current.credentials}
-        secret = secrets.get(headers[AUTH_HEADERS[0]])
+        secret = secrets.get(headers[API_KEY_HEADER])
         if secret is None:
             return None
         try:
