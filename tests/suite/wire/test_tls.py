@@ -20,6 +20,11 @@ from conformance.suite.wire.tls import TlsError, TlsSettings
 from tests.engine.hostile import closed_port
 from tests.suite.https_servers import EchoServer, echo_server, expired_certificate
 
+# These tests switch certificate checks off on purpose: urllib3's warning says so every time.
+INSECURE_ON_PURPOSE = pytest.mark.filterwarnings(
+    "ignore::urllib3.exceptions.InsecureRequestWarning"
+)
+
 
 @pytest.fixture(scope="module")
 def profile() -> Profile:
@@ -96,6 +101,7 @@ def test_both_stacks_refuse_a_private_ca_they_were_not_given(
     assert server.seen == []
 
 
+@INSECURE_ON_PURPOSE
 def test_both_stacks_accept_any_certificate_with_insecure(
     server: EchoServer, profile: Profile
 ) -> None:
@@ -125,6 +131,7 @@ def test_cacert_replaces_ssl_cert_file(
         assert both_stacks(server.url, profile) == ("refused", "refused")
 
 
+@INSECURE_ON_PURPOSE
 def test_requests_own_verify_cannot_loosen_or_change_the_run_s_tls(
     server: EchoServer,
     certs: CertFiles,
