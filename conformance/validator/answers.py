@@ -109,7 +109,8 @@ class AnswerChecks:
         }
         self._expires_default = int(profile.range("payments", "expires_in_secs").default or 0)
         self._list_default = int(profile.range("payments", "list_limit").default or 0)
-        self._statement_default = int(profile.range("statements", "limit").default or 0)
+        self._statement_limits = profile.range("statements", "limit")
+        self._statement_default = int(self._statement_limits.default or 0)
         self._directions = profile.statements.directions
         self._deposit_route = profile.helper("deposit")
         self._valid_before_offset = profile.x402.valid_before_offset_secs
@@ -529,6 +530,8 @@ class AnswerChecks:
         shown = _int(page.limit)
         if limit is None or limit <= 0 or shown is None:
             return
+        if not self._statement_limits.min <= limit <= self._statement_limits.max:
+            return  # a limit that must be refused, accepted: STMT-012 judges the request
         asked = "asked for" if given else "the profile's default"
         problem = None if shown == limit else f"limit {shown}, where {asked} is {limit}"
         yield verdict(CHECK, (statement.LIMIT,), problem)

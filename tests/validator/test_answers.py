@@ -307,7 +307,9 @@ def line(entry: int, signed: str, balance: str, direction: str = "credit") -> di
     }
 
 
-def get_statement(lines: list[dict[str, Any]], closing: str, **changes: Any) -> Exchange:
+def get_statement(
+    lines: list[dict[str, Any]], closing: str, query_limit: int | None = None, **changes: Any
+) -> Exchange:
     body = {
         "merchant_id": "m_alpha",
         "currency_id": "usdc",
@@ -323,6 +325,8 @@ def get_statement(lines: list[dict[str, Any]], closing: str, **changes: Any) -> 
         **changes,
     }
     query = "?currency_id=usdc&from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z"
+    if query_limit is not None:
+        query += f"&limit={query_limit}"
     return exchange("GET", f"/v1/statements{query}", request_headers=AUTH, response_body=body)
 
 
@@ -375,6 +379,17 @@ def test_a_page_read_without_limit_states_the_profiles_default_size(
     [result] = about(validator, get_statement(lines, "10.000000", limit=50), "STMT-011")
     assert result.outcome is Outcome.FAILED
     assert "limit 50, where the profile's default is 100" in result.message
+
+
+def test_a_limit_that_must_be_refused_is_not_judged_by_the_size_the_page_states(
+    validator: ExchangeValidator,
+) -> None:
+    # 1001 is above the profile's 1000: accepting it fails STMT-012 (the request's rule); the
+    # page stating 1000 is that same fault, as the suite's boundaries family judges it
+    lines = [line(1, "10.000000", "10.000000")]
+    clamped = get_statement(lines, "10.000000", query_limit=1001, limit=1000)
+    assert Outcome.FAILED not in outcomes(validator, clamped, "STMT-011")
+    assert Outcome.FAILED in outcomes(validator, clamped, "STMT-012")
 
 
 # ----------------------------------------------------------------------------- states
