@@ -461,11 +461,10 @@ class ExchangeValidator:
                 and exchange.response_body
             ):
                 # Unknown paths and methods get the profile's error too: JSON, code, message
-                # (an empty body may be one the recorder did not capture: not judged).
+                # (an empty body may be one the recorder did not capture: not judged), judged
+                # under the error-body ids, as the robustness family judges it; the status
+                # under the routing ids.
                 self._error_shape(exchange, _json_body(exchange), findings)
-                first, shape = findings
-                if first.outcome is Outcome.PASSED and shape.outcome is Outcome.FAILED:
-                    findings[0] = first._replace(outcome=Outcome.FAILED, message=shape.message)
         else:
             findings = self._findings(exchange, op, params)
             operation_id = op.operation_id
