@@ -92,6 +92,7 @@ class DeliveryScenario(DeliveryJudge):
         listing = self.wait_final(tracked, max(deadline, self.clock() + 1.0))
         failed_first = self.judge_failing(failing, listing)
         self.resend(failing, failed_first)
+        self.watch_succeeded(tracked)
         self.ctx.transcript.step("read the delivery list once more")
         final = self.read_listing()
         self.judge_expected(pairs, final)

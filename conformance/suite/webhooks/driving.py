@@ -37,6 +37,9 @@ from conformance.suite.webhooks.receiver import Received, WebhookReceiver
 from conformance.suite.webhooks.signatures import secret_problem
 
 WAIT_SECS = 20.0  # how long a delivery may take to arrive or to reach a final state
+# How long a delivery listed as succeeded is watched for another try (DLV-014) before the last
+# listing: a server that retries regardless of the answer does so after its first backoff.
+RETRY_GRACE_SECS = 2.0
 POLL_SECS = 0.1
 NOTED_ARRIVALS = 12
 
@@ -382,6 +385,13 @@ class DeliveryDriver:
             )
         if len(new) > NOTED_ARRIVALS:
             self.ctx.transcript.note(f"({len(new) - NOTED_ARRIVALS} more webhooks)")
+
+    def watch_succeeded(self, delivery_ids: Iterable[str]) -> None:
+        """Wait until each of ``delivery_ids`` listed as succeeded has been so for
+        ``RETRY_GRACE_SECS``: time for a try after success to show (DLV-014)."""
+        seen = [self.succeeded_seen[i] for i in delivery_ids if i in self.succeeded_seen]
+        if seen:
+            time.sleep(max(0.0, max(seen) + RETRY_GRACE_SECS - self.clock()))
 
     def wait_final(self, delivery_ids: Iterable[str], until: float) -> Listing:
         """Poll the delivery list until every id is final (or listed as succeeded/failed)."""

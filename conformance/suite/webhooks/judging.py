@@ -14,6 +14,7 @@ import math
 
 from conformance.suite.webhooks.causes import Expected
 from conformance.suite.webhooks.driving import (
+    RETRY_GRACE_SECS,
     WAIT_SECS,
     Arrival,
     DeliveryDriver,
@@ -322,7 +323,8 @@ class DeliveryJudge(DeliveryDriver):
                 elif status == self.succeeded:
                     self.v.check(["DLV-014"], True, "")
             seen = self.succeeded_seen.get(delivery_id)
-            if seen is not None:
+            # judged only when it was watched long enough after success for another try
+            if seen is not None and listing.sent_at - seen >= RETRY_GRACE_SECS:
                 resent = self.resent.get(delivery_id, math.inf)
                 later = [r for r in got if seen < r.at < resent]
                 self.v.check(
