@@ -76,6 +76,11 @@ class ErrorSpec:
     status: int
     code: str | None = None
 
+    def matches(self, status: int | None, code: object) -> bool:
+        """An answer with ``status`` and body ``code`` is this outcome: the same status, and the
+        same code where the profile pins one."""
+        return status == self.status and (self.code is None or code == self.code)
+
 
 @dataclass(frozen=True)
 class Range:

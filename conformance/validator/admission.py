@@ -182,7 +182,7 @@ class AdmissionChecks:
         (the server may have had a reason the recording does not show)."""
         if call.success:
             return Finding("admission", ids, Outcome.FAILED, f"{what}; accepted ({call.status})")
-        if call.status == want.status and (want.code is None or call.code == want.code):
+        if want.matches(call.status, call.code):
             return Finding("admission", ids, Outcome.PASSED, f"{what}; refused with {call.status}")
         return None
 
@@ -191,7 +191,7 @@ class AdmissionChecks:
         error; only a refusal that says it is one is judged."""
         if call.operation_id.startswith("test"):
             return
-        refused = call.status == self._validation.status and call.code == self._validation.code
+        refused = self._validation.matches(call.status, call.code)
         float_form = (
             call.operation_id in FLOAT_FORM_OPERATIONS
             and FLOAT_NUMBER.search(call.exchange.request_body) is not None
@@ -227,7 +227,7 @@ class AdmissionChecks:
             return
         if not (has_malformed_escape(exchange.query) or has_malformed_escape(exchange.path)):
             return
-        if call.status == self._validation.status and call.code == self._validation.code:
+        if self._validation.matches(call.status, call.code):
             what = "a malformed percent-escape refused"
             yield Finding("admission", (MALFORMED_PARAMETER,), Outcome.PASSED, what)
 

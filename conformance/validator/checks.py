@@ -565,7 +565,7 @@ class ExchangeValidator:
             return False
         code = _code_of(body)
         what = f"a {media} body"
-        if any(a.status == status and a.code in (None, code) for a in self._media_answers):
+        if any(a.matches(status, code) for a in self._media_answers):
             message = f"{what} refused with {status}"
             out.append(_Finding("media_type", (UNSUPPORTED_MEDIA,), Outcome.PASSED, message))
             return True
@@ -741,7 +741,7 @@ class ExchangeValidator:
                 if success:
                     message = f"{op.label} without an {IDEMPOTENCY_HEADER} was accepted ({status})"
                     out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
-                elif (status, code) == (self._idem_missing.status, self._idem_missing.code):
+                elif self._idem_missing.matches(status, code):
                     message = f"no {IDEMPOTENCY_HEADER}: refused with {status} {code}"
                     out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
             elif code is not None and code == self._idem_missing.code:
@@ -755,7 +755,7 @@ class ExchangeValidator:
             what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
             if success:
                 out.append(_Finding("idempotency", ids, Outcome.FAILED, f"{what} was accepted"))
-            elif (status, code) == (self._idem_invalid.status, self._idem_invalid.code):
+            elif self._idem_invalid.matches(status, code):
                 message = f"{what}: refused with {status} {code}"
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
         elif op.accepts_key and key != REDACTED:
@@ -778,7 +778,7 @@ class ExchangeValidator:
             answer = self._idem_invalid
         else:
             return False
-        return status == answer.status and answer.code in (None, _code_of(body))
+        return answer.matches(status, _code_of(body))
 
     @staticmethod
     def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
@@ -822,7 +822,7 @@ class ExchangeValidator:
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
             return True, frozenset(f for p in problems for f in p.fields)
-        if status == self._refusal.status and self._refusal.code in (None, _code_of(body)):
+        if self._refusal.matches(status, _code_of(body)):
             candidates = self._ids("negative_data_rejection", oid, status)
             ids = self._constraints.rejection_ids(oid, problems, candidates)
             message = f"{what}; refused with {status}"

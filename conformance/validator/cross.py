@@ -517,7 +517,8 @@ class CrossExchangeChecks:
                 )
             return
         first = f"the request of {stored.source or 'an earlier exchange'}"
-        if status == self._in_use.status and (missing or _code(exchange) == self._in_use.code):
+        in_use = self._in_use.matches(status, None if missing else _code(exchange))
+        if in_use or (missing and status == self._in_use.status):
             return  # recorded concurrently with the first: the key was still in use
         if stored.fingerprint == fingerprint:
             self._replayed = True
@@ -796,7 +797,7 @@ class CrossExchangeChecks:
         mine = settled is not None and settled.api_key == this.api_key
         if settled is not None and mine and when.after(settled.when) and not in_use:
             refusal = self._refusal
-            formal = status == refusal.status and refusal.code in (None, _code(exchange))
+            formal = refusal.matches(status, _code(exchange))
             yield from self._settled_again(settled, this, accepted, formal)
         if accepted:
             if settled is None:

@@ -69,8 +69,7 @@ class OrderChecks:
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
-        duplicate = profile.error("status", "duplicate_order")
-        self._duplicate = (duplicate.status, duplicate.code)
+        self._duplicate = profile.error("status", "duplicate_order")
         self._orders: BoundedTable[bytes, _Order] = BoundedTable(limit)
         self._first: BoundedTable[bytes, _FirstUse] = BoundedTable(limit)
         self._payments: BoundedTable[str, bytes] = BoundedTable(limit)  # payment id: merchant
@@ -146,7 +145,7 @@ class OrderChecks:
                 )
             return
         code = body.get("code") if isinstance(body, dict) else None
-        if (status, code) != self._duplicate:
+        if not self._duplicate.matches(status, code):
             return
         if own is not None:
             yield (

@@ -512,3 +512,13 @@ def test_a_replay_header_that_is_no_header_name_is_refused(tmp_path: Path) -> No
     path = _partial(tmp_path, 'extends = "default"\n\n[idempotency]\nreplay_header = "Is Replay"\n')
     with pytest.raises(ProfileError, match=r"idempotency\.replay_header"):
         load_profile(path)
+
+
+def test_an_error_answer_matches_its_status_and_the_code_the_profile_pins() -> None:
+    pinned = ErrorSpec(409, "duplicate_order")
+    assert pinned.matches(409, "duplicate_order")
+    assert not pinned.matches(409, "order_exists")
+    assert not pinned.matches(422, "duplicate_order")
+    # no code pinned: any code (or none) with the status
+    assert ErrorSpec(409).matches(409, "order_exists") and ErrorSpec(409).matches(409, None)
+    assert not ErrorSpec(409).matches(None, None)

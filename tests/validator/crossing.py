@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from conformance.core.profile import load_profile
+from conformance.core.profile import Profile, load_profile
 from conformance.core.results import CheckResult, Outcome
 from conformance.validator.cross import CrossExchangeChecks
 from tests.validator.samples import exchange
@@ -25,8 +25,8 @@ START = datetime(2026, 1, 1)
 class Traffic:
     """A recording fed to the cross-exchange checks one exchange at a time."""
 
-    def __init__(self) -> None:
-        self.cross = CrossExchangeChecks(load_profile("default"))
+    def __init__(self, profile: Profile | None = None) -> None:
+        self.cross = CrossExchangeChecks(profile or load_profile("default"))
         self.results: list[CheckResult] = []
         self._clock = itertools.count()
         self._entries = itertools.count(1)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
 from tests.validator.crossing import ALPHA, BETA, Traffic
 
@@ -38,6 +40,16 @@ def test_a_used_order_number_refused_as_a_duplicate_passes_pay_013() -> None:
     traffic = Traffic()
     create(traffic, "k1", 201, payment("pay_1"))
     create(traffic, "k2", 409, DUPLICATE)
+    assert traffic.outcomes("PAY-013") == [Outcome.PASSED]
+
+
+def test_a_duplicate_refused_with_any_code_passes_when_the_profile_pins_none() -> None:
+    # duplicate_order = { status = 409 }: the status alone is the profile's answer
+    default = load_profile("default")
+    status = {**default.data["status"], "duplicate_order": {"status": 409}}
+    traffic = Traffic(replace(default, data={**default.data, "status": status}))
+    create(traffic, "k1", 201, payment("pay_1"))
+    create(traffic, "k2", 409, {"code": "order_exists", "message": "used"})
     assert traffic.outcomes("PAY-013") == [Outcome.PASSED]
 
 
