@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from conformance.cli import main
 from conformance.core.profile import load_profile
 from tests.engine.hostile import Behaviour, closed_port, hostile_server
+from tests.markers import BUDGET_STOP_NOISE
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -263,6 +264,7 @@ def test_a_secret_for_the_embedded_server_is_refused_before_it_starts(
 
 
 # -- runs that do not finish -----------------------------------------------------------------
+@BUDGET_STOP_NOISE
 @pytest.mark.slow
 def test_a_run_that_outlasts_max_duration_writes_its_reports_and_exits_2(tmp_path: Path) -> None:
     started = time.monotonic()

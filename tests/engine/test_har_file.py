@@ -24,6 +24,7 @@ from conformance.suite.wire import har
 from conformance.suite.wire.har import PART_SUFFIX, PartRecorder
 from conformance.suite.wire.tap import WireExchange
 from tests.engine.hostile import Behaviour, canned, closed_port, hostile_server
+from tests.markers import BUDGET_STOP_NOISE
 
 # The HAR 1.2 fields a reader relies on (http://www.softwareishard.com/blog/har-12-spec/).
 _NAME_VALUE = {
@@ -278,6 +279,7 @@ def test_merging_no_part_gives_an_empty_recording(tmp_path: Path) -> None:
 
 
 # -- bounds (issue 17, point 4) ----------------------------------------------------------------
+@BUDGET_STOP_NOISE
 def test_a_gzip_bomb_server_gives_a_bounded_recording_within_the_run_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

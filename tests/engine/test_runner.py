@@ -37,6 +37,7 @@ from conformance.suite.wire.check_properties import (
     REQUESTS_PROPERTY,
 )
 from tests.engine.hostile import Behaviour, closed_port, hostile_server
+from tests.markers import BUDGET_STOP_NOISE
 
 
 # -- real runs against the embedded reference server -----------------------------------------
@@ -351,6 +352,7 @@ def test_a_check_without_requirements_means_a_broken_suite() -> None:
 
 
 # -- runs that do not finish -----------------------------------------------------------------
+@BUDGET_STOP_NOISE
 @pytest.mark.slow
 def test_a_run_that_outlasts_its_time_budget_ends_with_incomplete_reports(tmp_path: Path) -> None:
     # preflight is answered, then every request waits forever: without a budget this run takes
