@@ -15,7 +15,7 @@ every requirement whose text names ``interval_secs``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from conformance.core.contract import effective_contract
 from conformance.core.openapi import operations
@@ -50,6 +50,13 @@ def _field(where: str) -> tuple[str, str]:
             location, where = prefix[:-1], where[len(prefix) :]
     named = [step for step in _STEP.sub("", where).split(".") if step]
     return location, named[-1] if named else location
+
+
+def pinned(candidates: tuple[str, ...], problems: Sequence[Problem]) -> tuple[str, ...]:
+    """The candidates the problems point at (by field and tag), every candidate when none."""
+    fields = {f for p in problems for f in p.fields}
+    tags = {t for p in problems for t in p.tags}
+    return pin(candidates, fields, tags) or candidates
 
 
 def _joined(*groups: Iterable[str]) -> tuple[str, ...]:
@@ -110,8 +117,5 @@ class ConstraintIds:
         the constraints' ids."""
         per_problem = [self.ids(operation_id, [problem]) for problem in problems]
         if per_problem and all(per_problem):
-            return tuple(dict.fromkeys(rid for ids in per_problem for rid in ids))
-        fields = {f for p in problems for f in p.fields}
-        tags = {t for p in problems for t in p.tags}
-        pinned = pin(candidates, fields, tags) or candidates
-        return tuple(dict.fromkeys((*pinned, *self.ids(operation_id, problems))))
+            return _joined(*per_problem)
+        return _joined(pinned(candidates, problems), self.ids(operation_id, problems))

@@ -43,7 +43,7 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
-from conformance.judge.constraint_ids import ConstraintIds
+from conformance.judge.constraint_ids import ConstraintIds, pinned
 from conformance.judge.outcomes import (
     CODE,
     ERROR_SHAPE_IDS,
@@ -55,7 +55,7 @@ from conformance.judge.outcomes import (
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
 from conformance.judge.response_schemas import Problem, SchemaValidator, problem_of
-from conformance.judge.schema_requirements import pin, requirement_ids, requirement_operations
+from conformance.judge.schema_requirements import requirement_ids, requirement_operations
 from conformance.validator.admission import AdmissionChecks
 from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
@@ -362,13 +362,6 @@ def _mode_ids(check: str, operation_id: str, mode: str) -> tuple[str, ...]:
     return requirement_ids(check, operation_id, None, mode)
 
 
-def _pinned(candidates: tuple[str, ...], problems: list[Problem]) -> tuple[str, ...]:
-    """The candidates the problems point at (by field and tag), every candidate when none."""
-    fields = {f for p in problems for f in p.fields}
-    tags = {t for p in problems for t in p.tags}
-    return pin(candidates, fields, tags) or candidates
-
-
 class ExchangeValidator:
     """Judges recorded exchanges against one profile's effective contract."""
 
@@ -637,13 +630,13 @@ class ExchangeValidator:
             out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
             return
         problems = _problems(self._validator(op, status, schema), body)
-        echoes = [p for p in problems if p.fields & accepted]
-        if echoes and len(echoes) == len(problems):
+        own = [p for p in problems if not p.fields & accepted]
+        if problems and not own:
             return  # only the accepted values echoed: the request's findings name the fault
-        problems = [p for p in problems if not p.fields & accepted]
+        problems = own
         if problems:
             message = f"the {status} body breaks its schema: {_summary(problems)}"
-            ids = _pinned(candidates, problems)
+            ids = pinned(candidates, problems)
             if status >= 400 and all(p.where == "code" for p in problems):
                 # A code the profile does not give this status: the profile's status rule.
                 ids = self._ids("ErrorCodeMatchesProfile", oid, status) or ids
@@ -831,7 +824,7 @@ class ExchangeValidator:
             # refused for its Idempotency-Key, which may be looked at first
             return True, frozenset()
         else:
-            ids = _pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
+            ids = pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )

@@ -517,8 +517,9 @@ class CrossExchangeChecks:
                 )
             return
         first = f"the request of {stored.source or 'an earlier exchange'}"
-        in_use = self._in_use.matches(status, None if missing else _code(exchange))
-        if in_use or (missing and status == self._in_use.status):
+        if status == self._in_use.status and (
+            missing or self._in_use.matches(status, _code(exchange))
+        ):
             return  # recorded concurrently with the first: the key was still in use
         if stored.fingerprint == fingerprint:
             self._replayed = True
