@@ -43,6 +43,7 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
+from conformance.judge.answers import AnswerChecks
 from conformance.judge.constraint_ids import ConstraintIds, pinned
 from conformance.judge.outcomes import (
     CODE,
@@ -57,7 +58,6 @@ from conformance.judge.rate_limits import is_rate_limited
 from conformance.judge.response_schemas import Problem, SchemaValidator, problem_of
 from conformance.judge.schema_requirements import requirement_ids, requirement_operations
 from conformance.validator.admission import AdmissionChecks
-from conformance.validator.answers import AnswerChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call

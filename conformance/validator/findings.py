@@ -4,37 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import parse_qsl
 
-from conformance.core.formats import epoch_seconds
-from conformance.core.results import Outcome
+from conformance.judge.findings import NOT_JSON, Finding, passed, seconds, verdict
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import parsed_json
 
-NOT_JSON: Any = object()  # a body that is absent, or not JSON
-
-
-class Finding(NamedTuple):
-    check: str  # "response_schema", "status", ...
-    ids: tuple[str, ...]
-    outcome: Outcome
-    message: str
-
-
-def verdict(check: str, ids: tuple[str, ...], problem: str | None) -> Finding:
-    """A failure saying ``problem``, or the pass of ``ids`` when there is none (one shared
-    object per rule: a finding is immutable and the same rule passes on many exchanges)."""
-    if problem is None:
-        return passed(check, ids)
-    return Finding(check, ids, Outcome.FAILED, problem)
-
-
-@lru_cache(maxsize=4096)  # rules and their combinations: a few hundred
-def passed(check: str, ids: tuple[str, ...]) -> Finding:
-    return Finding(check, ids, Outcome.PASSED, "as the request says")
+__all__ = ["NOT_JSON", "Call", "Finding", "passed", "request_times", "seconds", "verdict"]
 
 
 @dataclass(slots=True)
@@ -84,22 +61,18 @@ class Call:
             self._query = found
         return found
 
+    def header(self, name: str) -> str | None:
+        return self.exchange.header(name)
 
-def seconds(value: object) -> float | None:
-    """Unix seconds of an RFC 3339 date-time (None for anything else), for comparisons with a
-    tolerance of a second or more: Python's own parser where it reads the text as RFC 3339 says,
-    the exact one (``core.formats.epoch_seconds``) otherwise."""
-    if not isinstance(value, str):
-        return None
-    if len(value) >= 20 and value[10] == "T" and value[4] == "-":
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            return moment.timestamp()
-    exact = epoch_seconds(value)
-    return float(exact) if exact is not None else None
+    def handled_between(
+        self, slack: float, unix_timestamps: bool
+    ) -> tuple[tuple[float, float], ...]:
+        """When the server may have handled the request: ``slack`` either side of each time the
+        recording gives for it (``request_times``)."""
+        return tuple(
+            (moment - slack, moment + slack)
+            for moment in request_times(self.exchange, unix_timestamps)
+        )
 
 
 def request_times(exchange: Exchange, unix_seconds: bool) -> tuple[float, ...]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from conformance.core.formats import epoch_seconds
@@ -39,8 +40,8 @@ from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
 from conformance.judge import statements as statement
+from conformance.judge.findings import Finding, passed, seconds, verdict
 from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
-from conformance.validator.findings import Call, Finding, passed, request_times, seconds, verdict
 
 CHECK = "answer"
 """The name of every result of this module: one row per requirement in the reports."""
@@ -67,6 +68,39 @@ INITIAL_IDS = {
 REPLACED_FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
 HELPERS = frozenset({"testDepositPayment", "testExpirePayment"})
 DEFAULT_X402_SCHEME = "exact"  # the contract's default of X402RequirementsCreate.scheme
+
+
+class Call(Protocol):
+    """One accepted or refused exchange as the rules read it: the validator's recorded call, or
+    what a suite family sent and got back."""
+
+    operation_id: str
+    path_params: dict[str, str]
+    status: int
+    answer: Any  # the response's JSON document (None when there is none)
+    request: Any  # the request's JSON document (``findings.NOT_JSON`` when there is none)
+
+    @property
+    def success(self) -> bool: ...
+
+    @property
+    def code(self) -> str | None: ...
+
+    @property
+    def query(self) -> dict[str, str]: ...
+
+    def field(self, name: str) -> Any: ...
+
+    def header(self, name: str) -> str | None: ...
+
+    def handled_between(
+        self, slack: float, unix_timestamps: bool
+    ) -> tuple[tuple[float, float], ...]:
+        """When the server handled the request, as windows of Unix seconds: ``slack`` (the
+        profile's clock window and latency) either side of each time the request was sent, or
+        narrower where the caller knows the server's clock better."""
+        ...
+
 
 Judge = Callable[[Call], Iterator[Finding]]
 
@@ -174,18 +208,20 @@ class AnswerChecks:
         """``actual`` (a date-time, or Unix seconds) is the request's time plus ``secs``."""
         whole = _int(actual)
         value = float(whole) if whole is not None else seconds(actual)
-        sent = request_times(call.exchange, self._unix_timestamps)
-        if not sent or value is None:
+        windows = call.handled_between(self._tolerance, self._unix_timestamps)
+        if not windows or value is None:
             return  # no time recorded, or a malformed value (the schema check's)
-        off = min((value - (moment + secs) for moment in sent), key=abs)
-        if abs(off) > self._tolerance:
-            message = (
-                f"{name} {actual!r} is {off:+.0f} s from the request's time + {secs} s, beyond "
-                f"the {self._tolerance} s allowed (clock window + latency)"
-            )
-            yield Finding(check, ids, Outcome.FAILED, message)
-        else:
+        due = value - secs
+        if any(low <= due <= high for low, high in windows):
             yield passed(check, ids)
+            return
+        low, high = min(windows, key=lambda w: abs(due - (w[0] + w[1]) / 2))
+        off, allowed = due - (low + high) / 2, (high - low) / 2
+        message = (
+            f"{name} {actual!r} is {off:+.0f} s from the request's time + {secs} s, beyond "
+            f"the {allowed:.0f} s allowed (clock window + latency)"
+        )
+        yield Finding(check, ids, Outcome.FAILED, message)
 
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:
@@ -672,7 +708,7 @@ class AnswerChecks:
 
     def _helper_refusal(self, call: Call) -> Iterator[Finding]:
         code, status = call.code, call.status
-        key = call.exchange.header("Idempotency-Key")
+        key = call.header("Idempotency-Key")
         low, high = self._key_bounds
         valid_key = key is not None and low <= len(key) <= high
         if code == self._idem_missing or (code == self._idem_invalid and valid_key):
