@@ -57,24 +57,35 @@ ERROR_SHAPE_IDS = (MEDIA_TYPE, OBJECT, CODE, MESSAGE, PROFILE_SHAPE)
 VALIDATION_DETAILS = "STATUS-012"
 
 
-def error_shape_findings(response: httpx.Response) -> dict[str, list[str]]:
-    """Spec section 7 and profile 3, by requirement id: ``application/json`` (ERR-001), a JSON
-    object (ERR-002) with a string ``code`` (ERR-003) and ``message`` (ERR-004); ERR-005 is all
-    of these for every 4xx."""
-    found: dict[str, list[str]] = {rid: [] for rid in ERROR_SHAPE_IDS}
-    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+def media_type(content_type: str | None) -> str:
+    """``application/json`` of ``Application/JSON; charset=utf-8``; empty when there is none."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def error_shape_problems(media: str, body: Any) -> dict[str, str]:
+    """Spec section 7 and profile 3: what an error answer of media type ``media`` and JSON
+    document ``body`` (None when not JSON) lacks, by requirement id: ``application/json``
+    (ERR-001), a JSON object (ERR-002) with a string ``code`` (ERR-003) and ``message``
+    (ERR-004). Empty: the error has the shape (and so ERR-005, all of these for every 4xx)."""
+    found: dict[str, str] = {}
     if media != "application/json":
-        found[MEDIA_TYPE].append(
-            f"error media type is {media or 'missing'!r}, not application/json"
-        )
-    body = json_object(response)
-    if body is None:
-        found[OBJECT].append("error body is not a JSON object")
+        found[MEDIA_TYPE] = f"error media type is {media or 'missing'!r}, not application/json"
+    if not isinstance(body, dict):
+        found[OBJECT] = "error body is not a JSON object"
     for key, rid in (("code", CODE), ("message", MESSAGE)):
-        if body is None or not isinstance(body.get(key), str):
-            found[rid].append(f"error body has no string {key!r}")
-    found[PROFILE_SHAPE] = [p for rid in (MEDIA_TYPE, OBJECT, CODE, MESSAGE) for p in found[rid]]
+        if not isinstance(body, dict) or not isinstance(body.get(key), str):
+            found[rid] = f"error body has no string {key!r}"
     return found
+
+
+def error_shape_findings(response: httpx.Response) -> dict[str, list[str]]:
+    """``error_shape_problems`` of a response, every shape id listed (ERR-005 with them all)."""
+    found = error_shape_problems(
+        media_type(response.headers.get("content-type")), json_body(response)
+    )
+    by_id = {rid: [found[rid]] if rid in found else [] for rid in ERROR_SHAPE_IDS}
+    by_id[PROFILE_SHAPE] = list(found.values())
+    return by_id
 
 
 class ErrorShapes:

@@ -46,12 +46,11 @@ from conformance.core.test_helpers import HelperRoute
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.constraint_ids import ConstraintIds, pinned
 from conformance.judge.outcomes import (
-    CODE,
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
-    MESSAGE,
-    OBJECT,
+    error_shape_problems,
     malformed_refusal,
+    media_type,
 )
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
@@ -305,10 +304,6 @@ def _unjudged_if_cut(finding: _Finding, status: int | None, too_large: int) -> _
     return _Finding(finding.check, finding.ids, Outcome.NOT_EXERCISED, CUT_BODY_REASON)
 
 
-def _media(value: str | None) -> str:
-    return (value or "").split(";", 1)[0].strip().lower()
-
-
 def _first_values(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Headers by lower-case name, the first value of each (as ``Exchange.header`` reads)."""
     found: dict[str, str] = {}
@@ -553,7 +548,7 @@ class ExchangeValidator:
         judges it; True when the exchange is judged by that rule alone."""
         if op.body_schema is None or not exchange.request_body or not self._media_answers:
             return False
-        media = _media(exchange.header("content-type"))
+        media = media_type(exchange.header("content-type"))
         if not media or media == "application/json":
             return False
         code = _code_of(body)
@@ -609,7 +604,7 @@ class ExchangeValidator:
         if success:
             ids = self._ids("status_code_conformance", oid, status)
             out.append(_Finding("status", ids, Outcome.PASSED, f"{status} as the profile states"))
-            media = _media(exchange.header("content-type", response=True))
+            media = media_type(exchange.header("content-type", response=True))
             if body is _MISSING and media == "application/json":
                 reason = f"served as JSON; {exchange.response_body_missing}"
                 out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.NOT_EXERCISED, reason))
@@ -646,23 +641,18 @@ class ExchangeValidator:
             out.append(_Finding("response_schema", candidates, Outcome.PASSED, message))
 
     def _error_shape(self, exchange: Exchange, body: Any, out: list[_Finding]) -> None:
-        """Spec 7 and profile 3, as ``judge.outcomes.error_shape_findings`` judges them."""
-        found: dict[str, str] = {}
-        media = _media(exchange.header("content-type", response=True))
-        if media != "application/json":
-            found[MEDIA_TYPE] = f"error media type is {media or 'missing'!r}, not application/json"
+        """Spec 7 and profile 3 (``judge.outcomes.error_shape_problems``)."""
+        media = media_type(exchange.header("content-type", response=True))
         if body is _MISSING:
-            if found:  # the media type is in the headers, which the recording holds
+            # the media type is in the headers, which the recording holds
+            wrong_media = error_shape_problems(media, None).get(MEDIA_TYPE)
+            if wrong_media is not None:
                 wrong = (MEDIA_TYPE, ERROR_SHAPE_ALL)
-                out.append(_Finding("error_shape", wrong, Outcome.FAILED, found[MEDIA_TYPE]))
+                out.append(_Finding("error_shape", wrong, Outcome.FAILED, wrong_media))
             reason = exchange.response_body_missing or ""
             out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.NOT_EXERCISED, reason))
             return
-        if not isinstance(body, dict):
-            found[OBJECT] = "error body is not a JSON object"
-        for key, rid in (("code", CODE), ("message", MESSAGE)):
-            if not isinstance(body, dict) or not isinstance(body.get(key), str):
-                found[rid] = f"error body has no string {key!r}"
+        found = error_shape_problems(media, body)
         if found:
             message = "; ".join(found.values())
             ids = (*found, ERROR_SHAPE_ALL)

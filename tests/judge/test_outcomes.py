@@ -11,7 +11,14 @@ import httpx
 import pytest
 
 from conformance.core.profile import Profile, load_profile
-from conformance.judge.outcomes import is_contract_refusal, is_validation_error, summary
+from conformance.judge.outcomes import (
+    error_shape_findings,
+    error_shape_problems,
+    is_contract_refusal,
+    is_validation_error,
+    media_type,
+    summary,
+)
 
 DEFAULT = load_profile()
 
@@ -93,3 +100,32 @@ def test_an_answer_of_the_declared_charset_is_read_in_it() -> None:
         headers={"Content-Type": "text/plain; charset=latin-1"},
     )
     assert summary(response) == "400 caf\u00e9"
+
+
+@pytest.mark.parametrize(
+    ("media", "body", "missing"),
+    [
+        ("application/json", {"code": "not_found", "message": "no such payment"}, set()),
+        ("text/plain", {"code": "not_found", "message": "x"}, {"ERR-001"}),
+        ("application/json", ["not_found"], {"ERR-002", "ERR-003", "ERR-004"}),
+        ("application/json", None, {"ERR-002", "ERR-003", "ERR-004"}),
+        ("application/json", {"code": 404, "message": "x"}, {"ERR-003"}),
+        ("application/json", {"code": "not_found"}, {"ERR-004"}),
+    ],
+)
+def test_an_error_has_the_shape_of_spec_7(media: str, body: Any, missing: set[str]) -> None:
+    assert set(error_shape_problems(media, body)) == missing
+
+
+def test_a_response_is_judged_by_the_same_rule_and_err_005_holds_them_all() -> None:
+    response = httpx.Response(404, text="not found", headers={"content-type": "text/plain"})
+    found = error_shape_findings(response)
+    assert {rid for rid, problems in found.items() if problems} == {
+        "ERR-001", "ERR-002", "ERR-003", "ERR-004", "ERR-005",
+    }  # fmt: skip
+    assert len(found["ERR-005"]) == 4
+
+
+def test_the_media_type_is_read_without_its_parameters_and_case() -> None:
+    assert media_type("Application/JSON; charset=utf-8") == "application/json"
+    assert media_type(None) == ""

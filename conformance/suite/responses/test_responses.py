@@ -21,7 +21,7 @@ import pytest
 
 from conformance.core import jsonsafe
 from conformance.core.catalogue import load_catalogue
-from conformance.judge.outcomes import summary
+from conformance.judge.outcomes import media_type, summary
 from conformance.judge.response_schemas import Problem, ResponseSchemas
 from conformance.judge.schema_requirements import pin, requirement_ids
 from conformance.suite.factories import PrerequisiteError
@@ -99,7 +99,7 @@ def check_success(
     )
     if status != expected:
         return
-    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    media = media_type(response.headers.get("content-type"))
     verdicts.check(
         JSON_MEDIA,
         media == "application/json",
