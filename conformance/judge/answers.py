@@ -35,13 +35,12 @@ from decimal import Decimal
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
-from conformance.judge import statements as statement
 from conformance.judge.findings import Finding, passed, seconds, verdict
 from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
+from conformance.judge.statement_pages import StatementPages
 
 CHECK = "answer"
 """The name of every result of this module: one row per requirement in the reports."""
@@ -143,9 +142,7 @@ class AnswerChecks:
         }
         self._expires_default = int(profile.range("payments", "expires_in_secs").default or 0)
         self._list_default = int(profile.range("payments", "list_limit").default or 0)
-        self._statement_limits = profile.range("statements", "limit")
-        self._statement_default = int(self._statement_limits.default or 0)
-        self._directions = profile.statements.directions
+        self._statements = StatementPages(profile)
         self._deposit_route = profile.helper("deposit")
         self._valid_before_offset = profile.x402.valid_before_offset_secs
         self._targets = {
@@ -178,7 +175,7 @@ class AnswerChecks:
             "createX402Requirements": self._x402_requirements,
             "settleX402Payment": self._settle,
             "reportX402Usage": self._usage,
-            "getStatement": self._statement,
+            "getStatement": self._statements.judge,
             "testDepositPayment": self._deposit,
             "acceptUnderpaidPayment": self._accept_underpaid,
             "putWebhookEndpoint": self._webhook_endpoint,
@@ -498,112 +495,6 @@ class AnswerChecks:
             wrong.append(f"scheme {answer.get('scheme')!r}")
         problem = f"the usage answer has {'; '.join(wrong)}" if wrong else None
         yield verdict(CHECK, ("X402-027",), problem)
-
-    # -- statements --------------------------------------------------------------------------
-    def _statement(self, call: Call) -> Iterator[Finding]:
-        query = call.query
-        try:
-            page = statement.parse_page(call.answer)
-        except statement.Unreadable:
-            return  # unreadable: the response schema check reports it
-        check = CHECK
-        problems = statement.format_problems(call.answer, page.accounting_decimals)
-        yield verdict(check, (statement.PLACES,), _first(problems))
-        currency = self._currency(query.get("currency_id"))
-        if currency is not None:
-            problem = (
-                None
-                if (page.code, page.symbol) == (currency.code, currency.symbol)
-                else f"code {page.code!r} and symbol {page.symbol!r}, not {currency.code!r} "
-                f"and {currency.symbol!r}"
-            )
-            yield verdict(check, (statement.CURRENCY,), problem)
-        yield from self._page_size(query, page)
-        if not page.lines:
-            return
-        odd = [line.describe() for line in page.lines if line.direction not in self._directions]
-        yield verdict(check, (statement.DIRECTION,), _first(odd))
-        signs = [statement.sign_problem(line, self._directions) for line in page.lines]
-        yield verdict(check, (statement.SIGN,), _first([s for s in signs if s]))
-        ids = page.ids
-        problem = None if ids == sorted(ids) else f"lines in the order {ids[:10]}"
-        yield verdict(check, (statement.ORDER,), problem)
-        chain = statement.chain_problems(page.lines)
-        first_page = "cursor" not in query
-        if first_page:
-            first = page.lines[0]
-            if first.balance_after != page.opening + first.signed:
-                chain.insert(
-                    0, f"{first.describe()}: balance is not opening {page.opening} + signed"
-                )
-            # The balance before the window's first line is the balance before ``from``.
-            before = first.balance_after - first.signed
-            problem = (
-                None
-                if page.opening == before
-                else f"opening {page.opening}, but the balance before {first.describe()} is "
-                f"{before}"
-            )
-            yield verdict(check, (statement.OPENING,), problem)
-        yield verdict(check, (statement.RUNNING, statement.FEE), _first(chain))
-        start, end = epoch_seconds(query.get("from")), epoch_seconds(query.get("to"))
-        if start is not None and end is not None:  # exact: a line may sit on an edge
-            outside = [
-                line.describe() for line in page.lines if not statement.in_window(line, start, end)
-            ]
-            yield verdict(check, (statement.WINDOW,), _first(outside))
-        limit = _query_int(query.get("limit")) if "limit" in query else self._statement_default
-        if limit is not None and limit > 0:
-            problem = f"{len(ids)} lines, more than the limit {limit}" if len(ids) > limit else None
-            yield verdict(check, (statement.LIMIT,), problem)
-        if first_page:
-            yield from self._whole_window(page)
-
-    def _page_size(self, query: dict[str, str], page: statement.Page) -> Iterator[Finding]:
-        """The page states its size: the ``limit`` asked for, or the profile's default."""
-        given = "limit" in query
-        limit = _query_int(query.get("limit")) if given else self._statement_default
-        shown = _int(page.limit)
-        if limit is None or limit <= 0 or shown is None:
-            return
-        if not self._statement_limits.min <= limit <= self._statement_limits.max:
-            return  # a limit that must be refused, accepted: STMT-012 judges the request
-        asked = "asked for" if given else "the profile's default"
-        problem = None if shown == limit else f"limit {shown}, where {asked} is {limit}"
-        yield verdict(CHECK, (statement.LIMIT,), problem)
-
-    def _whole_window(self, page: statement.Page) -> Iterator[Finding]:
-        """The first page: its count says whether more pages follow; when none does, the page
-        is the whole window and the closing balance and ``reconciles`` follow from it."""
-        check, shown = CHECK, len(page.lines)
-        count = _int(page.count)
-        if count is None:
-            return
-        more = count > shown
-        cursor = page.next_cursor is not None
-        problem = (
-            None
-            if more == cursor
-            else f"window_entry_count {count} with {shown} lines on the first page and "
-            + ("a next_cursor" if cursor else "no next_cursor")
-        )
-        yield verdict(check, (statement.COUNT, statement.CURSOR), problem)
-        if cursor or more:
-            return
-        closing = page.lines[-1].balance_after
-        problem = (
-            None if page.closing == closing else f"closing {page.closing}, last balance {closing}"
-        )
-        yield verdict(check, (statement.CLOSING,), problem)
-        total = page.opening + sum((line.signed for line in page.lines), Decimal(0))
-        if isinstance(page.reconciles, bool):
-            problem = (
-                None
-                if page.reconciles == (total == page.closing)
-                else f"reconciles {page.reconciles}: opening + signed = {total}, closing "
-                f"{page.closing}"
-            )
-            yield verdict(check, (statement.RECONCILES,), problem)
 
     # -- states ------------------------------------------------------------------------------
     def _state(self, call: Call) -> Iterator[Finding]:

@@ -205,6 +205,13 @@ def sign_problem(line: Line, directions: Sequence[str]) -> str | None:
     return None
 
 
+def order_problem(ids: Sequence[int]) -> str | None:
+    """Profile 5: lines in strictly ascending ``ledger_entry_id`` order (none twice)."""
+    if all(a < b for a, b in itertools.pairwise(ids)):
+        return None
+    return f"ledger_entry_id not strictly ascending: {list(ids[:30])}"
+
+
 def chain_problems(lines: Sequence[Line]) -> list[str]:
     """Each balance is the previous line's balance plus the line's signed amount (and nothing
     else: a platform fee does not move it)."""

@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     json_object,
     status_problems,
@@ -206,6 +207,15 @@ class Verdicts:
         """``check`` over a list of problems (empty: it held)."""
         found = list(problems)
         return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
+
+    def findings(self, found: Iterable[Finding], what: str = "", *, fatal: bool = True) -> bool:
+        """``check`` each of the judge's findings (a failure's message after ``what``)."""
+        held = True
+        for finding in found:
+            ok = finding.outcome is Outcome.PASSED
+            message = f"{what}: {finding.message}" if what and not ok else finding.message
+            held = self.check(finding.ids, ok, message, fatal=fatal) and held
+        return held
 
     def status(
         self,

@@ -78,6 +78,7 @@ class _StatementPage:
     last_id: int
     last_balance: Decimal
     source: str
+    whole_count: object  # a first page's window_entry_count when it says no line remains
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,19 +281,25 @@ class WalkChecks:
         if cursor is not None:
             before = self._statements.get(digest(api_key, cursor))
             if before is not None and before.window == window:
-                yield self._boundary(before, page)
+                yield from self._boundary(before, page)
         if page.next_cursor is not None and page.lines:
             last = page.lines[-1]
             self._statements.put(
                 digest(api_key, page.next_cursor),
-                _StatementPage(window, last.entry_id, last.balance_after, exchange.source),
+                _StatementPage(
+                    window,
+                    last.entry_id,
+                    last.balance_after,
+                    exchange.source,
+                    page.count if cursor is None and _covers(page.count, lines) else None,
+                ),
             )
         count = page.count
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:
             yield from self._figures(digest(window, str(count)), page, count, exchange.source)
 
     @staticmethod
-    def _boundary(before: _StatementPage, page: statement.Page) -> Finding:
+    def _boundary(before: _StatementPage, page: statement.Page) -> Iterator[Finding]:
         where = f"the page after {before.source or 'an earlier page'}"
         problem = None
         if not page.lines:
@@ -312,8 +319,17 @@ class WalkChecks:
                     "them was skipped"
                 )
         if problem is None:
-            return (STATEMENT_WALK, (statement.CURSOR,), Outcome.PASSED, f"{where} continues it")
-        return (STATEMENT_WALK, (statement.CURSOR,), Outcome.FAILED, f"{where} {problem}")
+            yield (STATEMENT_WALK, (statement.CURSOR,), Outcome.PASSED, f"{where} continues it")
+        else:
+            yield (STATEMENT_WALK, (statement.CURSOR,), Outcome.FAILED, f"{where} {problem}")
+        if page.lines and before.whole_count is not None:
+            # that first page's count said it held the whole window; its cursor said more
+            # remain, and more did: the count was wrong, not the cursor
+            message = (
+                f"{where} holds lines, yet that page's window_entry_count "
+                f"{before.whole_count} was its own line count"
+            )
+            yield (STATEMENT_WALK, (statement.COUNT,), Outcome.FAILED, message)
 
     def _figures(
         self, key: bytes, page: statement.Page, count: int, source: str
@@ -333,3 +349,13 @@ class WalkChecks:
             else:
                 message = f"{name} {mine}, where {where} states {theirs}"
                 yield (STATEMENT_WINDOW, ids, Outcome.FAILED, message)
+
+
+def _covers(count: object, lines: object) -> bool:
+    """A ``window_entry_count`` no more than the lines of its page."""
+    return (
+        isinstance(count, int)
+        and not isinstance(count, bool)
+        and isinstance(lines, list)
+        and count <= len(lines)
+    )

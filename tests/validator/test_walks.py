@@ -169,6 +169,26 @@ def test_a_statement_line_repeated_at_the_boundary_fails(recording: Recording) -
     assert "repeated across the page boundary" in found[0][3]
 
 
+def test_a_first_page_counting_only_its_own_lines_fails_when_its_cursor_reads_more(
+    recording: Recording,
+) -> None:
+    two = [(2, "25.00", "25.00"), (3, "-1.00", "24.00")]
+    recording.statement("limit=2", two, window_entry_count=2, next_cursor="s1")
+    found = recording.statement("limit=2&cursor=s1", [(6, "4.00", "28.00")])
+    assert outcomes(found, "STMT-010") == [Outcome.FAILED]
+    assert outcomes(found, "STMT-013") == [Outcome.PASSED]
+
+
+def test_a_cursor_on_a_page_that_held_the_whole_window_fails_the_cursor_alone(
+    recording: Recording,
+) -> None:
+    two = [(2, "25.00", "25.00"), (3, "-1.00", "24.00")]
+    recording.statement("limit=2", two, window_entry_count=2, next_cursor="s1")
+    found = recording.statement("limit=2&cursor=s1", [], window_entry_count=2)
+    assert outcomes(found, "STMT-013") == [Outcome.FAILED]
+    assert outcomes(found, "STMT-010") == []
+
+
 # -- the figures of one window -----------------------------------------------------------------
 def test_pages_of_one_window_state_the_same_figures(recording: Recording) -> None:
     recording.statement(

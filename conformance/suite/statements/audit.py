@@ -19,7 +19,6 @@ walked, and compares what the server says with what the history implies:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,30 +27,26 @@ from typing import Any
 
 import httpx
 
+from conformance.judge.statement_pages import StatementPages
 from conformance.judge.statements import (
     CLOSING,
     COUNT,
-    CURRENCY,
     CURSOR,
-    DIRECTION,
     FEE,
     LIMIT,
     OPENING,
     ORDER,
-    PLACES,
     READ,
     RECONCILES,
     RUNNING,
-    SIGN,
     WINDOW,
     Line,
     Page,
     Unreadable,
     balance_before,
     chain_problems,
-    format_problems,
+    order_problem,
     parse_page,
-    sign_problem,
     window_lines,
 )
 from conformance.suite.factories import locate_operation
@@ -61,7 +56,6 @@ from conformance.suite.wire.client import SuiteClient
 OPERATION = "getStatement"
 HISTORY_MARGIN_SECS = 30  # beyond the profile's clock window, around the example's own lines
 MAX_WALK_PAGES = 8  # a small-limit walk reads at most about this many pages
-DEFAULT_DIRECTIONS = ("credit", "debit")
 
 
 def iso(moment: datetime) -> str:
@@ -112,9 +106,7 @@ class Statements:
         self.profile = ctx.profile
         _, self.path = locate_operation(ctx.contract, OPERATION)
         self.limits = ctx.profile.range("statements", "limit")
-        configured = ctx.profile.statements.directions
-        # The profile lists the credit direction first, then the debit one.
-        self.directions = configured or DEFAULT_DIRECTIONS
+        self.pages = StatementPages(ctx.profile)
 
     @property
     def verdicts(self) -> Any:
@@ -131,8 +123,22 @@ class Statements:
         cursor: str | None = None,
         currency_id: str | None = None,
     ) -> httpx.Response:
+        params = self.params(account, start, end, limit=limit, cursor=cursor)
+        if currency_id is not None:
+            params["currency_id"] = currency_id
+        return account.client.get(self.path, params=params, operation_id=OPERATION)
+
+    def params(
+        self,
+        account: Account,
+        start: str,
+        end: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "currency_id": currency_id or account.currency_id,
+            "currency_id": account.currency_id,
             "from": start,
             "to": end,
         }
@@ -140,7 +146,7 @@ class Statements:
             params["limit"] = limit
         if cursor is not None:
             params["cursor"] = cursor
-        return account.client.get(self.path, params=params, operation_id=OPERATION)
+        return params
 
     def page(
         self,
@@ -154,7 +160,8 @@ class Statements:
         what = f"statement of {account} [{start}, {end})" + (
             f" limit {limit}" if limit is not None else ""
         )
-        response = self.get(account, start, end, limit=limit, cursor=cursor)
+        params = self.params(account, start, end, limit=limit, cursor=cursor)
+        response = account.client.get(self.path, params=params, operation_id=OPERATION)
         expected = self.profile.success_status(OPERATION)
         self.verdicts.status([READ], response, expected, what)
         body = body_of(response)
@@ -163,26 +170,8 @@ class Statements:
         except Unreadable as unreadable:
             self.verdicts.check(unreadable.requirement_ids, False, f"{what}: {unreadable.message}")
             raise AssertionError("unreachable") from None
-        self.verdicts.problems(
-            [PLACES], (f"{what}: {p}" for p in format_problems(body, page.accounting_decimals))
-        )
-        currency = self.profile.currencies[account.currency_id]
-        self.verdicts.check(
-            [CURRENCY],
-            page.code == currency.code and page.symbol == currency.symbol,
-            f"{what}: code {page.code!r} and symbol {page.symbol!r}, expected the currency's "
-            f"{currency.code!r} and {currency.symbol!r}",
-        )
-        self.verdicts.problems(
-            [DIRECTION],
-            (
-                f"{what}: {line.describe()}: direction is not one of {list(self.directions)}"
-                for line in page.lines
-                if line.direction not in self.directions
-            ),
-        )
-        signs = (sign_problem(line, self.directions) for line in page.lines)
-        self.verdicts.problems([SIGN], (f"{what}: {p}" for p in signs if p is not None))
+        query = {name: str(value) for name, value in params.items()}
+        self.verdicts.findings(self.pages.page(query, body, page, window_known=True), what)
         return page
 
     def history(self, account: Account, since: datetime, *, start: str | None = None) -> History:
@@ -213,12 +202,8 @@ class Statements:
 
     # -- checks ---------------------------------------------------------------------------
     def _order(self, where: str, lines: Sequence[Line]) -> None:
-        ids = _ids(lines)
-        self.verdicts.check(
-            [ORDER],
-            all(a < b for a, b in itertools.pairwise(ids)),
-            f"{where}: ledger_entry_id not strictly ascending: {ids[:30]}",
-        )
+        problem = order_problem(_ids(lines))
+        self.verdicts.check([ORDER], problem is None, f"{where}: {problem}")
 
     def _chain(self, where: str, lines: Sequence[Line]) -> None:
         self.verdicts.problems([RUNNING, FEE], (f"{where}: {p}" for p in chain_problems(lines)))

@@ -206,7 +206,7 @@ class LedgerMachine(ConformanceMachine):
         return history, own
 
     def _payee_lines(self, account: Account, history: History) -> list[Line]:
-        credit = self.statements.directions[0]
+        credit = self.statements.profile.statements.directions[0]
         records = self.book.of_currency(account.currency_id)
         problems: list[str] = []
         for record in records:
@@ -584,7 +584,7 @@ def test_a_replayed_deposit_or_settlement_books_no_second_line(
         account = Account(ctx.client, factories.currency)
         ctx.transcript.step(f"read the recent ledger of {account}")
         history = statements.history(account, since)
-        credit = statements.directions[0]
+        credit = statements.profile.statements.directions[0]
         for payment_id, (what, value) in booked.items():
             credits = [
                 line

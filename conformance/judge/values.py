@@ -1,0 +1,32 @@
+"""Reading the values of JSON documents and queries the way every rule reads them."""
+
+from __future__ import annotations
+
+
+def json_int(value: object) -> int | None:
+    """An integer of a JSON document (60 and 60.0 alike), None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def query_int(text: str | None) -> int | None:
+    """An integer of a query (``20``, ``20.0``), None for anything else."""
+    if text is None:
+        return None
+    whole, dot, zeros = text.partition(".")
+    if not whole.isdigit() or (dot and set(zeros) - {"0"}):
+        return None
+    return int(whole)
+
+
+def first_of(problems: list[str]) -> str | None:
+    """The first problem, saying how many more there are; None when there is none."""
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return problems[0] + more
