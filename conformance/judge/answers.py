@@ -38,9 +38,11 @@ from urllib.parse import urlsplit
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
+from conformance.judge.echoes import event_types_problems, shares_problems
 from conformance.judge.findings import Finding, passed, seconds, verdict
 from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
 from conformance.judge.statement_pages import StatementPages
+from conformance.judge.values import first_of
 
 CHECK = "answer"
 """The name of every result of this module: one row per requirement in the reports."""
@@ -530,26 +532,16 @@ class AnswerChecks:
 
     # -- echoes of what the request put ------------------------------------------------------
     def _webhook_endpoint(self, call: Call) -> Iterator[Finding]:
-        sent, kept = call.field("event_types"), call.answer.get("event_types")
-        if not isinstance(sent, list) or not isinstance(kept, list):
-            return
-        problem = None
-        if set(map(str, kept)) != set(map(str, sent)) or len(kept) != len(set(map(str, kept))):
-            problem = f"event_types {sent} put, {kept} answered"
-        yield verdict(CHECK, ("WH-001", "WH-005"), problem)
+        problems = event_types_problems(call.field("event_types"), call.answer.get("event_types"))
+        if problems is not None:
+            yield verdict(CHECK, ("WH-001", "WH-005"), first_of(problems))
 
     def _split_template(self, call: Call) -> Iterator[Finding]:
-        sent, kept = call.field("shares"), call.answer.get("shares")
-        if not isinstance(sent, list) or not isinstance(kept, list):
-            return
-        if not sent:
-            problem = None if not kept else f"shares [] put, {len(kept)} share(s) answered"
-            yield verdict(CHECK, ("SPLIT-008",), problem)
-            return
-        pairs = {(s.get("merchant_id"), _int(s.get("bps"))) for s in sent if isinstance(s, dict)}
-        shown = {(s.get("merchant_id"), _int(s.get("bps"))) for s in kept if isinstance(s, dict)}
-        problem = None if pairs == shown else "the answered shares are not the ones put"
-        yield verdict(CHECK, ("SPLIT-007",), problem)
+        sent = call.field("shares")
+        problems = shares_problems(sent, call.answer.get("shares"))
+        if problems is not None:
+            ids = ("SPLIT-008",) if sent == [] else ("SPLIT-007",)
+            yield verdict(CHECK, ids, first_of(problems))
 
     # -- test helpers ------------------------------------------------------------------------
     def _deposit_values(self, call: Call) -> tuple[object, Decimal | None]:

@@ -11,7 +11,6 @@ status, and an empty list clears it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec, Profile
+from conformance.judge.echoes import shares_problems
 from conformance.judge.outcomes import status_problems, summary
 from conformance.suite.factories import Factories
 from conformance.suite.schedules.calls import Calls
@@ -263,17 +263,9 @@ class SplitChecks:
         return ok
 
     def template_answer(self, found: dict[str, Any], shares: Shares) -> None:
-        returned = found.get("shares")
-        pairs = (
-            Counter((s.get("merchant_id"), s.get("bps")) for s in returned if isinstance(s, dict))
-            if isinstance(returned, list)
-            else None
-        )
-        self.check(
-            ("SPLIT-007",),
-            pairs == Counter(shares) and len(returned or []) == len(shares),
-            f"the template answer has shares {compact(returned)}, expected {compact(shares)}",
-        )
+        sent = [{"merchant_id": merchant, "bps": bps} for merchant, bps in shares]
+        problems = shares_problems(sent, found.get("shares")) or []
+        self.check(("SPLIT-007",), not problems, "; ".join(problems))
         self.check(
             ("SPLIT-007",),
             parse_date_time(found.get("updated_at")) is not None,
@@ -306,11 +298,8 @@ class SplitChecks:
         ):
             return
         found = answer.body
-        self.check(
-            ("SPLIT-008",),
-            found.get("shares") == [],
-            f"after an empty list the template has shares {compact(found.get('shares'))}",
-        )
+        problems = shares_problems([], found.get("shares")) or []
+        self.check(("SPLIT-008",), not problems, "; ".join(problems))
         self.check(
             ("SPLIT-007",),
             parse_date_time(found.get("updated_at")) is not None,

@@ -22,6 +22,7 @@ import httpx
 
 from conformance.core import jsonsafe
 from conformance.core.hosts import is_loopback
+from conformance.judge.echoes import event_types_problems
 from conformance.judge.outcomes import json_object
 from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
 from conformance.suite.stateful import MachineContext, Verdicts
@@ -212,9 +213,7 @@ class DeliveryDriver:
         problems = []
         if body.get("id") != endpoint_id:
             problems.append(f"id {body.get('id')!r}, expected {endpoint_id!r}")
-        types = body.get("event_types")
-        if not isinstance(types, list) or sorted(map(str, types)) != sorted(event_types):
-            problems.append(f"event_types {types!r}, expected {sorted(event_types)!r}")
+        problems += event_types_problems(list(event_types), body.get("event_types")) or []
         self.v.problems(ids, [f"put endpoint answered {p}" for p in problems], fatal=False)
 
     def rotate(self, endpoint: Endpoint) -> None:
