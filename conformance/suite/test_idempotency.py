@@ -24,6 +24,7 @@ from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.constraints import parameters
+from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
@@ -144,12 +145,18 @@ class Run:
     def replayed(self, response: httpx.Response) -> bool:
         """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
-        return bool(header) and str(response.headers.get(header, "")).lower() == "true"
+        return bool(header) and is_marked(response.headers.get(header))
 
-    def not_replay(self, response: httpx.Response) -> list[str]:
-        """Problems of a response that must be a first use: it carries the replay marker.
-        Without a marker declared, the status and effects checked beside it tell alone."""
-        return [f"answered as a replay: {summary(response)}"] if self.replayed(response) else []
+    def not_replay(self, response: httpx.Response, earlier: httpx.Response) -> list[str]:
+        """Problems of a response that must be a first use: it replays ``earlier``, the answer
+        stored under its key (``judge.idempotency``)."""
+        replayed = replays(
+            response.content,
+            earlier.content,
+            marked=self.replayed(response),
+            marker_declared=bool(self.profile.idempotency.replay_header),
+        )
+        return [f"answered as a replay: {summary(response)}"] if replayed else []
 
 
 def refused(response: httpx.Response) -> list[str]:
@@ -197,10 +204,9 @@ def missing_key(run: Run, required: bool) -> None:
     coded.expect(status_problems(response, run.profile.error("idempotency", "missing")), run.client)
     # "and perform nothing": the same request with a key is then a first use that succeeds
     response = run.send(spec, str(uuid.uuid4()))
+    # a new key: nothing is stored under it, so a success is a first use
     nothing_done.expect(
-        run.processed(response, spec) + run.not_replay(response),
-        run.client,
-        "the same request with a key afterwards: ",
+        run.processed(response, spec), run.client, "the same request with a key afterwards: "
     )
     run.record("key missing refused", ("IDEM-001",), nothing_done, "refused, nothing performed")
     run.record("key missing status", ("IDEM-005",), coded, "the profile's status and code")
@@ -305,7 +311,7 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
     run.record("replay does nothing twice", ("IDEM-009",), once, "nothing happened twice")
     reuse(run, spec, key)
     if full:
-        scope(run, key, other_client)
+        scope(run, key, first, other_client)
 
 
 def reuse(run: Run, spec: RequestSpec, key: str) -> None:
@@ -326,13 +332,14 @@ def reuse(run: Run, spec: RequestSpec, key: str) -> None:
         run.record("reused on another path", ("IDEM-011",), other_path, "refused as reused")
 
 
-def scope(run: Run, key: str, other_client: SuiteClient) -> None:
-    """The same key from another merchant is a new request."""
+def scope(run: Run, key: str, first: httpx.Response, other_client: SuiteClient) -> None:
+    """The same key from another merchant (whose ``first`` answer is stored under it) is a new
+    request."""
     theirs = Factories(other_client, run.profile, run.contract).request(run.operation_id)
     response = send(other_client, theirs, idempotency_key=key)
     scoped = Check()
     scoped.expect(
-        run.processed(response, theirs) + run.not_replay(response),
+        run.processed(response, theirs) + run.not_replay(response, first),
         other_client,
         "the other merchant: ",
     )
@@ -352,10 +359,9 @@ def errors_not_stored(run: Run) -> None:
     response = run.send(run.factories.refused_variant(spec), key)
     check.expect(refused(response), run.client, "the refused variant: ")
     response = run.send(spec, key)
+    # the refusal stored and replayed would be a refusal again: a success is a first use
     check.expect(
-        run.processed(response, spec) + run.not_replay(response),
-        run.client,
-        "the corrected request with the same key: ",
+        run.processed(response, spec), run.client, "the corrected request with the same key: "
     )
     run.record(
         "errors not stored",

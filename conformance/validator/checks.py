@@ -45,6 +45,7 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.constraint_ids import ConstraintIds, pinned
+from conformance.judge.idempotency import INVALID_KEY_IDS, MISSING_KEY_IDS, accepted_key_ids
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
@@ -84,8 +85,7 @@ TIMESTAMP_FORMATS = {
 }
 # Spec 4 / profile 2: a required key missing (IDEM-001, IDEM-005), a key out of bounds
 # (LIMIT-001, IDEM-006), a key that must not be required (IDEM-002/018 on settle, IDEM-003 GET).
-IDEM_MISSING_IDS = ("IDEM-001", "IDEM-005")
-IDEM_INVALID_IDS = ("LIMIT-001", "IDEM-006")
+IDEM_MISSING_IDS, IDEM_INVALID_IDS = MISSING_KEY_IDS, INVALID_KEY_IDS
 IDEM_NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")
 SUCCESS_MEDIA = "OPS-008"
 UNSUPPORTED_MEDIA = "STATUS-021"
@@ -96,7 +96,6 @@ UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-
 VERSION_PREFIX = "/v1"
 UNVERSIONED_IDS = ("VER-001", UNKNOWN_PATH_404)
 HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
-KEY_ACCEPTED = "IDEM-004"  # keys of every length within the profile's bounds are accepted
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -742,7 +741,7 @@ class ExchangeValidator:
                 message = f"{what}: refused with {status} {code}"
                 out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
         elif op.accepts_key and key != REDACTED:
-            ids = self._scoped((KEY_ACCEPTED,), oid)
+            ids = self._scoped(accepted_key_ids(len(key), self._key_bounds), oid)
             what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
             if code == self._idem_invalid.code and not success:
                 message = f"{what} refused with {status} {code}"

@@ -56,6 +56,7 @@ from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
+from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.outcomes import malformed_refusal
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
@@ -614,9 +615,13 @@ class CrossExchangeChecks:
                 self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
             return
         # another API key's response under this key: a replay of it, or a refusal as its reuse
-        # without a replay marker the stored body byte for byte is the only sign of a replay
-        replay = self._marked(exchange) or not self._replay_header
-        foreign = reused or (body is not None and body == other.body and replay)
+        replay = body is not None and replays(
+            body,
+            other.body,
+            marked=self._marked(exchange),
+            marker_declared=bool(self._replay_header),
+        )
+        foreign = reused or replay
         if accepted or reused:
             yield (
                 IDEMPOTENT_REPLAY,
@@ -677,7 +682,7 @@ class CrossExchangeChecks:
         """The response carries the replay marker (never, when the profile declares none)."""
         if not self._replay_header:
             return False
-        return (exchange.header(self._replay_header, response=True) or "").lower() == "true"
+        return is_marked(exchange.header(self._replay_header, response=True))
 
     # -- authentication nonces -------------------------------------------------------------
     def _timestamp(self, text: str | None) -> float | None:

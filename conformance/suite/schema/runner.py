@@ -48,8 +48,10 @@ from schemathesis.generation.meta import (
 from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
+from conformance.core import jsonsafe
 from conformance.core.profile import Profile
 from conformance.judge.constraint_ids import ConstraintIds
+from conformance.judge.idempotency import MISSING_KEY_IDS, accepted_key_ids
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
@@ -71,7 +73,12 @@ from conformance.suite.schema.loading import (
 )
 from conformance.suite.schema.resending import RateLimitedRequest
 from conformance.suite.tool_errors import ServerGone, describe, no_answer
-from conformance.suite.wire.client import ClientStats, RateLimitedStop, rate_limit_stop
+from conformance.suite.wire.client import (
+    IDEMPOTENCY_HEADER,
+    ClientStats,
+    RateLimitedStop,
+    rate_limit_stop,
+)
 from conformance.suite.wire.ratelimit import rate_limited_reason
 from conformance.suite.wire.tls import describe_failure
 
@@ -80,6 +87,7 @@ READ_METHODS = frozenset({"get", "head", "options", "query"})  # not "use after 
 UNIT_GROUP = "unit"
 STATEFUL_GROUP = "stateful"
 NEGATIVE_CHECK = "negative_data_rejection"
+POSITIVE_CHECK = "positive_data_acceptance"
 
 
 # ------------------------------------------------------------------ applicability
@@ -305,7 +313,8 @@ class SchemaPhaseRunner:
                 candidates = requirement_ids(check, operation_id, status, mode, self.profile)
                 fields = failure_fields(result.failure) | case_fields(case)
                 tags = failure_tags(result.failure) | scenario
-                ids = self._broken_constraint(check, operation_id, fields, tags)
+                ids = self._broken_constraint(check, case, operation_id, fields, tags)
+                ids = ids or self._refused_key(check, case, response)
                 ids = ids or pin(candidates, fields, tags) or candidates
                 if not ids:  # a status the mapping does not name: every id of the check
                     ids = requirement_ids(check, operation_id)
@@ -321,19 +330,57 @@ class SchemaPhaseRunner:
                 ids = requirement_ids(check, operation_id, status, mode, self.profile)
                 if is_pinned(check):
                     fields = case_fields(case)
-                    broken = self._broken_constraint(check, operation_id, fields, scenario)
+                    broken = self._broken_constraint(check, case, operation_id, fields, scenario)
                     ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
 
     def _broken_constraint(
-        self, check: str, operation_id: str, fields: set[str], tags: set[str]
+        self,
+        check: str,
+        case: schemathesis.Case[Any],
+        operation_id: str,
+        fields: set[str],
+        tags: set[str],
     ) -> tuple[str, ...]:
-        """A negative case that breaks a constraint of the boundaries family's (a pattern, a
-        length, a range...) is judged under that family's ids, as the validator judges the same
-        request; empty for any other case or check."""
+        """A negative case without the Idempotency-Key its operation requires, or that breaks
+        a constraint of the boundaries family's (a pattern, a length, a range...), is judged
+        under those ids, as the validator judges the same request; empty for any other case or
+        check."""
         if check != NEGATIVE_CHECK:
             return ()
+        headers = {name.lower() for name in case.headers or {}}
+        if IDEMPOTENCY_HEADER.lower() not in headers and self.profile.idempotency_required(
+            case.method, operation_id
+        ):
+            return MISSING_KEY_IDS
         return self.constraints.of(operation_id, fields, tags)
+
+    def _refused_key(
+        self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
+    ) -> tuple[str, ...]:
+        """A valid case refused as having an invalid Idempotency-Key, though its key is within
+        the bounds, is judged under the key's ids (as the validator judges it); else empty."""
+        if check != POSITIVE_CHECK:
+            return ()
+        key = next(
+            (v for k, v in (case.headers or {}).items() if k.lower() == IDEMPOTENCY_HEADER.lower()),
+            None,
+        )
+        idem = self.profile.idempotency
+        bounds = (idem.min_length, idem.max_length)
+        if not isinstance(key, str) or not bounds[0] <= len(key) <= bounds[1]:
+            return ()
+        invalid = self.profile.error("idempotency", "invalid")
+        if invalid.code is None:  # any refusal of that status: nothing names the key
+            return ()
+        try:
+            body = jsonsafe.loads(response.content)
+        except ValueError:
+            return ()
+        code = body.get("code") if isinstance(body, dict) else None
+        if not invalid.matches(response.status_code, code):
+            return ()
+        return accepted_key_ids(len(key), bounds)
 
     def _counts_as_pass(
         self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
