@@ -10,10 +10,20 @@ from collections.abc import Iterable, Iterator, Mapping
 
 REDACTED = "[redacted]"
 # A signature ``run --record`` masked after checking it against its request with the key's
-# secret: validate can then judge the signature rules without the secret.
+# secret, saying what it signs (``judge.signatures.Signed``): validate can then judge the
+# signature rules without the secret.
 SIGNATURE_VERIFIES = "[redacted: verifies]"
 SIGNATURE_DOES_NOT_VERIFY = "[redacted: does not verify]"
-MASKED_VALUES = frozenset({REDACTED, SIGNATURE_VERIFIES, SIGNATURE_DOES_NOT_VERIFY})
+SIGNATURE_MARKS = frozenset(
+    {
+        SIGNATURE_VERIFIES,
+        SIGNATURE_DOES_NOT_VERIFY,
+        "[redacted: signed with another secret]",
+        "[redacted: signed over another body]",
+        "[redacted: signed over another method or target]",
+    }
+)
+MASKED_VALUES = frozenset({REDACTED, *SIGNATURE_MARKS})
 SECRET_HEADERS = frozenset({"x-signature", "webhook-signature", "authorization", "cookie"})
 SECRET_FIELDS = frozenset({"secret", "api_secret", "signature", "private_key"})
 # Webhook secrets in standard or URL-safe base64.

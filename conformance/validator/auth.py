@@ -7,9 +7,12 @@ the profile holds it (the default profile's test credentials, or the secret
 recording says the request was sent. Then, by the answer:
 
 - a signature that does not verify: refused with the profile's answer to a bad signature
-  (``auth.errors.bad_signature``, else ``auth.error``) is a pass, accepted a failure (AUTH-013);
-  answered with another status a failure too; when that status is one the profile gives a
-  check other than authentication (a 400, 404, 409, 422), that check ran first (AUTH-020);
+  (``auth.errors.bad_signature``, else ``auth.error``) is a pass, accepted a failure, under
+  what it was signed over (``judge.signatures``: another secret AUTH-013, another body
+  AUTH-014, another method or target AUTH-015); answered with another status a failure too;
+  when that status is one the profile gives a check other than authentication (a 400, 404,
+  409, 422) and the signature verifies over no variant of the request, that check ran first
+  (AUTH-020);
 - a timestamp more than the clock window in the past (AUTH-010) or future (AUTH-011):
   accepted is a failure, refused with the answer to an expired timestamp a pass;
 - a correctly signed request (AUTH-005) with a fresh timestamp (AUTH-012) and a nonce not seen
@@ -31,6 +34,7 @@ import re
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.core.signing import parse_timestamp
+from conformance.judge.signatures import Signed
 from conformance.validator.checks import FAMILY, HELPER_AUTH
 from conformance.validator.exchange import Exchange
 from conformance.validator.signatures import SignatureVerifier
@@ -43,6 +47,9 @@ CLOCK_MARGIN_S = 2.0
 to the window's edge is not judged."""
 # Answers that say nothing about authentication: a rate limit, a body too large to read.
 NOT_JUDGED = frozenset({413, 429})
+# Signatures that verify over no variant of their request: the server cannot have taken them
+# for good ones (so another check's answer to them says it did not authenticate first).
+UNTOLD = frozenset({Signed.OTHER_SECRET, Signed.UNKNOWN})
 _DIGITS = re.compile(r"^[0-9]{1,19}$")
 
 
@@ -91,9 +98,14 @@ class AuthChecks:
             return []  # malformed: the per-exchange checks judge them
         findings: list[Finding] = []
         fresh = self._window_findings(stated, sent_at, status, findings)
-        verified = self._verify(exchange, headers, findings)
-        if verified is False:
-            ids = ("AUTH-013", "AUTH-020") if status in self._other_checks else ("AUTH-013",)
+        signed = self._verify(exchange, headers, findings)
+        verified = None if signed is None else signed is Signed.AS_SENT
+        if signed is not None and not verified:
+            ids = signed.ids
+            if status in self._other_checks and signed in UNTOLD:
+                # another check's answer, as if the server had not authenticated first; a
+                # signature over a changed request may have been taken for a good one instead
+                ids = (*ids, "AUTH-020")
             if operation_id in self._helpers:  # they authenticate like every operation
                 ids = (*ids, HELPER_AUTH)
             findings.append(
@@ -101,7 +113,7 @@ class AuthChecks:
                     AUTH_SIGNATURE,
                     ids,
                     Outcome.PASSED if refused else Outcome.FAILED,
-                    "the signature does not verify with the API key's secret: "
+                    f"the signature {signed.value}: "
                     + _answer(status, accepted, refused, self._bad_signature),
                 )
             )
@@ -169,8 +181,8 @@ class AuthChecks:
 
     def _verify(
         self, exchange: Exchange, headers: dict[str, str], findings: list[Finding]
-    ) -> bool | None:
-        """Whether the signature verifies; None when that cannot be known (with the reason)."""
+    ) -> Signed | None:
+        """What the signature signs; None when that cannot be known (with the reason)."""
         verified = self._signatures.verify(exchange, headers)
         if isinstance(verified, str):
             self._not_exercised(AUTH_SIGNATURE, ("AUTH-005", "AUTH-013"), verified, findings)

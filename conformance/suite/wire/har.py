@@ -39,15 +39,14 @@ from conformance import __version__
 from conformance.core.profile import Profile
 from conformance.core.redaction import (
     REDACTED,
-    SIGNATURE_DOES_NOT_VERIFY,
-    SIGNATURE_VERIFIES,
     WEBHOOK_SECRET,
     is_secret_header,
     redact_text,
     run_secrets,
 )
-from conformance.core.signing import API_KEY_HEADER, AUTH_HEADERS, SIGNATURE_HEADER, verify
+from conformance.core.signing import API_KEY_HEADER, AUTH_HEADERS, SIGNATURE_HEADER
 from conformance.core.untrusted import mask_url_passwords, split_url
+from conformance.judge.signatures import Scheme, Signed, SignedRequest, diagnose
 from conformance.suite.wire import tap as wiretap
 from conformance.suite.wire.tap import WireExchange
 from conformance.suite.wire.transport import describe_size
@@ -90,9 +89,8 @@ def _mask(text: str, secrets: Iterable[str]) -> str:
     return masked
 
 
-SignatureVerdict = Callable[[WireExchange], bool | None]
+SignatureVerdict = Callable[[WireExchange], Signed | None]
 _SIGNATURE = SIGNATURE_HEADER.lower()
-_SIGNATURE_MASKS = {None: REDACTED, True: SIGNATURE_VERIFIES, False: SIGNATURE_DOES_NOT_VERIFY}
 
 
 def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict:
@@ -101,7 +99,7 @@ def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict
     be told: no profile yet, a signer hook, a key the profile does not hold, an auth header
     missing, empty or sent twice."""
 
-    def verdict(exchange: WireExchange) -> bool | None:
+    def verdict(exchange: WireExchange) -> Signed | None:
         current = profile()
         if current is None or current.auth.signer:
             return None
@@ -122,28 +120,25 @@ def signature_verdict(profile: Callable[[], Profile | None]) -> SignatureVerdict
             return None
         host = found.get("host", [url.netloc])[0]
         target = url.path + (f"?{url.query}" if url.query else "")
-        return verify(
-            secret,
-            current.auth.string_to_sign,
-            headers,
-            exchange.method,
-            target,
-            exchange.request_body,
-            scheme=current.auth.scheme,
-            host=host,
-        )
+        request = SignedRequest(headers, exchange.method, target, exchange.request_body, host)
+        scheme = Scheme(current.auth.string_to_sign, current.auth.scheme)
+        return diagnose(request, secret, tuple(secrets.values()), scheme)
 
     return verdict
 
 
 def _headers(
-    headers: wiretap.Headers, secrets: tuple[str, ...], signature: bool | None = None
+    headers: wiretap.Headers, secrets: tuple[str, ...], signature: Signed | None = None
 ) -> list[dict[str, str]]:
     return [
         {
             "name": name,
             "value": (
-                (_SIGNATURE_MASKS[signature] if name.lower() == _SIGNATURE else REDACTED)
+                (
+                    signature.mark
+                    if signature is not None and name.lower() == _SIGNATURE
+                    else REDACTED
+                )
                 if is_secret_header(name)
                 else _mask(value, secrets)
             ),
@@ -217,10 +212,10 @@ def har_entry(
     limits: RecordLimits = DEFAULT_LIMITS,
     *,
     bodies: bool = True,
-    signature: bool | None = None,
+    signature: Signed | None = None,
 ) -> dict[str, Any]:
     """The HAR 1.2 entry of one exchange, secrets masked, bodies cut at ``limits.body_bytes``
-    (none recorded when not ``bodies``); ``signature``: whether its ``X-Signature`` verifies
+    (none recorded when not ``bodies``); ``signature``: what its ``X-Signature`` signs
     (``signature_verdict``), None when unknown.
 
     No response (a timeout, a refused connection): ``status`` 0, as browsers record it, with
