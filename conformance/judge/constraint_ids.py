@@ -26,18 +26,18 @@ from conformance.judge.response_schemas import Problem
 from conformance.judge.schema_requirements import pin
 
 # The coverage tag a schema problem carries (``checks._KEYWORD_TAGS``) and the boundaries
-# family's kind of constraint it breaks.
-TAG_KINDS = {
-    "invalid_pattern": "pattern",
-    "string_above_max_length": "maxLength",
-    "string_below_min_length": "minLength",
-    "value_above_maximum": "maximum",
-    "value_below_minimum": "minimum",
-    "invalid_enum_value": "enum",
-    "non_unique_items": "uniqueItems",
-    "incorrect_type": "integer",
-    "format:uri": "format",
-    "format:date-time": "format",
+# family's kinds of constraint it breaks (a wrong type: an integer's, or any other JSON type's).
+TAG_KINDS: dict[str, tuple[str, ...]] = {
+    "invalid_pattern": ("pattern",),
+    "string_above_max_length": ("maxLength",),
+    "string_below_min_length": ("minLength",),
+    "value_above_maximum": ("maximum",),
+    "value_below_minimum": ("minimum",),
+    "invalid_enum_value": ("enum",),
+    "non_unique_items": ("uniqueItems",),
+    "incorrect_type": ("integer", "type"),
+    "format:uri": ("format",),
+    "format:date-time": ("format",),
 }
 _STEP = re.compile(r"\[[0-9]+\]")
 
@@ -90,8 +90,7 @@ class ConstraintIds:
         for problem in problems:
             location, name = _field(problem.where)
             for tag in problem.tags:
-                kind = TAG_KINDS.get(tag)
-                if kind is not None:
+                for kind in TAG_KINDS.get(tag, ()):
                     found += self._ids.get((operation_id, location, name, kind), ())
         return tuple(dict.fromkeys(found))
 
@@ -99,7 +98,7 @@ class ConstraintIds:
         """The ids of the constraints a case breaks, by the fields it names and its coverage
         tags (``value_above_maximum``...); empty when no tag is a constraint's kind or no
         field has such a constraint."""
-        kinds = [TAG_KINDS[tag] for tag in tags if tag in TAG_KINDS]
+        kinds = [kind for tag in tags for kind in TAG_KINDS.get(tag, ())]
         found = [
             rid
             for field in fields

@@ -57,3 +57,20 @@ def test_a_refusal_is_judged_under_the_constraints_ids_when_every_problem_has_on
         "SHAPE-040",
         "STATUS-006",
     }
+
+
+def test_a_field_of_another_json_type_is_its_types_constraint_not_its_fields_other_rules(
+    ids: ConstraintIds,
+) -> None:
+    # usage_id given as an object: the type's ids, not SHAPE-043 (a usage without usage_id)
+    wrong = Problem(
+        "usage_id",
+        "is not of type 'string'",
+        frozenset({"usage_id"}),
+        frozenset({"incorrect_type"}),
+    )
+    assert ids.ids("reportX402Usage", [wrong]) == ("SHAPE-031", "STATUS-004")
+    assert ids.of("reportX402Usage", {"usage_id"}, {"incorrect_type"}) == (
+        "SHAPE-031",
+        "STATUS-004",
+    )
