@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     json_object,
     status_problems,
@@ -206,6 +207,14 @@ class Verdicts:
         """``check`` over a list of problems (empty: it held)."""
         found = list(problems)
         return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
+
+    def findings(self, found: Iterable[Finding], *, fatal: bool = True) -> bool:
+        """The judge's findings of one exchange, each a check that held or failed."""
+        held = True
+        for finding in found:
+            ok = finding.outcome is not Outcome.FAILED
+            held = self.check(finding.ids, ok, finding.message, fatal=fatal) and held
+        return held
 
     def status(
         self,
