@@ -69,6 +69,8 @@ class ScheduleRules:
         # a create or a replace sets the fields; a pause or a retire answers with them
         given: Callable[[str], Any] = call.field if oid in (CREATE, REPLACE) else answer.get
         currency_id = given("currency_id")
+        if oid in (CREATE, REPLACE) and self._too_precise(currency_id, given("min_send_amount")):
+            return  # a request to be refused, accepted: PAYOUT-003 (admission) names that
         yield from _currency_chain(answer, currency_id, given("target_chain_id"), "PAYOUT-001")
         yield from self._min_send_raw(answer, currency_id, given("min_send_amount"))
         if oid == CREATE:
@@ -99,6 +101,14 @@ class ScheduleRules:
         shown = repr(retired_at) if "retired_at" in answer else "absent"
         problem = None if ok else f"retired_at {shown} with status {status!r}"
         yield verdict(ANSWER, ("PAYOUT-012",), problem)
+
+    def _too_precise(self, currency_id: object, amount: object) -> bool:
+        currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
+        return (
+            currency is not None
+            and decimal_value(amount) is not None
+            and scaled_raw(amount, currency) is None
+        )
 
     def _min_send_raw(
         self, answer: dict[str, Any], currency_id: object, amount: object
