@@ -42,6 +42,6 @@ def derived_time(
     off, allowed = due - (low + high) / 2, (high - low) / 2
     message = (
         f"{name} {actual!r} is {off:+.0f} s from the request's time + {secs} s, beyond "
-        f"the {allowed:.0f} s allowed (clock window + latency)"
+        f"the {allowed:.0f} s allowed around the time it was handled"
     )
     yield Finding(check, ids, Outcome.FAILED, message)

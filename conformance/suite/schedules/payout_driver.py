@@ -78,7 +78,6 @@ class PayoutDriver:
                 },
             )
         self.fixtures, self.machine, self._with_body = ctx.extra[key]
-        self.active = self.machine.initial  # the state in which a schedule runs
         self.retired = self.machine.targets(RETIRE)
         self.invalid_state = profile.error("status", "invalid_state")
         self.business_rule = profile.error("status", "business_rule")
@@ -125,7 +124,7 @@ class PayoutDriver:
     def create(
         self, request: ScheduleRequest, *, ids: tuple[str, ...] = ("OPS-003",)
     ) -> ScheduleModel | None:
-        body, _ = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"create a payout schedule: {request.describe()}")
         answer = self.send(CREATE, body=body)
         if not self.succeeded(ids, answer, CREATE):
@@ -146,7 +145,7 @@ class PayoutDriver:
         return model
 
     def refuse_create(self, request: ScheduleRequest, name: str, ids: tuple[str, ...]) -> None:
-        body, _ = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"create a payout schedule with {name}: refused")
         answer = self.send(CREATE, body=body)
         self.expect(ids, answer, [self.business_rule], f"a schedule with {name}")
@@ -167,7 +166,7 @@ class PayoutDriver:
         request = (request or model.request) if with_body else None
         body: Any = ABSENT
         if request is not None:
-            body, _ = request.body(self.calls.clock)
+            body = request.body(self.calls.clock)
         title = request.describe() if request is not None else ""
         verb = "re-read through " if unchanged_ids else ""
         title = f": {title}" if title else ""
@@ -233,7 +232,7 @@ class PayoutDriver:
         """A replace that breaks a business rule: 422 (or 409 when the schedule cannot be
         replaced at all: the profile does not say which wins), then a re-read."""
         request = refused(model.request, changes)
-        body, _ = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"{operation} of the {model.status} {model.id} with {name}")
         answer = self.send(operation, path_id=model.id, body=body)
         specs = [self.business_rule]
@@ -268,7 +267,7 @@ class PayoutDriver:
         # Nothing is allowed in this state: the refused operation is refused again.
         body: Any = ABSENT
         if refused_request is not None:
-            body, _ = refused_request.body(self.calls.clock)
+            body = refused_request.body(self.calls.clock)
         self.ctx.transcript.step(f"re-read: {refused_operation} of the {model.status} {model.id}")
         answer = self.send(refused_operation, path_id=model.id, body=body)
         self.expect(
