@@ -5,22 +5,21 @@ the clock window, list limits, the state each transition leads to) and ``judge(c
 one answer with the request that caused it, as the suite's families check the same rules (same
 requirement ids, the same pure functions where they exist):
 
-- times the server computes from the request: ``expires_at`` (PAY-010, PAY-011),
-  ``next_bill_at`` (SUB-004) and an x402 ``valid_before`` (X402-008) against the request's time
-  (its ``X-Timestamp``, else the recorded start), allowing the profile's clock window and a
-  minute of latency, so a server clock within the window never fails; ``next_run_at`` against
-  the requested ``first_run_at`` or the answer's own ``created_at`` (PAYOUT-004, PAYOUT-006;
-  a replace with ``first_run_at``: PAYOUT-010, as the schedules family judges it);
-- amounts: a raw amount is the decimal amount times 10^decimals of the currency (PAYOUT-002,
-  X402-005), a quote carries the requested amount and its currency's names (PAY-006, PAY-007);
+- times the server computes from the request: ``expires_at`` (PAY-010, PAY-011) and an x402
+  ``valid_before`` (X402-008) against the request's time (``times.derived_time``: the windows
+  the call gives, the profile's clock window and a minute of latency around each time the
+  request was sent, so a server clock within the window never fails);
+- payout schedules and subscriptions (PAYOUT-001, -002, -004, -006, -010 to -012, SUB-004,
+  SUB-005): ``schedule_rules``, which the schedules family uses too;
+- amounts: a raw amount is the decimal amount times 10^decimals of the currency (X402-005), a
+  quote carries the requested amount and its currency's names (PAY-006, PAY-007);
 - lists: the status and merchant_order_no filters and the limit (PAY-014 to PAY-016);
 - statements, page by page (STMT-*: places, signs, order, window, running balances, the
   opening balance before a first page's first line, the size a page states, count, cursor,
   closing balance and ``reconciles`` when the page is the whole window);
 - x402: requirements follow the request (X402-001, -002, -005, -008 to -010), a settlement and a
   usage report echo theirs (X402-012, X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
-- states: a create starts in the initial state, an accepted transition ends in its target,
-  ``enabled`` and ``retired_at`` follow the schedule's status (PAYOUT-011, PAYOUT-012);
+- states: a create starts in the initial state, an accepted transition ends in its target;
 - the test helpers (profile 6): deposit and expire (HELP-001, -002, -005, -006, -008, -009).
 
 An answer without a JSON body (not captured by the recorder) is not judged here; what a
@@ -39,17 +38,18 @@ from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
 from conformance.judge.echoes import event_types_problems, shares_problems
-from conformance.judge.findings import Finding, passed, seconds, verdict
-from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
+from conformance.judge.findings import ANSWER, Finding, passed, verdict
+from conformance.judge.payment_rules import PaymentRules, decimal_value, scaled_raw
+from conformance.judge.schedule_rules import (
+    SCHEDULE_OPERATIONS,
+    SUBSCRIPTION_OPERATIONS,
+    ScheduleRules,
+)
 from conformance.judge.statement_pages import StatementPages
-from conformance.judge.values import first_of
+from conformance.judge.times import LATENCY_SECS, derived_time
+from conformance.judge.values import first_of, json_int, query_int
 
-CHECK = "answer"
-"""The name of every result of this module: one row per requirement in the reports."""
-LATENCY_SECS = 60
-"""Allowed, on top of the profile's clock window, between a request's time and its handling."""
-SAME_INSTANT_SECS = 2
-"""Allowed between two times the server derives from one moment (whole-second rounding)."""
+CHECK = ANSWER
 
 # The state an accepted operation leaves its resource in, and the requirements saying so.
 TARGET_IDS = {
@@ -66,7 +66,6 @@ INITIAL_IDS = {
     "createSubscription": ("subscriptions", ("SUB-STATE-001",)),
     "createPayoutSchedule": ("payout_schedules", ("PAYOUT-STATE-003",)),
 }
-REPLACED_FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
 HELPERS = frozenset({"testDepositPayment", "testExpirePayment"})
 DEFAULT_X402_SCHEME = "exact"  # the contract's default of X402RequirementsCreate.scheme
 
@@ -106,30 +105,6 @@ class Call(Protocol):
 Judge = Callable[[Call], Iterator[Finding]]
 
 
-def _places(text: str) -> int:
-    return len(text.partition(".")[2])
-
-
-def _int(value: object) -> int | None:
-    """An integer of a JSON document (60 and 60.0 alike), None for anything else."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _query_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    whole, dot, zeros = text.partition(".")
-    if not whole.isdigit() or (dot and set(zeros) - {"0"}):
-        return None
-    return int(whole)
-
-
 class AnswerChecks:
     """Judges answers against their own requests for one profile."""
 
@@ -156,8 +131,6 @@ class AnswerChecks:
             resource: profile.lifecycle(resource).initial_state
             for resource in ("payments", "subscriptions", "payout_schedules")
         }
-        self._active = self._initial["payout_schedules"]
-        self._retired = self._targets.get("retirePayoutSchedule")
         self._invalid_state = profile.error("status", "invalid_state")
         self._not_found = profile.error("status", "not_found")
         self._idem_missing = profile.error("idempotency", "missing").code
@@ -166,14 +139,12 @@ class AnswerChecks:
         self._key_bounds = (idem.min_length, idem.max_length)
         rules = PaymentRules(profile)
         self._underpaid, self._settled = rules.underpaid, rules.settled
+        schedules = ScheduleRules(profile)
         self._judges: dict[str, Judge] = {
             "createPayment": self._create_payment,
             "listPayments": self._list_payments,
-            "createSubscription": self._create_subscription,
-            "createPayoutSchedule": self._schedule,
-            "replacePayoutSchedule": self._schedule,
-            "pausePayoutSchedule": self._schedule,
-            "retirePayoutSchedule": self._schedule,
+            **dict.fromkeys(SCHEDULE_OPERATIONS, schedules.payout),
+            **dict.fromkeys(SUBSCRIPTION_OPERATIONS, schedules.subscription),
             "createX402Requirements": self._x402_requirements,
             "settleX402Payment": self._settle,
             "reportX402Usage": self._usage,
@@ -205,26 +176,13 @@ class AnswerChecks:
         self, call: Call, check: str, ids: tuple[str, ...], name: str, actual: object, secs: int
     ) -> Iterator[Finding]:
         """``actual`` (a date-time, or Unix seconds) is the request's time plus ``secs``."""
-        whole = _int(actual)
-        value = float(whole) if whole is not None else seconds(actual)
-        windows = call.handled_between(self._tolerance, self._unix_timestamps)
-        if not windows or value is None:
-            return  # no time recorded, or a malformed value (the schema check's)
-        due = value - secs
-        if any(low <= due <= high for low, high in windows):
-            yield passed(check, ids)
-            return
-        low, high = min(windows, key=lambda w: abs(due - (w[0] + w[1]) / 2))
-        off, allowed = due - (low + high) / 2, (high - low) / 2
-        message = (
-            f"{name} {actual!r} is {off:+.0f} s from the request's time + {secs} s, beyond "
-            f"the {allowed:.0f} s allowed (clock window + latency)"
+        return derived_time(
+            call, check, ids, name, actual, secs, self._tolerance, self._unix_timestamps
         )
-        yield Finding(check, ids, Outcome.FAILED, message)
 
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:
-        lifetime = _int(call.field("expires_in_secs"))
+        lifetime = json_int(call.field("expires_in_secs"))
         given = call.field("expires_in_secs") is not None
         if not given or lifetime is not None:
             ids = ("PAY-010",) if given else ("PAY-011",)
@@ -282,7 +240,7 @@ class AnswerChecks:
                 else None
             )
             yield verdict(CHECK, (rid,), problem)
-        limit = _query_int(query.get("limit")) if "limit" in query else self._list_default
+        limit = query_int(query.get("limit")) if "limit" in query else self._list_default
         if limit is not None and limit > 0:
             problem = (
                 f"{len(items)} payments, more than the limit {limit}"
@@ -290,122 +248,6 @@ class AnswerChecks:
                 else None
             )
             yield verdict(CHECK, ("PAY-016",), problem)
-
-    # -- subscriptions and payout schedules -----------------------------------------------
-    def _create_subscription(self, call: Call) -> Iterator[Finding]:
-        interval = _int(call.field("interval_secs"))
-        if interval is not None:
-            yield from self._derived_time(
-                call,
-                CHECK,
-                ("SUB-004",),
-                "next_bill_at",
-                call.answer.get("next_bill_at"),
-                interval,
-            )
-        yield from self._currency_chain(call, "chain_id", ("SUB-005",))
-
-    def _currency_chain(
-        self, call: Call, chain_field: str, ids: tuple[str, ...]
-    ) -> Iterator[Finding]:
-        currency_id, chain_id = call.field("currency_id"), call.field(chain_field)
-        if not isinstance(currency_id, str) or not isinstance(chain_id, str):
-            return
-        want = f"{currency_id}:{chain_id}"
-        got = call.answer.get("currency_chain_id")
-        problem = None if got == want else f"currency_chain_id {got!r}, expected {want!r}"
-        yield verdict(CHECK, ids, problem)
-
-    def _schedule(self, call: Call) -> Iterator[Finding]:
-        oid, answer = call.operation_id, call.answer
-        status, enabled = answer.get("status"), answer.get("enabled")
-        if isinstance(status, str) and isinstance(enabled, bool):
-            active = status == self._active
-            problem = None if enabled == active else f"status {status!r} with enabled {enabled}"
-            yield verdict(CHECK, ("PAYOUT-011",), problem)
-        if isinstance(status, str) and "retired_at" in answer and self._retired is not None:
-            retired_at = answer["retired_at"]
-            if status == self._retired:
-                ok = seconds(retired_at) is not None
-                problem = None if ok else f"a retired schedule with retired_at {retired_at!r}"
-            else:
-                problem = None if retired_at is None else f"{status} with retired_at {retired_at!r}"
-            yield verdict(CHECK, ("PAYOUT-012",), problem)
-        if oid not in ("createPayoutSchedule", "replacePayoutSchedule"):
-            return
-        yield from self._currency_chain(call, "target_chain_id", ("PAYOUT-001",))
-        yield from self._min_send_raw(call)
-        if oid == "replacePayoutSchedule":
-            yield from self._replaced(call)
-            return
-        first = call.field("first_run_at")
-        next_run = seconds(answer.get("next_run_at"))
-        if next_run is None:
-            return
-        if first is not None:
-            wanted = seconds(first)
-            if wanted is not None:
-                off = next_run - wanted
-                problem = (
-                    f"next_run_at {answer.get('next_run_at')!r}, first_run_at {first!r}"
-                    if abs(off) >= 1
-                    else None
-                )
-                yield verdict(CHECK, ("PAYOUT-004",), problem)
-            return
-        interval = _int(call.field("interval_secs"))
-        created = seconds(answer.get("created_at"))
-        if interval is not None and created is not None:
-            off = next_run - created - interval
-            problem = (
-                f"next_run_at {answer.get('next_run_at')!r} is not created_at "
-                f"{answer.get('created_at')!r} + {interval} s"
-                if abs(off) > SAME_INSTANT_SECS
-                else None
-            )
-            yield verdict(CHECK, ("PAYOUT-006",), problem)
-
-    def _min_send_raw(self, call: Call) -> Iterator[Finding]:
-        amount, currency = call.field("min_send_amount"), self._currency(call.field("currency_id"))
-        got = call.answer.get("min_send_raw")
-        want = _expected_raw(amount, currency)
-        if want is None or currency is None or not isinstance(got, str):
-            return
-        problem = (
-            None
-            if got == want
-            else f"min_send_raw {got!r} for {amount} {currency.code} ({currency.decimals} "
-            f"decimals): expected {want}"
-        )
-        yield verdict(CHECK, ("PAYOUT-002",), problem)
-
-    def _replaced(self, call: Call) -> Iterator[Finding]:
-        answer = call.answer
-        wrong = [
-            f"{name} {answer.get(name)!r} (requested {call.field(name)!r})"
-            for name in REPLACED_FIELDS
-            if call.field(name) is not None
-            and answer.get(name) != call.field(name)
-            and not (
-                _int(call.field(name)) is not None
-                and _int(answer.get(name)) == _int(call.field(name))
-            )
-        ]
-        want, have = (
-            decimal_value(call.field("min_send_amount")),
-            decimal_value(answer.get("min_send_amount")),
-        )
-        if want is not None and have != want:
-            wrong.append(f"min_send_amount {answer.get('min_send_amount')!r}")
-        first, next_run = seconds(call.field("first_run_at")), seconds(answer.get("next_run_at"))
-        if first is not None and next_run is not None and abs(next_run - first) >= 1:
-            # the replaced first_run_at is when the schedule runs next, as on a create
-            wrong.append(
-                f"next_run_at {answer.get('next_run_at')!r} "
-                f"(requested first_run_at {call.field('first_run_at')!r})"
-            )
-        problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("PAYOUT-010",), problem)
 
     # -- x402 --------------------------------------------------------------------------------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
@@ -431,7 +273,7 @@ class AnswerChecks:
             problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
             yield verdict(CHECK, ("X402-010",), problem)
             raw = entry.get("max_amount_required")
-            want_raw = _expected_raw(amount, currency)
+            want_raw = scaled_raw(amount, currency)
             if want_raw is not None and currency is not None:
                 problem = (
                     None
@@ -636,21 +478,3 @@ def merged(found: list[Finding]) -> list[Finding]:
                 passed(check, tuple(ids) if len(unique) == len(ids) else tuple(sorted(unique)))
             )
     return kept
-
-
-def _expected_raw(amount: object, currency: Currency | None) -> str | None:
-    """``amount`` (a decimal string) in the currency's raw units; None when there is no
-    currency, no decimal amount, or more places than the currency has (a request to be
-    refused: the admission checks judge it)."""
-    if currency is None or not isinstance(amount, str) or decimal_value(amount) is None:
-        return None
-    if _places(amount) > currency.decimals:
-        return None
-    return str(raw_amount(amount, currency.decimals))
-
-
-def _first(problems: list[str]) -> str | None:
-    if not problems:
-        return None
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return problems[0] + more

@@ -14,6 +14,8 @@ from conformance.core.formats import epoch_seconds
 from conformance.core.results import Outcome
 
 NOT_JSON: Any = object()  # a body that is absent, or not JSON
+ANSWER = "answer"
+"""The check of every rule of an answer against its own request: one row per requirement."""
 
 
 class Finding(NamedTuple):
@@ -51,3 +53,9 @@ def seconds(value: object) -> float | None:
             return moment.timestamp()
     exact = epoch_seconds(value)
     return float(exact) if exact is not None else None
+
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

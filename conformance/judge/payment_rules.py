@@ -151,6 +151,17 @@ def raw_amount(text: str, decimals: int) -> int:
     return int(whole) * int(10**decimals) + int(fraction.ljust(decimals, "0") or "0")
 
 
+def scaled_raw(amount: object, currency: Currency | None) -> str | None:
+    """``amount`` (a decimal string) in the currency's raw units; None when there is no
+    currency, no decimal amount, or more places than the currency has (a request to be
+    refused: the admission checks judge it)."""
+    if currency is None or not isinstance(amount, str) or decimal_value(amount) is None:
+        return None
+    if len(amount.partition(".")[2]) > currency.decimals:
+        return None
+    return str(raw_amount(amount, currency.decimals))
+
+
 def decimal_value(text: object) -> Decimal | None:
     """The value of a plain decimal string (``12``, ``0.5``), or None for anything else."""
     if not isinstance(text, str) or not text:

@@ -5,13 +5,14 @@
 ``format`` has the meaning of ``core.formats``. Each problem names the fields it points at and
 its tags (``format:date-time``), the same clues the schema family pins requirement ids with
 (``judge.schema_requirements.pin``). The validator checks recorded exchanges with the same
-``SchemaValidator`` and ``problem_of``.
+``SchemaValidator`` and ``problem_of``, and fails a broken success body's ``broken_ids`` as the
+responses family does.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from referencing.jsonschema import DRAFT202012
 from conformance.core.formats import format_checker
 from conformance.core.openapi import find
 from conformance.core.patterns import ecma_search
+from conformance.judge.schema_requirements import pin
 
 CONTRACT_URI = "urn:payment-conformance:effective-contract"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -69,6 +71,19 @@ def problem_of(error: ValidationError) -> Problem:
         tags.add(f"format:{error.validator_value}")
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
     return Problem(where, error.message[:200], frozenset(fields), frozenset(tags))
+
+
+def broken_ids(candidates: Sequence[str], problems: Sequence[Problem]) -> set[str]:
+    """The ids a success body's schema problems break: those pinned by the fields and tags each
+    names (every candidate when one names nothing), plus the operation's OPS ids (its "success
+    response MUST be ..." requirements)."""
+    if not problems:
+        return set()
+    broken = {rid for rid in candidates if rid.startswith("OPS-")}
+    for problem in problems:
+        pinned = pin(candidates, problem.fields, problem.tags)
+        broken |= set(pinned or candidates)
+    return broken
 
 
 class ResponseSchemas:

@@ -209,9 +209,12 @@ class Verdicts:
         return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
 
     def findings(self, found: Iterable[Finding], what: str = "", *, fatal: bool = True) -> bool:
-        """``check`` each of the judge's findings (a failure's message after ``what``)."""
+        """The judge's findings of one exchange, each a check that held or failed (a
+        failure's message after ``what``)."""
         held = True
         for finding in found:
+            if finding.outcome not in (Outcome.PASSED, Outcome.FAILED):
+                continue
             ok = finding.outcome is Outcome.PASSED
             message = f"{what}: {finding.message}" if what and not ok else finding.message
             held = self.check(finding.ids, ok, message, fatal=fatal) and held

@@ -41,9 +41,9 @@ from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.judge import statements as statement
-from conformance.judge.answers import LATENCY_SECS
 from conformance.judge.boundary_requirements import RequirementMap
 from conformance.judge.payment_rules import decimal_value
+from conformance.judge.times import LATENCY_SECS
 from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

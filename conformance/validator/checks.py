@@ -55,7 +55,12 @@ from conformance.judge.outcomes import (
 )
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
-from conformance.judge.response_schemas import Problem, SchemaValidator, problem_of
+from conformance.judge.response_schemas import (
+    Problem,
+    SchemaValidator,
+    broken_ids,
+    problem_of,
+)
 from conformance.judge.schema_requirements import requirement_ids, requirement_operations
 from conformance.validator.admission import AdmissionChecks
 from conformance.validator.exchange import Exchange
@@ -630,7 +635,11 @@ class ExchangeValidator:
         problems = own
         if problems:
             message = f"the {status} body breaks its schema: {_summary(problems)}"
-            ids = pinned(candidates, problems)
+            if 200 <= status < 300:  # as the responses family judges a success body
+                broken = broken_ids(candidates, problems)
+                ids = tuple(rid for rid in candidates if rid in broken)
+            else:
+                ids = pinned(candidates, problems)
             if status >= 400 and all(p.where == "code" for p in problems):
                 # A code the profile does not give this status: the profile's status rule.
                 ids = self._ids("ErrorCodeMatchesProfile", oid, status) or ids

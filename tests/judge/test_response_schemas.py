@@ -1,5 +1,5 @@
 """Success bodies against their schema (conformance/judge/response_schemas.py) and the
-requirement ids a broken one fails (conformance/suite/responses/test_responses.py)."""
+requirement ids a broken one fails (``broken_ids``, among the responses family's candidates)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.judge.response_schemas import ResponseSchemas
-from conformance.suite.responses.test_responses import broken_ids, shape_ids
+from conformance.judge.response_schemas import ResponseSchemas, broken_ids
+from conformance.suite.responses.test_responses import shape_ids
 
 SCHEMAS = ResponseSchemas(effective_contract(load_profile()))
 USAGE: dict[str, Any] = {

@@ -21,6 +21,7 @@ from hypothesis.stateful import Bundle, rule
 from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
+from conformance.judge.findings import Finding, passed
 from conformance.reference.server import ReferenceServer
 from conformance.suite.factories import Factories
 from conformance.suite.stateful import (
@@ -251,6 +252,21 @@ def test_a_non_fatal_failure_lets_the_scenario_go_on() -> None:
     outcomes = {c.requirement_ids[0]: c.outcome for c in recorder.checks}
     # PAY-003 was raised, not noted: only run_guarded notes what a scenario raised
     assert outcomes == {"PAY-001": Outcome.FAILED, "PAY-002": Outcome.PASSED}
+
+
+def test_the_judges_findings_are_checks_that_held_or_failed() -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+    found = [
+        passed("answer", ("SUB-005",)),
+        Finding("answer", ("SUB-004",), Outcome.FAILED, "next_bill_at is the time of the create"),
+    ]
+    assert verdicts.findings(found, fatal=False) is False
+    with pytest.raises(ConformanceFailure, match="next_bill_at"):
+        verdicts.findings(found)
+    verdicts.finish("scenario", ["SUB-004", "SUB-005"])
+    outcomes = {c.requirement_ids[0]: c.outcome for c in recorder.checks}
+    assert outcomes == {"SUB-004": Outcome.FAILED, "SUB-005": Outcome.PASSED}
 
 
 def test_the_transcript_never_shows_a_secret(profile: Profile) -> None:

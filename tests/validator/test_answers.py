@@ -192,6 +192,30 @@ def test_without_first_run_at_next_run_at_is_created_at_plus_the_interval_payout
     assert outcomes(validator, create_schedule(late), "PAYOUT-006") == [Outcome.FAILED]
 
 
+def test_without_created_at_next_run_at_follows_the_time_of_the_create_payout_006(
+    validator: ExchangeValidator,
+) -> None:
+    undated = schedule(created_at=None)
+    assert outcomes(validator, create_schedule(undated), "PAYOUT-006") == [Outcome.PASSED]
+    late = schedule(created_at=None, next_run_at="2026-01-02T00:00:00Z")
+    assert outcomes(validator, create_schedule(late), "PAYOUT-006") == [Outcome.FAILED]
+
+
+def test_a_create_answered_with_other_fields_fails_ops_003(validator: ExchangeValidator) -> None:
+    [result] = about(validator, create_schedule(schedule(mode="manual")), "OPS-003")
+    assert result.outcome is Outcome.FAILED and "mode 'manual'" in result.message
+
+
+def test_an_accepted_create_with_too_many_decimals_is_judged_by_payout_003_alone(
+    validator: ExchangeValidator,
+) -> None:
+    answer = schedule(min_send_amount="1.1", min_send_raw="1100000000000000000")
+    ex = create_schedule(answer, min_send_amount="1." + "1" * 19)  # eth has 18 decimals
+    assert outcomes(validator, ex, "PAYOUT-003") == [Outcome.FAILED]
+    for rid in ("OPS-003", "PAYOUT-001", "PAYOUT-002", "PAYOUT-006"):  # the fields: not judged
+        assert outcomes(validator, ex, rid) == []
+
+
 # ----------------------------------------------------------------------------- amounts
 def test_a_raw_amount_not_scaled_by_the_currencys_decimals_fails_payout_002(
     validator: ExchangeValidator,
@@ -411,6 +435,56 @@ def test_a_paused_schedule_that_says_it_is_enabled_fails_payout_011(
 def test_an_accepted_transition_ends_in_its_target_state(validator: ExchangeValidator) -> None:
     assert outcomes(validator, pause("paused", False), "PAYOUT-STATE-007") == [Outcome.PASSED]
     assert outcomes(validator, pause("active", True), "PAYOUT-STATE-007") == [Outcome.FAILED]
+
+
+def test_a_pause_answer_agrees_with_its_own_currency_fields_payout_001_002(
+    validator: ExchangeValidator,
+) -> None:
+    def paused(**changes: Any) -> Exchange:
+        answer = schedule(status="paused", enabled=False, **changes)
+        return exchange(
+            "POST", "/v1/payout-schedules/ps_1/pause", request_headers=POST, response_body=answer
+        )
+
+    assert outcomes(validator, paused(), "PAYOUT-001") == [Outcome.PASSED]
+    assert outcomes(validator, paused(currency_chain_id="eth:base"), "PAYOUT-001") == [
+        Outcome.FAILED
+    ]
+    assert outcomes(validator, paused(min_send_raw="1500000"), "PAYOUT-002") == [Outcome.FAILED]
+
+
+def test_a_schedule_answered_without_retired_at_fails_payout_012(
+    validator: ExchangeValidator,
+) -> None:
+    answer = schedule(status="paused", enabled=False)
+    del answer["retired_at"]
+    ex = exchange(
+        "POST", "/v1/payout-schedules/ps_1/pause", request_headers=POST, response_body=answer
+    )
+    [result] = about(validator, ex, "PAYOUT-012")
+    assert result.outcome is Outcome.FAILED and "retired_at absent" in result.message
+
+
+def test_a_canceled_subscription_carries_its_own_currency_chain_id_sub_005(
+    validator: ExchangeValidator,
+) -> None:
+    def cancel(pair: str) -> Exchange:
+        answer = {
+            "id": "sub_1",
+            "status": "canceled",
+            "currency_id": "usdc",
+            "chain_id": "base",
+            "currency_chain_id": pair,
+            "amount": "5",
+            "interval_secs": 3600,
+            "next_bill_at": "2026-01-01T01:00:00Z",
+        }
+        return exchange(
+            "POST", "/v1/subscriptions/sub_1/cancel", request_headers=POST, response_body=answer
+        )
+
+    assert outcomes(validator, cancel("usdc:base"), "SUB-005") == [Outcome.PASSED]
+    assert outcomes(validator, cancel("base:usdc"), "SUB-005") == [Outcome.FAILED]
 
 
 def test_an_answer_the_recorder_did_not_capture_is_not_judged(

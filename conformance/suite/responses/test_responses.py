@@ -12,7 +12,6 @@ the operation's OPS ids; the other ids held.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -22,8 +21,8 @@ import pytest
 from conformance.core import jsonsafe
 from conformance.core.catalogue import load_catalogue
 from conformance.judge.outcomes import media_type, summary
-from conformance.judge.response_schemas import Problem, ResponseSchemas
-from conformance.judge.schema_requirements import pin, requirement_ids
+from conformance.judge.response_schemas import ResponseSchemas, broken_ids
+from conformance.judge.schema_requirements import requirement_ids
 from conformance.suite.factories import PrerequisiteError
 from conformance.suite.selection import collection_operations
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
@@ -69,18 +68,6 @@ def success_ids(operation_id: str) -> tuple[str, ...]:
 
 def operation_ids(operation_id: str) -> tuple[str, ...]:
     return (*success_ids(operation_id), *shape_ids(operation_id))
-
-
-def broken_ids(candidates: Sequence[str], problems: Sequence[Problem]) -> set[str]:
-    """The ids a set of schema problems breaks: those pinned by the fields and tags each names
-    (every candidate when one names nothing), plus the operation's OPS ids."""
-    if not problems:
-        return set()
-    broken = {rid for rid in candidates if rid.startswith("OPS-")}
-    for problem in problems:
-        pinned = pin(candidates, problem.fields, problem.tags)
-        broken |= set(pinned or candidates)
-    return broken
 
 
 def check_success(

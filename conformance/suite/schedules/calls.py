@@ -15,6 +15,7 @@ from conformance.suite.factories import ABSENT, locate_operation
 from conformance.suite.schedules.clock import ServerClock, now, resolution
 from conformance.suite.stateful import MachineContext, body_of
 from conformance.suite.wire.client import SuiteClient
+from conformance.suite.wire.judged_call import JudgedCall
 
 CLOCK_KEY = "schedules.clock"
 
@@ -22,6 +23,8 @@ CLOCK_KEY = "schedules.clock"
 @dataclass(frozen=True)
 class Answer:
     response: httpx.Response
+    operation_id: str
+    path_id: str | None
     started: datetime  # suite clock
     finished: datetime
     started_mono: float
@@ -63,7 +66,19 @@ class Calls:
         response = (client or self.ctx.client).request(method, path, **kwargs)
         finished, finished_mono = now(), time.monotonic()
         self.clock.observe(response, finished)
-        return Answer(response, started, finished, started_mono, finished_mono)
+        return Answer(
+            response, operation_id, path_id, started, finished, started_mono, finished_mono
+        )
+
+    def judged(self, answer: Answer) -> JudgedCall:
+        """The exchange as the judge's rules read it, handled within the clock's window."""
+        low, high = self.clock.window(answer.started, answer.finished)
+        return JudgedCall(
+            answer.response,
+            answer.operation_id,
+            {} if answer.path_id is None else {"id": answer.path_id},
+            (low.timestamp(), high.timestamp()),
+        )
 
 
 def advanced(before: object, after: object, elapsed_secs: float) -> bool | None:

@@ -1,6 +1,7 @@
-"""Payout schedules: every operation sent, and its answer checked against a model of what the
-server must hold (the request's fields, the state the profile's transitions lead to, the last
-representation the server gave).
+"""Payout schedules: every operation sent, and its answer checked against its own request
+(``judge.schedule_rules``, as the validator judges it) and against a model of what the server
+must hold (the fields of the last create or replace, the state the profile's transitions lead
+to, the last representation the server gave).
 
 There is no read operation for a schedule: the server's state shows in the next operation's
 answer. So every refused operation is followed by a re-read: an operation the profile allows in
@@ -12,17 +13,15 @@ again, which must be refused again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from conformance.core.contract import operation as contract_operation
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.judge.outcomes import status_problems, summary
+from conformance.judge.schedule_rules import ScheduleRules, field_problems
 from conformance.suite.factories import ABSENT
 from conformance.suite.schedules.calls import Answer, Calls, advanced
-from conformance.suite.schedules.clock import TOLERANCE
 from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused
 from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import MachineContext, compact
@@ -38,7 +37,6 @@ TRANSITION_IDS: dict[str, tuple[str, str, str]] = {
     "pausePayoutSchedule": ("PAYOUT-STATE-007", "PAYOUT-STATE-008", "PAYOUT-STATE-009"),
     "retirePayoutSchedule": ("PAYOUT-STATE-010", "PAYOUT-STATE-011", "PAYOUT-STATE-012"),
 }
-FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
 
 
 @dataclass
@@ -47,7 +45,7 @@ class ScheduleModel:
 
     id: str
     request: ScheduleRequest
-    first_run_at: datetime | None
+    sent: dict[str, Any]  # the body of the last create or replace
     status: str
     seen: dict[str, Any]  # the last representation the server gave
     changed_mono: float  # when the answer of the last change arrived (monotonic clock)
@@ -80,10 +78,10 @@ class PayoutDriver:
                 },
             )
         self.fixtures, self.machine, self._with_body = ctx.extra[key]
-        self.active = self.machine.initial  # the state in which a schedule runs
         self.retired = self.machine.targets(RETIRE)
         self.invalid_state = profile.error("status", "invalid_state")
         self.business_rule = profile.error("status", "business_rule")
+        self.rules = ScheduleRules(profile)
 
     # -- recording ------------------------------------------------------------------------
     def check(self, ids: tuple[str, ...] | list[str], ok: bool, message: str) -> bool:
@@ -96,6 +94,11 @@ class PayoutDriver:
         ok = any(not status_problems(answer.response, spec) for spec in specs)
         wanted = " or ".join(f"{s.status}" + (f" {s.code}" if s.code else "") for s in specs)
         return self.check(ids, ok, f"{what}: expected {wanted}, got {summary(answer.response)}")
+
+    def judge(self, answer: Answer) -> None:
+        """The answer against its own request (``judge.schedule_rules``)."""
+        call = self.calls.judged(answer)
+        self.ctx.verdicts.findings(self.rules.payout(call), fatal=self.fatal)
 
     def succeeded(self, ids: tuple[str, ...] | list[str], answer: Answer, operation: str) -> bool:
         expected = self.ctx.profile.success_status(operation)
@@ -121,7 +124,7 @@ class PayoutDriver:
     def create(
         self, request: ScheduleRequest, *, ids: tuple[str, ...] = ("OPS-003",)
     ) -> ScheduleModel | None:
-        body, first_run = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"create a payout schedule: {request.describe()}")
         answer = self.send(CREATE, body=body)
         if not self.succeeded(ids, answer, CREATE):
@@ -130,19 +133,19 @@ class PayoutDriver:
         if not self.check(ids, isinstance(found.get("id"), str), "the schedule has no string id"):
             return None
         model = ScheduleModel(
-            str(found["id"]), request, first_run, self.machine.initial, found, answer.finished_mono
+            str(found["id"]), request, body, self.machine.initial, found, answer.finished_mono
         )
         self.check(
             ["PAYOUT-STATE-003"],
             found.get("status") == self.machine.initial,
             f"a new schedule has status {found.get('status')!r}, expected {self.machine.initial!r}",
         )
-        self.representation(answer, model, ids)
-        self.next_run(answer, model)
+        self.judge(answer)
+        self.representation(answer)
         return model
 
     def refuse_create(self, request: ScheduleRequest, name: str, ids: tuple[str, ...]) -> None:
-        body, _ = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"create a payout schedule with {name}: refused")
         answer = self.send(CREATE, body=body)
         self.expect(ids, answer, [self.business_rule], f"a schedule with {name}")
@@ -162,9 +165,8 @@ class PayoutDriver:
         with_body = self.has_body(operation)
         request = (request or model.request) if with_body else None
         body: Any = ABSENT
-        first_run = None
         if request is not None:
-            body, first_run = request.body(self.calls.clock)
+            body = request.body(self.calls.clock)
         title = request.describe() if request is not None else ""
         verb = "re-read through " if unchanged_ids else ""
         title = f": {title}" if title else ""
@@ -198,10 +200,14 @@ class PayoutDriver:
         changed_mono = model.changed_mono
         model.status = target
         if request is not None:
-            model.request, model.first_run_at = request, first_run
-        self.representation(answer, model, ("PAYOUT-010",) if with_body else ids)
+            model.request, model.sent = request, body
+        self.judge(answer)
         if with_body:
-            self.replaced(answer, model, before, changed_mono)
+            self.replaced(answer, before, changed_mono)
+        else:  # a pause or a retire keeps the fields
+            problems = self._field_problems(found, model)
+            self.check(ids, not problems, "the schedule has " + "; ".join(problems))
+        self.representation(answer)
         if target in self.retired and source not in self.retired:
             lo, hi = self.calls.clock.window(answer.started, answer.finished)
             moment = parse_date_time(found.get("retired_at"))
@@ -226,7 +232,7 @@ class PayoutDriver:
         """A replace that breaks a business rule: 422 (or 409 when the schedule cannot be
         replaced at all: the profile does not say which wins), then a re-read."""
         request = refused(model.request, changes)
-        body, _ = request.body(self.calls.clock)
+        body = request.body(self.calls.clock)
         self.ctx.transcript.step(f"{operation} of the {model.status} {model.id} with {name}")
         answer = self.send(operation, path_id=model.id, body=body)
         specs = [self.business_rule]
@@ -261,7 +267,7 @@ class PayoutDriver:
         # Nothing is allowed in this state: the refused operation is refused again.
         body: Any = ABSENT
         if refused_request is not None:
-            body, _ = refused_request.body(self.calls.clock)
+            body = refused_request.body(self.calls.clock)
         self.ctx.transcript.step(f"re-read: {refused_operation} of the {model.status} {model.id}")
         answer = self.send(refused_operation, path_id=model.id, body=body)
         self.expect(
@@ -279,49 +285,15 @@ class PayoutDriver:
         )
 
     def _field_problems(self, found: dict[str, Any], model: ScheduleModel) -> list[str]:
-        request = model.request
-        expected = {
-            "id": model.id,
-            "currency_id": request.deployment.currency_id,
-            "target_chain_id": request.deployment.chain_id,
-            "withdraw_address_id": request.withdraw_address_id,
-            "interval_secs": request.interval_secs,
-            "mode": request.mode,
-        }
-        problems = [
-            f"{key} {compact(found.get(key))}, expected {compact(value)}"
-            for key, value in expected.items()
-            if found.get(key) != value or isinstance(found.get(key), bool)
-        ]
-        amount = _decimal(found.get("min_send_amount"))
-        if amount is None or amount != Decimal(request.amount.text):
-            problems.append(
-                f"min_send_amount {compact(found.get('min_send_amount'))}, "
-                f"expected {request.amount.text}"
-            )
+        """The fields ``found`` does not keep of the model's schedule."""
+        problems = field_problems(model.sent, found)
+        if found.get("id") != model.id:
+            problems.insert(0, f"id {compact(found.get('id'))}, expected {model.id!r}")
         return problems
 
-    def representation(
-        self, answer: Answer, model: ScheduleModel, field_ids: tuple[str, ...]
-    ) -> None:
-        """Fields as requested, and what the profile derives from them and from the status."""
+    def representation(self, answer: Answer) -> None:
+        """A status of the profile's, and ``enabled`` a boolean."""
         found = answer.body
-        problems = self._field_problems(found, model)
-        self.check(field_ids, not problems, "the schedule has " + "; ".join(problems))
-        request = model.request
-        pair = f"{request.deployment.currency_id}:{request.deployment.chain_id}"
-        self.check(
-            ["PAYOUT-001"],
-            found.get("currency_chain_id") == pair,
-            f"currency_chain_id {compact(found.get('currency_chain_id'))}, expected {pair!r}",
-        )
-        self.check(
-            ["PAYOUT-002"],
-            found.get("min_send_raw") == str(request.amount.raw),
-            f"min_send_raw {compact(found.get('min_send_raw'))} for min_send_amount "
-            f"{request.amount.text} with {request.deployment.decimals} decimals, "
-            f"expected {request.amount.raw}",
-        )
         status = found.get("status")
         self.check(
             ["PAYOUT-STATE-001"],
@@ -330,62 +302,10 @@ class PayoutDriver:
         )
         enabled = found.get("enabled")
         self.check(["PAYOUT-STATE-002"], isinstance(enabled, bool), f"enabled {compact(enabled)}")
-        self.check(
-            ["PAYOUT-011"],
-            enabled is (status == self.active),
-            f"enabled {compact(enabled)} with status {compact(status)}",
-        )
-        retired_at = found.get("retired_at", ABSENT)
-        retired = status in self.retired
-        ok = parse_date_time(retired_at) is not None if retired else retired_at is None
-        self.check(
-            ["PAYOUT-012"],
-            ok,
-            f"retired_at {'absent' if retired_at is ABSENT else compact(retired_at)} "
-            f"with status {compact(status)}",
-        )
 
-    def next_run(self, answer: Answer, model: ScheduleModel) -> None:
-        """``next_run_at`` of a new schedule: its first_run_at, or creation + interval."""
+    def replaced(self, answer: Answer, before: dict[str, Any], changed_mono: float) -> None:
+        """A replace moved ``updated_at`` on from the schedule's last change."""
         found = answer.body
-        next_run = parse_date_time(found.get("next_run_at"))
-        shown = compact(found.get("next_run_at"))
-        if model.first_run_at is not None:
-            self.check(
-                ["PAYOUT-004"],
-                next_run == model.first_run_at,
-                f"next_run_at {shown}, expected first_run_at {model.first_run_at.isoformat()}",
-            )
-            return
-        interval = timedelta(seconds=model.request.interval_secs)
-        created = parse_date_time(found.get("created_at"))
-        if created is not None:
-            lo, hi = created + interval - TOLERANCE, created + interval + TOLERANCE
-            anchor = f"created_at {found.get('created_at')}"
-        else:
-            start, end = self.calls.clock.window(answer.started, answer.finished)
-            lo, hi = start + interval, end + interval
-            anchor = "the time of the create"
-        self.check(
-            ["PAYOUT-006"],
-            next_run is not None and lo <= next_run <= hi,
-            f"next_run_at {shown}, expected {anchor} plus interval_secs "
-            f"{model.request.interval_secs} (between {lo.isoformat()} and {hi.isoformat()})",
-        )
-
-    def replaced(
-        self, answer: Answer, model: ScheduleModel, before: dict[str, Any], changed_mono: float
-    ) -> None:
-        """A replace: next_run_at is the given first_run_at, and updated_at moved on."""
-        found = answer.body
-        if model.first_run_at is not None:
-            next_run = parse_date_time(found.get("next_run_at"))
-            self.check(
-                ["PAYOUT-010"],
-                next_run == model.first_run_at,
-                f"next_run_at {compact(found.get('next_run_at'))} after a replace with "
-                f"first_run_at {model.first_run_at.isoformat()}",
-            )
         moved = advanced(
             before.get("updated_at"),
             found.get("updated_at"),
@@ -397,15 +317,6 @@ class PayoutDriver:
             f"updated_at {compact(found.get('updated_at'))} after a replace, was "
             f"{compact(before.get('updated_at'))}",
         )
-
-
-def _decimal(value: object) -> Decimal | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        return None
 
 
 def _difference(before: dict[str, Any], after: dict[str, Any]) -> str:

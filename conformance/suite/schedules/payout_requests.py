@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -57,8 +56,8 @@ class ScheduleRequest:
     first_run_in: int | None = None
     changes: Mapping[str, Any] = field(default_factory=dict)  # a refusal's fields
 
-    def body(self, clock: ServerClock) -> tuple[dict[str, Any], datetime | None]:
-        """The JSON body, and the first_run_at it carries."""
+    def body(self, clock: ServerClock) -> dict[str, Any]:
+        """The JSON body (a ``first_run_at`` made from ``clock`` now)."""
         body: dict[str, Any] = {
             "currency_id": self.deployment.currency_id,
             "target_chain_id": self.deployment.chain_id,
@@ -67,13 +66,11 @@ class ScheduleRequest:
             "min_send_amount": self.amount.text,
             "mode": self.mode,
         }
-        first_run = None
         if self.first_run_in is not None:
-            first_run = clock.future(self.first_run_in)
-            body["first_run_at"] = iso(first_run)
+            body["first_run_at"] = iso(clock.future(self.first_run_in))
         for key, value in self.changes.items():
             body[key] = iso(clock.past(value.secs)) if isinstance(value, Past) else value
-        return body, first_run
+        return body
 
     def describe(self) -> str:
         first = "" if self.first_run_in is None else ", with first_run_at"

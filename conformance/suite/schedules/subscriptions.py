@@ -2,7 +2,8 @@
 (cancel) from every state, allowed and refused, with a model of what the server must hold.
 
 A create answers with the profile's initial state, an absolute ``authorize_url``,
-``next_bill_at`` = creation + ``interval_secs`` and ``currency_chain_id``; a cancel answers
+``next_bill_at`` = creation + ``interval_secs`` and ``currency_chain_id`` (the last two judged
+by ``judge.schedule_rules``, as the validator judges them); a cancel answers
 with the subscription (no ``authorize_url``) in the transition's target state, or, where the
 profile allows no cancel, with 409 ``invalid_state`` and a re-read (the cancel again) shows the
 subscription still in that state. Unknown currencies and chains are refused with 422, intervals
@@ -12,7 +13,6 @@ outside the profile's range with the validation status.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, multiple, rule
 
-from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.judge.outcomes import status_problems
+from conformance.judge.schedule_rules import ScheduleRules
 from conformance.suite.schedules.amounts import Amount, amounts
 from conformance.suite.schedules.calls import Answer, Calls
 from conformance.suite.schedules.payout_requests import Deployment, deployments, unknown_id
@@ -90,6 +90,7 @@ class SubscriptionDriver:
         self.invalid_state = profile.error("status", "invalid_state")
         self.business_rule = profile.error("status", "business_rule")
         self.validation = profile.error("status", "validation")
+        self.rules = ScheduleRules(profile)
 
     # -- requests -------------------------------------------------------------------------
     def requests(self, deployment: Deployment | None = None) -> st.SearchStrategy[Any]:
@@ -204,17 +205,7 @@ class SubscriptionDriver:
             parts is not None and bool(parts.scheme) and bool(parts.netloc),
             f"authorize_url {compact(url)} is not an absolute URL",
         )
-        lo, hi = self.calls.clock.window(answer.started, answer.finished)
-        interval = timedelta(seconds=request.interval_secs)
-        next_bill = parse_date_time(found.get("next_bill_at"))
-        self.check(
-            ["SUB-004"],
-            next_bill is not None and lo + interval <= next_bill <= hi + interval,
-            f"next_bill_at {compact(found.get('next_bill_at'))}, expected the time of the "
-            f"create plus interval_secs {request.interval_secs} (between "
-            f"{(lo + interval).isoformat()} and {(hi + interval).isoformat()})",
-        )
-        self.chain_pair(found, request)
+        self.judge(answer)
         return model
 
     def refuse_create(
@@ -263,16 +254,13 @@ class SubscriptionDriver:
         self.check(
             ["OPS-021"], not problems, "the answer is not the subscription: " + "; ".join(problems)
         )
-        self.chain_pair(found, model.request)
+        self.judge(answer)
 
     # -- checks ---------------------------------------------------------------------------
-    def chain_pair(self, found: dict[str, Any], request: SubscriptionRequest) -> None:
-        pair = f"{request.deployment.currency_id}:{request.deployment.chain_id}"
-        self.check(
-            ["SUB-005"],
-            found.get("currency_chain_id") == pair,
-            f"currency_chain_id {compact(found.get('currency_chain_id'))}, expected {pair!r}",
-        )
+    def judge(self, answer: Answer) -> None:
+        """The answer against its own request (``judge.schedule_rules``)."""
+        call = self.calls.judged(answer)
+        self.ctx.verdicts.findings(self.rules.subscription(call), fatal=self.fatal)
 
     def subscription_problems(self, found: dict[str, Any], model: SubscriptionModel) -> list[str]:
         request = model.request

@@ -52,6 +52,7 @@ from conformance.core import jsonsafe
 from conformance.core.profile import Profile
 from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.idempotency import MISSING_KEY_IDS, accepted_key_ids
+from conformance.judge.response_schemas import ResponseSchemas
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
@@ -88,6 +89,7 @@ UNIT_GROUP = "unit"
 STATEFUL_GROUP = "stateful"
 NEGATIVE_CHECK = "negative_data_rejection"
 POSITIVE_CHECK = "positive_data_acceptance"
+RESPONSE_SCHEMA_CHECK = "response_schema_conformance"
 
 
 # ------------------------------------------------------------------ applicability
@@ -170,6 +172,7 @@ class SchemaPhaseRunner:
         )
         self.ledger = CheckLedger(unexercisable_ids(profile))
         self.constraints = ConstraintIds(profile)
+        self.response_schemas = ResponseSchemas(schemas.raw_contract)
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
         self.counted = 0  # cases already added to the run's request count
@@ -280,7 +283,7 @@ class SchemaPhaseRunner:
     ) -> None:
         """A body too deep or too large to parse safely fails the response-schema check here:
         schemathesis' checks would hand it to ``json.loads``, which recurses once per level."""
-        check = "response_schema_conformance"
+        check = RESPONSE_SCHEMA_CHECK
         operation_id = self.operation_id(case)
         ids = requirement_ids(
             check, operation_id, response.status_code, case_mode(case), self.profile
@@ -311,8 +314,11 @@ class SchemaPhaseRunner:
             check = result.name
             if result.status == Status.FAILURE and result.failure is not None:
                 candidates = requirement_ids(check, operation_id, status, mode, self.profile)
-                fields = failure_fields(result.failure) | case_fields(case)
-                tags = failure_tags(result.failure) | scenario
+                fields, tags = failure_fields(result.failure), failure_tags(result.failure)
+                if check == RESPONSE_SCHEMA_CHECK and not fields:
+                    fields, tags = self._schema_clues(operation_id, response)
+                fields |= case_fields(case)
+                tags |= scenario
                 ids = self._broken_constraint(check, case, operation_id, fields, tags)
                 ids = ids or self._refused_key(check, case, response)
                 ids = ids or pin(candidates, fields, tags) or candidates
@@ -333,6 +339,20 @@ class SchemaPhaseRunner:
                     broken = self._broken_constraint(check, case, operation_id, fields, scenario)
                     ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
+
+    def _schema_clues(
+        self, operation_id: str, response: schemathesis.Response
+    ) -> tuple[set[str], set[str]]:
+        """The fields and tags of a body's schema problems as the judge finds them (and the
+        validator pins them), for a failure of schemathesis' that names none: one inside an
+        ``anyOf``, which it reports at the schema's top."""
+        try:
+            body = jsonsafe.loads(response.content)
+        except ValueError:
+            return set(), set()
+        problems = self.response_schemas.problems(operation_id, response.status_code, body)
+        fields = {name for problem in problems for name in problem.fields}
+        return fields, {tag for problem in problems for tag in problem.tags}
 
     def _broken_constraint(
         self,

@@ -5,8 +5,11 @@ limits past what the run can wait (nothing fails, the stateful sequences end the
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from schemathesis.generation import GenerationMode
@@ -15,7 +18,7 @@ from schemathesis.generation.meta import coverage_scenario
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
-from conformance.judge.schema_requirements import requirement_operations
+from conformance.judge.schema_requirements import pin, requirement_ids, requirement_operations
 from conformance.reference.certificates import issue
 from conformance.reference.server import ReferenceServer
 from conformance.suite.schema.ledger import RecordedCheck
@@ -191,3 +194,32 @@ def test_a_rate_limited_stateful_step_ends_the_sequences_and_fails_nothing() -> 
     [reason] = runner.ledger.rate_limited.values()
     assert reason.startswith(f"rate limited (503, Retry-After {retry_after!r}")
     assert [o for o in runner.ledger.observations.values() if o.failures] == []
+
+
+def test_a_response_schema_failure_that_names_no_field_is_pinned_by_the_judges_problems() -> None:
+    # schemathesis reports a broken if/then/else of the effective contract at the top of its
+    # anyOf; the judge's own validation finds the field, as the validator pins it
+    paused = {
+        "id": "ps_1",
+        "currency_id": "usdc",
+        "currency_chain_id": "usdc:base",
+        "target_chain_id": "base",
+        "withdraw_address_id": "wa_alpha_base",
+        "interval_secs": 3600,
+        "min_send_amount": "1.5",
+        "min_send_raw": "1500000",
+        "mode": "auto_request",
+        "status": "paused",
+        "enabled": False,
+        "next_run_at": "2026-01-01T01:00:00Z",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+        "retired_at": "2026-01-01T00:00:00Z",
+    }
+    response = SimpleNamespace(content=json.dumps(paused).encode(), status_code=200)
+    with running(small_runner(f"http://127.0.0.1:{closed_port()}")) as runner:
+        fields, tags = runner._schema_clues("pausePayoutSchedule", cast(Any, response))
+    assert "retired_at" in fields
+    check = "response_schema_conformance"
+    candidates = requirement_ids(check, "pausePayoutSchedule", 200, "positive", PROFILE)
+    assert set(pin(candidates, fields, tags)) == {"SHAPE-010", "PAYOUT-012"}

@@ -1,0 +1,42 @@
+"""JudgedCall (suite/wire/judged_call.py): what a family sent and got back, read as the judge's
+rules read an exchange."""
+
+from __future__ import annotations
+
+import httpx
+
+from conformance.judge.findings import NOT_JSON
+from conformance.suite.wire.judged_call import JudgedCall
+
+
+def sent(body: bytes = b"", status: int = 201, answer: bytes = b"") -> httpx.Response:
+    request = httpx.Request(
+        "POST",
+        "https://api.example.com/v1/things/t_1?limit=5&limit=6&status=open",
+        content=body,
+        headers={"Idempotency-Key": "k-1"},
+    )
+    return httpx.Response(status, content=answer, request=request)
+
+
+def test_the_request_and_the_answer_as_sent_and_received() -> None:
+    response = sent(b'{"amount": "1.5"}', 422, b'{"code": "too_many_decimals"}')
+    call = JudgedCall(response, "createThing", {"id": "t_1"})
+    assert (call.operation_id, call.path_params, call.status) == ("createThing", {"id": "t_1"}, 422)
+    assert call.field("amount") == "1.5" and call.field("other") is None
+    assert not call.success and call.code == "too_many_decimals"
+    assert call.query == {"limit": "5", "status": "open"}  # the first value of each
+    assert call.header("idempotency-key") == "k-1"
+
+
+def test_a_body_that_is_not_json_reads_as_none() -> None:
+    call = JudgedCall(sent(b"amount=1.5", 200, b"<html>"), "createThing")
+    assert call.request is NOT_JSON and call.answer is None and call.field("amount") is None
+    assert call.success and call.code is None
+
+
+def test_the_family_narrows_when_the_request_was_handled() -> None:
+    call = JudgedCall(sent(), "createThing", handled=(100.0, 110.0))
+    assert call.handled_between(360, True) == ((100.0, 110.0),)
+    [(low, high)] = JudgedCall(sent(), "createThing").handled_between(360, True)
+    assert high - low >= 720  # the judge's slack either side of the time it was sent
