@@ -30,6 +30,7 @@ from urllib.parse import unquote
 
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
+from conformance.judge import isolation as tenancy
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import (
@@ -54,27 +55,30 @@ ENDPOINT, DELIVERY, OBJECT = "endpoint", "delivery", "object"
 @dataclass(frozen=True)
 class _Named:
     """Where a request names an id: its namespace, the path segment after ``/v1`` (None: the
-    body's ``payment_id``), and the requirement a foreign id answered with success breaks."""
+    body's ``payment_id``), and the requirement a foreign id answered with success breaks
+    (``judge.isolation``)."""
 
     kind: str
     segment: int | None
     requirement: str
 
 
-NAMED = {
-    "cancelPayment": _Named(OBJECT, 2, "TEN-001"),
-    "acceptUnderpaidPayment": _Named(OBJECT, 2, "TEN-001"),
-    "testDepositPayment": _Named(OBJECT, 3, "HELP-009"),
-    "testExpirePayment": _Named(OBJECT, 3, "HELP-009"),
-    "cancelSubscription": _Named(OBJECT, 2, "TEN-002"),
-    "replacePayoutSchedule": _Named(OBJECT, 2, "TEN-003"),
-    "pausePayoutSchedule": _Named(OBJECT, 2, "TEN-003"),
-    "retirePayoutSchedule": _Named(OBJECT, 2, "TEN-003"),
-    "rotateWebhookEndpointSecret": _Named(ENDPOINT, 2, "TEN-005"),
-    "resendWebhookDelivery": _Named(DELIVERY, 2, "TEN-005"),
-    "settleX402Payment": _Named(OBJECT, None, "TEN-006"),
-    "reportX402Usage": _Named(OBJECT, 2, "TEN-006"),
+# Where each operation names an id: its namespace and path segment.
+_WHERE: dict[str, tuple[str, int | None]] = {
+    "cancelPayment": (OBJECT, 2),
+    "acceptUnderpaidPayment": (OBJECT, 2),
+    "testDepositPayment": (OBJECT, 3),
+    "testExpirePayment": (OBJECT, 3),
+    "cancelSubscription": (OBJECT, 2),
+    "replacePayoutSchedule": (OBJECT, 2),
+    "pausePayoutSchedule": (OBJECT, 2),
+    "retirePayoutSchedule": (OBJECT, 2),
+    "rotateWebhookEndpointSecret": (ENDPOINT, 2),
+    "resendWebhookDelivery": (DELIVERY, 2),
+    "settleX402Payment": (OBJECT, None),
+    "reportX402Usage": (OBJECT, 2),
 }
+NAMED = {op: _Named(*where, tenancy.FOREIGN_ID[op]) for op, where in _WHERE.items()}
 # The answers that create an id for the calling key: the namespace and the member holding it.
 CREATED = {
     "createPayment": (OBJECT, "id"),
@@ -86,8 +90,8 @@ CREATED = {
 # Lists: the namespace of their items' ids, and the requirement broken when one shows an id
 # another key created (None: endpoint ids are per merchant, another's may be the same).
 LISTED = {
-    "listPayments": (OBJECT, "TEN-004"),
-    "listWebhookDeliveries": (DELIVERY, "TEN-005"),
+    "listPayments": (OBJECT, tenancy.FOREIGN_LISTED["listPayments"]),
+    "listWebhookDeliveries": (DELIVERY, tenancy.FOREIGN_LISTED["listWebhookDeliveries"]),
     "listWebhookEndpoints": (ENDPOINT, None),
 }
 ENDPOINT_ANSWERS = frozenset({"putWebhookEndpoint", "listWebhookEndpoints"})

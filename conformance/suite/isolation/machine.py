@@ -19,6 +19,7 @@ from hypothesis.stateful import Bundle, invariant, rule
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.test_helpers import HELPER_NAMES
+from conformance.judge.isolation import FOREIGN_ID
 from conformance.judge.outcomes import summary
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.isolation import requests, views
@@ -44,19 +45,6 @@ SCHEDULE_CALLS = ("replacePayoutSchedule", "pausePayoutSchedule", "retirePayoutS
 LIST_FILTERS = ("none", "merchant_order_no", "status", "merchant_order_no and status")
 SCHEMES = ("exact", "upto")
 
-# The requirement each probe of the second merchant (and the owner's re-read after it) checks.
-REQUIREMENT_OF = {
-    "cancelPayment": "TEN-001",
-    "acceptUnderpaidPayment": "TEN-001",
-    "testDepositPayment": "HELP-009",
-    "testExpirePayment": "HELP-009",
-    "cancelSubscription": "TEN-002",
-    "replacePayoutSchedule": "TEN-003",
-    "pausePayoutSchedule": "TEN-003",
-    "retirePayoutSchedule": "TEN-003",
-    "settleX402Payment": "TEN-006",
-    "reportX402Usage": "TEN-006",
-}
 REQUIREMENT_IDS = ("TEN-001", "TEN-002", "TEN-003", "TEN-004", "TEN-006", "TEN-008", "HELP-009")
 WORLD_KEY = "isolation world"
 
@@ -110,7 +98,7 @@ class IsolationMachine(ConformanceMachine):
         self.step(f"as {self.other.merchant_id}: {operation_id} on {ident} of the first merchant")
         response = self.other.send(spec)
         self.verdicts.status(
-            (REQUIREMENT_OF[operation_id],),
+            (FOREIGN_ID[operation_id],),
             response,
             self.not_found,
             f"{operation_id} of another merchant's {ident}",
@@ -166,7 +154,7 @@ class IsolationMachine(ConformanceMachine):
             operation_id = "cancelPayment"
         spec = requests.payment_call(self.other, operation_id, payment.id)
         self.refused(operation_id, spec, payment.id)
-        self.touched[payment.id] = (REQUIREMENT_OF[operation_id], payment)
+        self.touched[payment.id] = (FOREIGN_ID[operation_id], payment)
 
     @rule(payment=payments)
     def owner_underpays(self, payment: Payment) -> None:
