@@ -38,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     json_object,
     status_problems,
@@ -206,6 +207,13 @@ class Verdicts:
         """``check`` over a list of problems (empty: it held)."""
         found = list(problems)
         return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
+
+    def findings(self, found: Iterable[Finding], *, fatal: bool = True) -> None:
+        """``check`` over the judge's findings, the passes counted before a failure raises."""
+        ordered = sorted(found, key=lambda f: f.outcome is not Outcome.PASSED)
+        for finding in ordered:
+            passed = finding.outcome is Outcome.PASSED
+            self.check(finding.ids, passed, finding.message, fatal=fatal)
 
     def status(
         self,
