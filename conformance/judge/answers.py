@@ -12,8 +12,9 @@ requirement ids, the same pure functions where they exist):
   the requested ``first_run_at`` or the answer's own ``created_at`` (PAYOUT-004, PAYOUT-006;
   a replace with ``first_run_at``: PAYOUT-010, as the schedules family judges it);
 - amounts: a raw amount is the decimal amount times 10^decimals of the currency (PAYOUT-002,
-  X402-005), a payment's quotes are the requested ones with their currency's names and
-  deployments (PAY-006 to PAY-009, FIX-003, FIX-004: ``payment_quotes``);
+  X402-005), a created payment's quotes are the requested ones with their currency's names
+  and deployments (PAY-006 to PAY-009, FIX-003, FIX-004: ``payment_quotes``), a listed or
+  canceled one's have the names and deployments;
 - lists: the status and merchant_order_no filters and the limit (PAY-014 to PAY-016);
 - statements, page by page (STMT-*: places, signs, order, window, running balances, the
   opening balance before a first page's first line, the size a page states, count, cursor,
@@ -252,6 +253,19 @@ class AnswerChecks:
 
     def _cancel_payment(self, call: Call) -> Iterator[Finding]:
         yield from self._states_of([call.answer])
+        yield from self._quotes_of([call.answer])
+
+    def _quotes_of(self, payments: list[Any]) -> Iterator[Finding]:
+        """The names and deployments of the quotes of payments whose create is not at hand."""
+        found: dict[str, list[str]] = {}
+        for item in payments:
+            if not isinstance(item, dict):
+                continue
+            own = quote_problems(item.get("quotes"), None, self._currencies, creating=False)
+            for rid, problems in own.items():
+                found.setdefault(rid, []).extend(f"{item.get('id')}: {p}" for p in problems)
+        for rid, problems in found.items():
+            yield verdict(CHECK, (rid,), _first(problems))
 
     def _states_of(self, payments: list[Any]) -> Iterator[Finding]:
         """Each payment's status is a state of the profile (a missing one is the schema's)."""
@@ -267,6 +281,7 @@ class AnswerChecks:
         if not isinstance(items, list):
             return
         yield from self._states_of(items)
+        yield from self._quotes_of(items)
         query = call.query
         for name, rid in (("status", "PAY-014"), ("merchant_order_no", "PAY-015")):
             wanted = query.get(name)

@@ -3,8 +3,9 @@ FIX-004): one entry per requested currency with the requested amount, normalised
 symbol and name of its currency; a deployment (chain, asset kind, address) per chain the
 currency is deployed on that the answer lists, and one for each chain the create named.
 
-The validator judges a create's answer against its request; the payments family also judges
-a listed or canceled payment against the create its model remembers.
+A create's answer is judged against its request; a listed or canceled payment by what it
+alone decides (names and deployments), unless the caller remembers its create (the payments
+family's model).
 """
 
 from __future__ import annotations
@@ -21,27 +22,32 @@ KNOWN_CURRENCY, KNOWN_DEPLOYMENT = "FIX-003", "FIX-004"
 
 def quote_problems(
     answered: object,
-    asked: Mapping[str, Any],
+    asked: Mapping[str, Any] | None,
     currencies: Mapping[str, Currency],
     *,
     creating: bool,
 ) -> dict[str, list[str]]:
     """What is wrong, per requirement id, with the ``quotes`` of a payment answer, ``asked``
-    being the ``quotes`` of its create request; an id with no problems held. Only the ids a
-    check reached are keys (PAY-009 where a create's quote named chains); the names and
-    deployments of a currency outside ``currencies`` are not judged (its create should have
-    been refused)."""
-    found: dict[str, list[str]] = {AMOUNT: []}
-    if not isinstance(answered, dict) or set(answered) != set(asked):
-        shown = sorted(answered) if isinstance(answered, dict) else answered
-        found[AMOUNT].append(f"quotes {shown!r}, expected entries for {sorted(asked)}")
-        return found
-    for currency_id, request in asked.items():
+    being the ``quotes`` of its create request (None: not known, PAY-006 is not judged); an
+    id with no problems held. Only the ids a check reached are keys (PAY-009 where a create's
+    quote named chains); the names and deployments of a currency outside ``currencies`` are
+    not judged (its create should have been refused)."""
+    found: dict[str, list[str]] = {}
+    if asked is not None:
+        found[AMOUNT] = []
+        if not isinstance(answered, dict) or set(answered) != set(asked):
+            shown = sorted(answered) if isinstance(answered, dict) else answered
+            found[AMOUNT].append(f"quotes {shown!r}, expected entries for {sorted(asked)}")
+            return found
+    elif not isinstance(answered, dict):
+        return found  # the schema's
+    for currency_id, entry in answered.items():
+        request = asked.get(currency_id) if asked is not None else None
         _entry_problems(
             found,
             f"quotes.{currency_id}",
             request if isinstance(request, dict) else {},
-            answered[currency_id],
+            entry,
             currencies.get(currency_id),
             creating,
         )
@@ -69,7 +75,8 @@ def _entry_problems(
     creating: bool,
 ) -> None:
     if not isinstance(entry, dict):
-        found[AMOUNT].append(f"{where} is not an object")
+        if AMOUNT in found:  # else the schema's
+            found[AMOUNT].append(f"{where} is not an object")
         return
     want = decimal_value(request.get("amount"))
     if want is not None and decimal_value(entry.get("amount")) != want:

@@ -103,3 +103,14 @@ def test_deployed_chains_are_the_listed_chains_the_currency_is_on(
     entry = {"deployments": [{"chain_id": "solana"}, {"chain_id": "base"}, "x"]}
     assert deployed_chains(entry, currencies["usdc"]) == ("base",)
     assert deployed_chains({"deployments": None}, currencies["usdc"]) == ()
+
+
+def test_without_the_create_at_hand_only_names_and_deployments_are_judged(
+    currencies: dict[str, Currency],
+) -> None:
+    answered = changed(("usdc", "amount"), "999")
+    assert not failing(quote_problems(answered, None, currencies, creating=False))
+    answered = changed(("eth", "name"), "Ethereum")
+    found = quote_problems(answered, None, currencies, creating=False)
+    assert "PAY-006" not in found and failing(found) == {"PAY-007", "FIX-003"}
+    assert quote_problems({"usdc": "25"}, None, currencies, creating=False) == {}

@@ -333,6 +333,20 @@ def test_a_payment_listed_in_a_status_outside_the_profile_fails_pay_state_002(
     assert outcomes(validator, ok, "PAY-STATE-002") == [Outcome.PASSED]
 
 
+def test_a_listed_payment_quoted_under_another_name_fails_pay_007(
+    validator: ExchangeValidator,
+) -> None:
+    renamed = payment("2026-01-01T01:00:00Z") | {"quotes": {"usdc": QUOTE | {"name": "USDC"}}}
+    ex = exchange(
+        "GET", "/v1/payments", request_headers=AUTH, response_body={"payments": [renamed]}
+    )
+    [result] = about(validator, ex, "PAY-007")
+    assert result.outcome is Outcome.FAILED and "pay_1: quotes.usdc.name 'USDC'" in result.message
+    ok = list_payments("", ["pending"])
+    for rid in ("PAY-007", "PAY-008", "FIX-003", "FIX-004"):
+        assert outcomes(validator, ok, rid) == [Outcome.PASSED], rid
+
+
 def test_without_a_default_limit_a_page_holds_at_most_the_maximum_pay_016(
     tmp_path: Path,
 ) -> None:

@@ -21,7 +21,7 @@ import httpx
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.judge.answers import AnswerChecks
-from conformance.judge.payment_quotes import deployed_chains, quote_problems
+from conformance.judge.payment_quotes import AMOUNT, deployed_chains, quote_problems
 from conformance.judge.payment_rules import (
     ACCEPT,
     CANCEL,
@@ -239,12 +239,13 @@ class PaymentBook:
         self.verdicts.problems(ids, self.clock.problems(sent, received, seconds, expires_at))
 
     def check_quotes(self, quotes: object, payment: ModelPayment) -> None:
-        """PAY-006 to PAY-008, FIX-003 and FIX-004 on a payment's quotes as listed or answered
-        after its create, against the create the model remembers."""
+        """PAY-006 on a payment's quotes as listed or answered after its create: the amounts
+        its create asked for, which the model remembers (the judge, which has not the create
+        at hand there, judges their names and deployments)."""
         asked = payment.create_body["quotes"]
         found = quote_problems(quotes, asked, self.rules.currencies, creating=False)
-        for rid, problems in found.items():
-            self.verdicts.problems([rid], [f"{payment.order_no}: {p}" for p in problems])
+        problems = [f"{payment.order_no}: {p}" for p in found[AMOUNT]]
+        self.verdicts.problems([AMOUNT], problems)
 
     def refused_create(
         self, body: dict[str, Any], expected: ErrorSpec, ids: Sequence[str], what: str
