@@ -141,10 +141,6 @@ class AnswerChecks:
         self._tolerance = auth.clock_window_secs + LATENCY_SECS
         self._unix_timestamps = auth.timestamp_format == "unix-seconds"
         self._currencies: dict[str, Currency] = profile.currencies
-        self._names = {
-            key: (("code", c.code), ("symbol", c.symbol), ("name", c.name))
-            for key, c in self._currencies.items()
-        }
         expires_in = profile.range("payments", "expires_in_secs").default
         self._expires_default = None if expires_in is None else int(expires_in)
         # with no default pinned a server may choose any page size up to the maximum
