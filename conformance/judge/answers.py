@@ -12,14 +12,17 @@ requirement ids, the same pure functions where they exist):
 - payout schedules and subscriptions (PAYOUT-001, -002, -004, -006, -010 to -012, SUB-004,
   SUB-005): ``schedule_rules``, which the schedules family uses too;
 - amounts: a raw amount is the decimal amount times 10^decimals of the currency (X402-005), a
-  quote carries the requested amount and its currency's names (PAY-006, PAY-007);
+  created payment's quotes are the requested ones with their currency's names and deployments
+  (PAY-006 to PAY-009, FIX-003, FIX-004: ``payment_quotes``), a listed or canceled one's have
+  the names and deployments;
 - lists: the status and merchant_order_no filters and the limit (PAY-014 to PAY-016);
 - statements, page by page (STMT-*: places, signs, order, window, running balances, the
   opening balance before a first page's first line, the size a page states, count, cursor,
   closing balance and ``reconciles`` when the page is the whole window);
 - x402: requirements follow the request (X402-001, -002, -005, -008 to -010), a settlement and a
   usage report echo theirs (X402-012, X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
-- states: a create starts in the initial state, an accepted transition ends in its target;
+- states: a payment answered or listed is in a state of the profile (PAY-STATE-002), a create
+  starts in the initial state, an accepted transition ends in its target;
 - the test helpers (profile 6): deposit and expire (HELP-001, -002, -005, -006, -008, -009).
 
 An answer without a JSON body (not captured by the recorder) is not judged here; what a
@@ -39,6 +42,7 @@ from conformance.core.results import Outcome
 from conformance.core.test_helpers import extract
 from conformance.judge.echoes import event_types_problems, shares_problems
 from conformance.judge.findings import ANSWER, Finding, passed, verdict
+from conformance.judge.payment_quotes import quote_problems
 from conformance.judge.payment_rules import PaymentRules, decimal_value, scaled_raw
 from conformance.judge.schedule_rules import (
     SCHEDULE_OPERATIONS,
@@ -113,12 +117,11 @@ class AnswerChecks:
         self._tolerance = auth.clock_window_secs + LATENCY_SECS
         self._unix_timestamps = auth.timestamp_format == "unix-seconds"
         self._currencies: dict[str, Currency] = profile.currencies
-        self._names = {
-            key: (("code", c.code), ("symbol", c.symbol), ("name", c.name))
-            for key, c in self._currencies.items()
-        }
-        self._expires_default = int(profile.range("payments", "expires_in_secs").default or 0)
-        self._list_default = int(profile.range("payments", "list_limit").default or 0)
+        expires_in = profile.range("payments", "expires_in_secs").default
+        self._expires_default = None if expires_in is None else int(expires_in)
+        # with no default pinned a server may choose any page size up to the maximum
+        list_limit = profile.range("payments", "list_limit")
+        self._list_default = int(list_limit.default or list_limit.max)
         self._statements = StatementPages(profile)
         self._deposit_route = profile.helper("deposit")
         self._valid_before_offset = profile.x402.valid_before_offset_secs
@@ -139,10 +142,12 @@ class AnswerChecks:
         self._key_bounds = (idem.min_length, idem.max_length)
         rules = PaymentRules(profile)
         self._underpaid, self._settled = rules.underpaid, rules.settled
+        self._payment_states = rules.states
         schedules = ScheduleRules(profile)
         self._judges: dict[str, Judge] = {
             "createPayment": self._create_payment,
             "listPayments": self._list_payments,
+            "cancelPayment": self._cancel_payment,
             **dict.fromkeys(SCHEDULE_OPERATIONS, schedules.payout),
             **dict.fromkeys(SUBSCRIPTION_OPERATIONS, schedules.subscription),
             "createX402Requirements": self._x402_requirements,
@@ -182,52 +187,54 @@ class AnswerChecks:
 
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:
+        yield from self._states_of([call.answer])
         lifetime = json_int(call.field("expires_in_secs"))
         given = call.field("expires_in_secs") is not None
-        if not given or lifetime is not None:
+        secs = lifetime if given else self._expires_default
+        if secs is not None:
             ids = ("PAY-010",) if given else ("PAY-011",)
-            secs = lifetime if lifetime is not None else self._expires_default
             yield from self._derived_time(
                 call, CHECK, ids, "expires_at", call.answer.get("expires_at"), secs
             )
         asked = call.field("quotes")
-        quotes = call.answer.get("quotes")
-        if not isinstance(asked, dict) or not isinstance(quotes, dict):
-            return
-        for currency_id, quote in asked.items():
-            got = quotes.get(currency_id)
-            if not isinstance(quote, dict) or not isinstance(got, dict):
+        if isinstance(asked, dict):
+            found = quote_problems(
+                call.answer.get("quotes"), asked, self._currencies, creating=True
+            )
+            for rid, problems in found.items():
+                yield verdict(CHECK, (rid,), first_of(problems))
+
+    def _cancel_payment(self, call: Call) -> Iterator[Finding]:
+        yield from self._states_of([call.answer])
+        yield from self._quotes_of([call.answer])
+
+    def _quotes_of(self, payments: list[Any]) -> Iterator[Finding]:
+        """The names and deployments of the quotes of payments whose create is not at hand."""
+        found: dict[str, list[str]] = {}
+        for item in payments:
+            if not isinstance(item, dict):
                 continue
-            want, have = decimal_value(quote.get("amount")), decimal_value(got.get("amount"))
-            if want is not None:
-                problem = (
-                    None
-                    if have == want
-                    else f"quote {currency_id}: amount {got.get('amount')!r}, requested "
-                    f"{quote.get('amount')!r}"
-                )
-                yield verdict(CHECK, ("PAY-006",), problem)
-            names = self._names.get(currency_id)
-            if names is not None:
-                wrong = [f"{k} {got.get(k)!r} (not {v!r})" for k, v in names if got.get(k) != v]
-                problem = f"quote {currency_id}: {', '.join(wrong)}" if wrong else None
-                yield verdict(CHECK, ("PAY-007",), problem)
-            chains = quote.get("chain_ids")
-            deployments = got.get("deployments")
-            if isinstance(chains, list) and isinstance(deployments, list):
-                shown = {d.get("chain_id") for d in deployments if isinstance(d, dict)}
-                missing = [c for c in chains if c not in shown]
-                problem = (
-                    f"quote {currency_id}: no deployment on {', '.join(map(str, missing))}"
-                    if missing
-                    else None
-                )
-                yield verdict(CHECK, ("PAY-009",), problem)
+            own = quote_problems(item.get("quotes"), None, self._currencies, creating=False)
+            for rid, problems in own.items():
+                found.setdefault(rid, []).extend(f"{item.get('id')}: {p}" for p in problems)
+        for rid, problems in found.items():
+            yield verdict(CHECK, (rid,), first_of(problems))
+
+    def _states_of(self, payments: list[Any]) -> Iterator[Finding]:
+        """Each payment's status is a state of the profile (a missing one is the schema's)."""
+        shown = [p["status"] for p in payments if isinstance(p, dict) and "status" in p]
+        if not shown:
+            return
+        odd = sorted({repr(s) for s in shown if s not in self._payment_states})
+        problem = f"status {', '.join(odd)}: not a state of the profile" if odd else None
+        yield verdict(CHECK, ("PAY-STATE-002",), problem)
 
     def _list_payments(self, call: Call) -> Iterator[Finding]:
         items = call.answer.get("payments")
         if not isinstance(items, list):
             return
+        yield from self._states_of(items)
+        yield from self._quotes_of(items)
         query = call.query
         for name, rid in (("status", "PAY-014"), ("merchant_order_no", "PAY-015")):
             wanted = query.get(name)

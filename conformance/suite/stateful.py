@@ -209,12 +209,11 @@ class Verdicts:
         return self.check(requirement_ids, not found, "; ".join(found[:6]), fatal=fatal)
 
     def findings(self, found: Iterable[Finding], what: str = "", *, fatal: bool = True) -> bool:
-        """The judge's findings of one exchange, each a check that held or failed (a
-        failure's message after ``what``)."""
+        """The judge's findings of one exchange, each a check that held or failed (a failure's
+        message after ``what``); the passes are counted before a failure raises."""
         held = True
-        for finding in found:
-            if finding.outcome not in (Outcome.PASSED, Outcome.FAILED):
-                continue
+        judged = [f for f in found if f.outcome in (Outcome.PASSED, Outcome.FAILED)]
+        for finding in sorted(judged, key=lambda f: f.outcome is not Outcome.PASSED):
             ok = finding.outcome is Outcome.PASSED
             message = f"{what}: {finding.message}" if what and not ok else finding.message
             held = self.check(finding.ids, ok, message, fatal=fatal) and held

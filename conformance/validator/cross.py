@@ -1074,5 +1074,5 @@ def _refused_ids(operation_id: str, before: str, machine: _StateMachine) -> tupl
     if operation_id == "acceptUnderpaidPayment":
         return ("PAY-STATE-008",) if before == machine.initial else ("PAY-STATE-009",)
     if operation_id == "testExpirePayment":
-        return ILLEGAL_CHANGE_IDS["payments"]
+        return ("HELP-006",)
     return REFUSED_TRANSITION_IDS.get(operation_id, ())

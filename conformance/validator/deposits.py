@@ -6,7 +6,8 @@ deposits the test helper made into it for the same API key, and judges:
 - a deposit that leaves the payment's total received (this deposit and the earlier ones) below
   the quoted amount must leave it underpaid, never settled (HELP-001);
 - accept-underpaid must report as ``accepted_raw`` the raw amount received: the deposits'
-  total times 10^decimals of their currency (PAY-STATE-007).
+  total times 10^decimals of their currency (PAY-STATE-007; FIX-003 too, the currency's
+  decimals, as the payments family attributes it).
 
 The deposit helper is how a payment receives on a server that has it (a sandbox): a payment
 created in the recording received what the recorded deposits paid. A failure waits until no
@@ -38,6 +39,7 @@ from conformance.validator.tables import (
 
 API_KEY_HEADER = "x-api-key"
 RECEIVED = f"{FAMILY}.deposits_received"
+ACCEPTED_IDS = ("PAY-STATE-007", "FIX-003")
 CREATE, DEPOSIT, ACCEPT = "createPayment", "testDepositPayment", "acceptUnderpaidPayment"
 OPERATIONS = frozenset({CREATE, DEPOSIT, ACCEPT})
 
@@ -155,13 +157,13 @@ class DepositChecks:
             return
         raw = int(payment.received.scaleb(decimals))
         if int(accepted) == raw:
-            yield (RECEIVED, ("PAY-STATE-007",), Outcome.PASSED, "accepted_raw as received")
+            yield (RECEIVED, ACCEPTED_IDS, Outcome.PASSED, "accepted_raw as received")
             return
         message = (
             f"accept-underpaid of {payment_id} answered accepted_raw {accepted}, but the "
             f"recorded deposits paid {raw} raw ({payment.received} {payment.currency})"
         )
-        self._wait(exchange, payment_id, when, ("PAY-STATE-007",), message, ACCEPT, shown)
+        self._wait(exchange, payment_id, when, ACCEPTED_IDS, message, ACCEPT, shown)
 
     def _wait(
         self,

@@ -21,7 +21,7 @@ from hypothesis.stateful import Bundle, rule
 from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
-from conformance.judge.findings import Finding, passed
+from conformance.judge.findings import Finding, passed, verdict
 from conformance.reference.server import ReferenceServer
 from conformance.suite.factories import Factories
 from conformance.suite.stateful import (
@@ -315,3 +315,22 @@ def test_an_id_a_reason_map_leaves_out_still_gets_a_specific_reason() -> None:
     reasons = {c.requirement_ids[0]: c.reason_not_exercised for c in recorder.checks}
     assert reasons == {"SUB-002": NOT_REACHED, "SUB-005": "needs helpers"}
     assert NOT_REACHED == "no generated call sequence reached it"
+
+
+def test_the_judges_findings_count_their_passes_before_a_failure_raises() -> None:
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+    found = [
+        verdict("answer", ("PAY-006",), "quotes.usdc.amount '2', expected 1 normalised"),
+        passed("answer", ("PAY-007", "FIX-003")),
+    ]
+    run_guarded(verdicts, lambda: verdicts.findings(found))
+    verdicts.finish("scenario", ())
+    outcomes = {c.requirement_ids[0]: c.outcome for c in recorder.checks}
+    [failure] = [c for c in recorder.checks if c.outcome is Outcome.FAILED]
+    assert "expected 1 normalised" in failure.message
+    assert outcomes == {
+        "PAY-006": Outcome.FAILED,
+        "PAY-007": Outcome.PASSED,
+        "FIX-003": Outcome.PASSED,
+    }

@@ -8,11 +8,12 @@ profile's clock window: a server whose clock is off by less than that never fail
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.core.profile import load_profile
+from conformance.core.profile import load_profile, resolve_profile_path
 from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Outcome
 from conformance.validator.checks import ExchangeValidator
@@ -285,6 +286,39 @@ def test_a_usage_answer_with_actual_raw_above_its_own_max_raw_fails_x402_026(
     assert outcomes(validator, usage("3000000", "2000000"), "X402-026") == [Outcome.PASSED]
 
 
+# ----------------------------------------------------------------------------- quotes
+def create_answered(quotes: dict[str, Any]) -> Exchange:
+    request = {"quotes": {"usdc": {"amount": "25.00", "chain_ids": ["base"]}}}
+    return exchange(
+        "POST", "/v1/payments", request_headers=POST, request_body=request, status=201,
+        response_body=payment("2026-01-01T01:00:00Z") | {"quotes": quotes}, started_at=STARTED,
+    )  # fmt: skip
+
+
+def test_a_quote_as_requested_passes_every_quote_rule(validator: ExchangeValidator) -> None:
+    ex = create_answered({"usdc": QUOTE})
+    for rid in ("PAY-006", "PAY-007", "PAY-008", "PAY-009", "FIX-003", "FIX-004"):
+        assert outcomes(validator, ex, rid) == [Outcome.PASSED], rid
+
+
+def test_a_deployment_of_the_wrong_asset_kind_fails_pay_008_and_fix_004(
+    validator: ExchangeValidator,
+) -> None:
+    native = {**QUOTE, "deployments": [{"chain_id": "base", "asset_kind": "native"}]}
+    ex = create_answered({"usdc": native})
+    for rid in ("PAY-008", "FIX-004"):
+        [result] = about(validator, ex, rid)
+        assert result.outcome is Outcome.FAILED and "asset_kind 'native'" in result.message
+
+
+def test_an_answer_without_a_requested_currency_fails_pay_006(
+    validator: ExchangeValidator,
+) -> None:
+    ex = create_answered({"eth": QUOTE | {"code": "ETH"}})
+    [result] = about(validator, ex, "PAY-006")
+    assert result.outcome is Outcome.FAILED and "expected entries for ['usdc']" in result.message
+
+
 # ------------------------------------------------------------------------------ lists
 def list_payments(query: str, statuses: list[str]) -> Exchange:
     items = [
@@ -312,6 +346,45 @@ def test_more_items_than_the_limit_fails_pay_016(validator: ExchangeValidator) -
     assert outcomes(validator, list_payments("?limit=1", ["pending"]), "PAY-016") == [
         Outcome.PASSED
     ]
+
+
+def test_a_payment_listed_in_a_status_outside_the_profile_fails_pay_state_002(
+    validator: ExchangeValidator,
+) -> None:
+    [result] = about(validator, list_payments("", ["pending", "refunded"]), "PAY-STATE-002")
+    assert result.outcome is Outcome.FAILED and "'refunded'" in result.message
+    ok = list_payments("", ["pending", "settled", "expired"])
+    assert outcomes(validator, ok, "PAY-STATE-002") == [Outcome.PASSED]
+
+
+def test_a_listed_payment_quoted_under_another_name_fails_pay_007(
+    validator: ExchangeValidator,
+) -> None:
+    renamed = payment("2026-01-01T01:00:00Z") | {"quotes": {"usdc": QUOTE | {"name": "USDC"}}}
+    ex = exchange(
+        "GET", "/v1/payments", request_headers=AUTH, response_body={"payments": [renamed]}
+    )
+    [result] = about(validator, ex, "PAY-007")
+    assert result.outcome is Outcome.FAILED and "pay_1: quotes.usdc.name 'USDC'" in result.message
+    ok = list_payments("", ["pending"])
+    for rid in ("PAY-007", "PAY-008", "FIX-003", "FIX-004"):
+        assert outcomes(validator, ok, rid) == [Outcome.PASSED], rid
+
+
+def test_without_a_default_limit_a_page_holds_at_most_the_maximum_pay_016(
+    tmp_path: Path,
+) -> None:
+    text = (
+        resolve_profile_path("default")
+        .read_text(encoding="utf-8")
+        .replace(
+            "list_limit = { min = 1, max = 100, default = 20 }", "list_limit = { min = 1, max = 2 }"
+        )
+    )
+    (tmp_path / "no-default.toml").write_text(text, encoding="utf-8")
+    validator = ExchangeValidator(load_profile(tmp_path / "no-default.toml"))
+    assert outcomes(validator, list_payments("", ["pending"] * 3), "PAY-016") == [Outcome.FAILED]
+    assert outcomes(validator, list_payments("", ["pending"] * 2), "PAY-016") == [Outcome.PASSED]
 
 
 # ------------------------------------------------------------------------- statements

@@ -309,6 +309,21 @@ def test_a_cancel_accepted_for_a_settled_payment_fails(cross: CrossExchangeCheck
     assert outcomes(results, "PAY-STATE-005") == [Outcome.FAILED, Outcome.FAILED]
 
 
+def test_the_expire_helper_accepted_for_a_settled_payment_fails_help_006(
+    cross: CrossExchangeChecks,
+) -> None:
+    cross.observe(listed(("pay_1", "settled")), "listPayments")
+    expire = signed(
+        "POST",
+        "/v1/test-helpers/payments/pay_1/expire",
+        key="e1",
+        status=200,
+        response_body={"id": "pay_1", "status": "expired"},
+    )
+    results = cross.observe(expire, "testExpirePayment")
+    assert outcomes(results, "HELP-006") == [Outcome.FAILED]
+
+
 def test_a_retired_schedule_stays_retired(cross: CrossExchangeChecks) -> None:
     retired = signed(
         "POST",

@@ -1,6 +1,12 @@
-"""An exchange a suite family sent and got back, as the judge's rules read one
-(``judge.answers.Call``): built from the ``httpx.Response``, whose ``.request`` holds the URL,
-headers and body that were sent."""
+"""What a suite test sent and got back, as the judge's rules read an exchange
+(``judge.answers.Call``): built from an ``httpx.Response``, whose ``request`` holds the sent
+body, URL and headers.
+
+A family that timed its request passes ``handled``: the window, in Unix seconds on its estimate
+of the server's clock, in which the server handled the request; the times the judge derives from
+the request are then judged against that window instead of the judge's own allowance (the
+profile's clock window and a minute of latency either side of the time the answer came).
+"""
 
 from __future__ import annotations
 
@@ -8,35 +14,36 @@ import contextlib
 import json
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import httpx
 
+from conformance.core import jsonsafe
 from conformance.judge.findings import NOT_JSON
 
 
-@dataclass(slots=True)
+@dataclass
 class JudgedCall:
-    """``handled``: when the server handled the request, in Unix seconds on the server's clock,
-    where the family knows it (an estimate of the server's clock); without it, the judge's slack
-    either side of the time the request was sent."""
-
     response: httpx.Response
     operation_id: str
     path_params: dict[str, str] = field(default_factory=dict)
     handled: tuple[float, float] | None = None
     status: int = field(init=False)
-    answer: Any = field(init=False)
-    request: Any = field(init=False)
+    answer: Any = field(init=False)  # the response's JSON document (None when there is none)
+    request: Any = field(init=False)  # the request's JSON document, or ``NOT_JSON``
     _received: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._received = time.time()
         self.status = self.response.status_code
-        self.answer = _document(self.response.content)
-        self.request = _document(self.response.request.content)
-        if self.request is None:
-            self.request = NOT_JSON
+        self.answer = None
+        with contextlib.suppress(ValueError):  # a hostile server's: bounded in depth and size
+            self.answer = jsonsafe.loads(self.response.content)
+        self.request = NOT_JSON
+        with contextlib.suppress(ValueError, httpx.RequestNotRead):
+            if self.response.request.content:
+                self.request = json.loads(self.response.request.content)
 
     @property
     def success(self) -> bool:
@@ -47,7 +54,7 @@ class JudgedCall:
         code = self.answer.get("code") if isinstance(self.answer, dict) else None
         return code if isinstance(code, str) else None
 
-    @property
+    @cached_property
     def query(self) -> dict[str, str]:
         """The query parameters, the first value of each."""
         found: dict[str, str] = {}
@@ -72,13 +79,3 @@ class JudgedCall:
         with contextlib.suppress(RuntimeError):  # a response not read to its end
             elapsed = self.response.elapsed.total_seconds()
         return ((self._received - elapsed - slack, self._received + slack),)
-
-
-def _document(raw: bytes) -> Any:
-    """The JSON document of a body, None when it is empty or not JSON."""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None

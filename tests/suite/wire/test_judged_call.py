@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import httpx
 
+from conformance.core.profile import load_profile
+from conformance.judge.answers import AnswerChecks
 from conformance.judge.findings import NOT_JSON
 from conformance.suite.wire.judged_call import JudgedCall
 
@@ -40,3 +42,17 @@ def test_the_family_narrows_when_the_request_was_handled() -> None:
     assert call.handled_between(360, True) == ((100.0, 110.0),)
     [(low, high)] = JudgedCall(sent(), "createThing").handled_between(360, True)
     assert high - low >= 720  # the judge's slack either side of the time it was sent
+
+
+def test_a_derived_time_is_judged_in_the_window_the_family_gives() -> None:
+    checks = AnswerChecks(load_profile("default"))
+    body = b'{"quotes":{"usdc":{"amount":"1"}},"merchant_order_no":"o-1","expires_in_secs":60}'
+    answer = b'{"id":"pay_1","status":"pending","expires_at":"2026-01-01T00:01:00Z"}'
+    at = 1767225600.0  # 2026-01-01T00:00:00Z
+
+    def pay_010(handled: tuple[float, float]) -> list[str]:
+        call = JudgedCall(sent(body, 201, answer), "createPayment", handled=handled)
+        return [f.outcome.value for f in checks.judge(call) if "PAY-010" in f.ids]
+
+    assert pay_010((at - 3, at + 3)) == ["passed"]
+    assert pay_010((at + 10, at + 15)) == ["failed"]  # narrower than the judge's own allowance
