@@ -17,8 +17,9 @@ requirement ids, the same pure functions where they exist):
 - statements, page by page (STMT-*: places, signs, order, window, running balances, the
   opening balance before a first page's first line, the size a page states, count, cursor,
   closing balance and ``reconciles`` when the page is the whole window);
-- x402: requirements follow the request (X402-001, -002, -005, -008 to -010), a settlement and a
-  usage report echo theirs (X402-012, X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
+- x402 (``x402_rules``): requirements follow the request and the profile (X402-001 to -006,
+  -008 to -010, -029, OPS-030), a settlement and a usage report echo theirs (X402-012,
+  X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
 - states: a create starts in the initial state, an accepted transition ends in its target,
   ``enabled`` and ``retired_at`` follow the schedule's status (PAYOUT-011, PAYOUT-012);
 - the test helpers (profile 6): deposit and expire (HELP-001, -002, -005, -006, -008, -009).
@@ -33,7 +34,6 @@ import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Currency, Profile
@@ -42,6 +42,7 @@ from conformance.core.test_helpers import extract
 from conformance.judge import statements as statement
 from conformance.judge.findings import Finding, passed, seconds, verdict
 from conformance.judge.payment_rules import PaymentRules, decimal_value, raw_amount
+from conformance.judge.x402_rules import X402Rules
 
 CHECK = "answer"
 """The name of every result of this module: one row per requirement in the reports."""
@@ -67,7 +68,6 @@ INITIAL_IDS = {
 }
 REPLACED_FIELDS = ("currency_id", "target_chain_id", "withdraw_address_id", "interval_secs", "mode")
 HELPERS = frozenset({"testDepositPayment", "testExpirePayment"})
-DEFAULT_X402_SCHEME = "exact"  # the contract's default of X402RequirementsCreate.scheme
 
 
 class Call(Protocol):
@@ -147,7 +147,7 @@ class AnswerChecks:
         self._statement_default = int(self._statement_limits.default or 0)
         self._directions = profile.statements.directions
         self._deposit_route = profile.helper("deposit")
-        self._valid_before_offset = profile.x402.valid_before_offset_secs
+        self._x402 = X402Rules(profile)
         self._targets = {
             t.operation: t.target
             for resource in ("payments", "subscriptions", "payout_schedules")
@@ -408,96 +408,34 @@ class AnswerChecks:
         problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
         yield verdict(CHECK, ("PAYOUT-010",), problem)
 
-    # -- x402 --------------------------------------------------------------------------------
+    # -- x402 (the rules are ``x402_rules``'; the time of valid_before is judged here) --------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
         accepts = call.answer.get("accepts")
         if not isinstance(accepts, list):
             return
-        entries = [a for a in accepts if isinstance(a, dict)]
-        chain_id, scheme = call.field("chain_id"), call.field("scheme") or DEFAULT_X402_SCHEME
-        currency, amount = self._currency(call.field("currency_id")), call.field("amount")
-        if currency is not None and isinstance(chain_id, str) and chain_id in currency.chains:
-            want = currency.chains.count(chain_id)
-            problem = (
-                None if len(accepts) == want else f"{len(accepts)} accepts entries, not {want}"
-            )
-            yield verdict(CHECK, ("X402-001",), problem)
-        for index, entry in enumerate(entries):
-            where = f"accepts[{index}]"
-            if isinstance(chain_id, str):
-                net = entry.get("network")
-                problem = None if net == chain_id else f"{where}.network {net!r}, not {chain_id!r}"
-                yield verdict(CHECK, ("X402-002",), problem)
-            got = entry.get("scheme")
-            problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
-            yield verdict(CHECK, ("X402-010",), problem)
-            raw = entry.get("max_amount_required")
-            want_raw = _expected_raw(amount, currency)
-            if want_raw is not None and currency is not None:
-                problem = (
-                    None
-                    if raw == want_raw
-                    else f"{where}.max_amount_required {raw!r} for {amount} {currency.code}: "
-                    f"expected {want_raw}"
-                )
-                yield verdict(CHECK, ("X402-005",), problem)
+        for ids, problem in self._x402.requirements(call.field, accepts):
+            yield verdict(CHECK, ids, problem)
+        for index, entry in enumerate(accepts):
+            if not isinstance(entry, dict):
+                continue
+            name, valid_before = f"accepts[{index}].valid_before", entry.get("valid_before")
+            if _int(valid_before) is None:
+                message = f"{name} {valid_before!r} is not Unix seconds"
+                yield Finding(CHECK, ("X402-008",), Outcome.FAILED, message)
+                continue
             yield from self._derived_time(
-                call,
-                CHECK,
-                ("X402-008",),
-                f"{where}.valid_before",
-                entry.get("valid_before"),
-                self._valid_before_offset,
+                call, CHECK, ("X402-008",), name, valid_before, self._x402.offset
             )
-            resource, asked = entry.get("resource"), call.field("resource")
-            if asked is not None:
-                problem = (
-                    None if resource == asked else f"{where}.resource {resource!r}, not {asked!r}"
-                )
-            else:
-                parts = urlsplit(resource) if isinstance(resource, str) else None
-                absolute = parts is not None and parts.scheme in ("http", "https") and parts.netloc
-                problem = None if absolute else f"{where}.resource {resource!r} is not absolute"
-            yield verdict(CHECK, ("X402-009",), problem)
 
     def _settle(self, call: Call) -> Iterator[Finding]:
-        asked, answer = call.field("payment_id"), call.answer
-        if not isinstance(asked, str):
-            return
-        wrong = []
-        if answer.get("payment_id") != asked:
-            wrong.append(f"payment_id {answer.get('payment_id')!r}, settled {asked!r}")
-        if answer.get("success") is not True:
-            wrong.append(f"success {answer.get('success')!r}")
-        problem = f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-012",), problem)
+        asked = call.field("payment_id")
+        if isinstance(asked, str):
+            yield verdict(CHECK, *self._x402.settlement(asked, call.answer))
 
     def _usage(self, call: Call) -> Iterator[Finding]:
-        answer = call.answer
-        high, actual = answer.get("max_raw"), answer.get("actual_raw")
-        if (
-            isinstance(high, str)
-            and isinstance(actual, str)
-            and high.isdigit()
-            and actual.isdigit()
-        ):
-            problem = (
-                f"actual_raw {actual} above its own max_raw {high} was accepted"
-                if int(actual) > int(high)
-                else None
-            )
-            yield verdict(CHECK, ("X402-026",), problem)
-        wrong = []
-        payment_id = call.path_params.get("payment_id")
-        if payment_id is not None and answer.get("payment_id") != payment_id:
-            wrong.append(f"payment_id {answer.get('payment_id')!r} (path {payment_id!r})")
-        usage_id = call.field("usage_id")
-        if usage_id is not None and answer.get("usage_id") != usage_id:
-            wrong.append(f"usage_id {answer.get('usage_id')!r} (requested {usage_id!r})")
-        if "scheme" in answer and answer.get("scheme") != "upto":
-            wrong.append(f"scheme {answer.get('scheme')!r}")
-        problem = f"the usage answer has {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-027",), problem)
+        payment_id, usage_id = call.path_params.get("payment_id"), call.field("usage_id")
+        for ids, problem in self._x402.usage(payment_id, usage_id, call.answer):
+            yield verdict(CHECK, ids, problem)
 
     # -- statements --------------------------------------------------------------------------
     def _statement(self, call: Call) -> Iterator[Finding]:

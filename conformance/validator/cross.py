@@ -279,6 +279,7 @@ class CrossExchangeChecks:
         self._settle_failure = x402.settle_failure.status
         self._settled_conflict = x402.settled_conflict.status
         self._valid_before_offset = x402.valid_before_offset_secs
+        self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
         # Ids created in the recording, and by which API key (IDEM-008 of a first use).
@@ -306,6 +307,7 @@ class CrossExchangeChecks:
         # the operations whose answers the checks read (parsed once, for those only)
         self._reads_body = {
             ISSUE,
+            USAGE,
             *self._resource_of,
             *TenantChecks.READS_BODY,
             *OrderChecks.READS_BODY,
@@ -388,7 +390,7 @@ class CrossExchangeChecks:
             elif operation_id == ISSUE:
                 self._issue(exchange, headers, body)
             elif operation_id == USAGE:
-                findings += self._usage_report(exchange, headers, when, shown)
+                findings += self._usage_report(exchange, headers, when, shown, body)
             resource = self._resource_of.get(operation_id)
             if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
@@ -443,14 +445,25 @@ class CrossExchangeChecks:
         headers: dict[str, str],
         when: When,
         shown: Callable[[], Evidence],
+        body: Any,
     ) -> Iterator[Finding]:
         parts = exchange.path.strip("/").split("/")
         status = exchange.status or 0
         if len(parts) < 2 or status in self._auth_statuses:
             return
         api_key = headers.get(API_KEY_HEADER.lower(), "")
+        request = json_body(exchange.request_body)
+        amount = request.get("actual_amount") if isinstance(request, dict) else None
         yield from self._usage.report(
-            unquote(parts[-2]), api_key, status, when, exchange.source, shown
+            unquote(parts[-2]),
+            api_key,
+            status,
+            _code(exchange),
+            when,
+            exchange.source,
+            shown,
+            amount,
+            body,
         )
 
     def _learn_created(
@@ -735,7 +748,11 @@ class CrossExchangeChecks:
             margin = self._clock_margin(exchange, accepts)
             self._issued.put(payment_id, _Issued(api_key, entries, exchange.source, margin))
             schemes = frozenset(e.scheme for e in entries)
-            self._usage.issued(payment_id, api_key, schemes, exchange.source)
+            request = json_body(exchange.request_body)
+            currency_id = request.get("currency_id") if isinstance(request, dict) else None
+            currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
+            decimals = currency.decimals if currency is not None else None
+            self._usage.issued(payment_id, api_key, schemes, exchange.source, decimals)
 
     def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
         """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
@@ -762,7 +779,9 @@ class CrossExchangeChecks:
         if not isinstance(payment_id, str) or status in self._auth_statuses:
             return  # refused by authentication: the settlement was never looked at
         if 200 <= status < 300:
-            self._usage.settled(payment_id, when)
+            value = authorization.get("value") if isinstance(authorization, dict) else None
+            authorised = int(value) if isinstance(value, str) and _digits(value) else None
+            self._usage.settled(payment_id, when, authorised)
         if isinstance(authorization, dict):
             yield from self._against_issued(exchange, headers, body, authorization, when.start)
         if not isinstance(nonce, str):
@@ -1023,6 +1042,10 @@ def _created_at(
         before = entry.get("valid_before") if isinstance(entry, dict) else None
         return before - defaults[operation_id] if _time(before) else None
     return None
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _time(value: Any) -> TypeGuard[int]:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
+from conformance.judge.answers import AnswerChecks
 from conformance.suite.factories import Factories, PrerequisiteError, locate_operation
 from conformance.suite.stateful import body_of
 from conformance.suite.x402.model import Deployment, Issued, X402Profile, raw_of
@@ -68,6 +69,7 @@ class X402Api:
     def __init__(self, factories: Factories, rules: X402Profile) -> None:
         self.factories = factories
         self.rules = rules
+        self.answers = AnswerChecks(rules.profile)  # the judge's rules on each answer
 
     @property
     def client(self) -> Any:

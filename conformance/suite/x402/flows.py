@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
+from conformance.core.results import Outcome
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import json_object
+from conformance.judge.x402_rules import usage_against_payment
 from conformance.suite.stateful import Verdicts, body_of, compact
-from conformance.suite.x402.api import IssueOutcome, Requested, X402Api
+from conformance.suite.wire.judged_call import judged
+from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
 from conformance.suite.x402.checks import (
-    Problems,
     failure_code_problems,
-    requirements_problems,
-    settled_problems,
     shape_problems,
     string_field_problems,
-    usage_problems,
 )
 from conformance.suite.x402.model import EXACT, Issued, decimal_text
 from conformance.suite.x402.payloads import Malformed, Tampering
@@ -33,9 +34,11 @@ USAGE_RESULT = "X402UsageResult"
 USAGE_FIELDS = ("payment_id", "scheme", "max_raw", "actual_raw", "usage_id")
 
 
-def record(verdicts: Verdicts, problems: Problems, *, fatal: bool) -> None:
-    for rid, found in problems.items():
-        verdicts.problems([rid], found, fatal=fatal)
+def record(verdicts: Verdicts, findings: Iterable[Finding], *, fatal: bool) -> None:
+    """The judge's findings on one answer (``judge.answers``), each under its ids."""
+    for finding in findings:
+        passed = finding.outcome is Outcome.PASSED
+        verdicts.check(finding.ids, passed, finding.message, fatal=fatal)
 
 
 # ---------------------------------------------------------------------------- requirements
@@ -62,7 +65,8 @@ def check_issued(
     *,
     fatal: bool,
 ) -> None:
-    record(verdicts, requirements_problems(api.rules, requested, outcome), fatal=fatal)
+    sent = (outcome.started, outcome.ended)
+    record(verdicts, judged(api.answers, outcome.response, REQUIREMENTS, sent=sent), fatal=fatal)
     accepts = body_of(outcome.response).get("accepts")
     for entry in accepts if isinstance(accepts, list) else []:
         nonce = entry.get("nonce") if isinstance(entry, dict) else None
@@ -93,9 +97,7 @@ def settle_valid(
         ids, response, api.rules.success("settleX402Payment"), "a valid payload", fatal=fatal
     )
     if accepted:
-        verdicts.problems(
-            ["X402-012"], settled_problems(api.rules, issued.payment_id, response), fatal=fatal
-        )
+        record(verdicts, judged(api.answers, response, SETTLE), fatal=fatal)
         verdicts.problems(
             ["OPS-033"], shape_problems(api.rules.contract, SETTLE_RESULT, response), fatal=fatal
         )
@@ -266,17 +268,22 @@ def usage(
             ["X402-026"], response, rules.business_rule, "usage over the rest", fatal=fatal
         )
         return
-    verdicts.problems(
-        ["X402-027"],
-        usage_problems(rules, issued.payment_id, usage_id, issued.authorised, actual_raw, response),
-        fatal=fatal,
+    if not verdicts.status(
+        ["X402-027"], response, rules.success(USAGE), f"usage of {amount}", fatal=fatal
+    ):
+        return
+    issued.used_raw += actual_raw
+    path = {"payment_id": issued.payment_id}
+    record(verdicts, judged(api.answers, response, USAGE, path), fatal=fatal)
+    history = usage_against_payment(
+        amount, body_of(response), decimals=issued.deployment.decimals, authorised=issued.authorised
     )
-    if accepted:
-        issued.used_raw += actual_raw
-        verdicts.problems(
-            ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
-        )
-        verdicts.problems(["SHAPE-024"], string_field_problems(response, USAGE_FIELDS), fatal=fatal)
+    for ids, problem in history:
+        verdicts.check(ids, problem is None, problem or "", fatal=fatal)
+    verdicts.problems(
+        ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
+    )
+    verdicts.problems(["SHAPE-024"], string_field_problems(response, USAGE_FIELDS), fatal=fatal)
 
 
 def usage_unknown(verdicts: Verdicts, api: X402Api, decimals: int, *, fatal: bool) -> None:
