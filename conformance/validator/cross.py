@@ -10,11 +10,12 @@ judges it against what came before:
 - Authentication (profile 1): a nonce the server accepted once with an API key was refused when
   sent again with that key within the clock window (AUTH-016); signatures and timestamps are
   ``auth.AuthChecks``'s.
-- x402 (spec x402, profile 5): an authorization nonce the server settled for one payment was
-  not settled for another (X402-016); the same settle request sent again got the same result
-  (X402-023); a different payload for an already settled payment was refused (X402-024); a
-  settlement contradicting the requirements issued for its payment (recorded earlier, to the
-  same API key) was refused (X402-014 to X402-020).
+- x402 (spec x402, profile 5): a requirements nonce issued for one payment was not issued for
+  another (X402-007); an authorization nonce the server settled for one payment was not settled
+  for another (X402-016; unless it issued that nonce for both: X402-007's); the same settle
+  request sent again got the same result (X402-023); a different payload for an already
+  settled payment was refused (X402-024); a settlement contradicting the requirements issued
+  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
@@ -99,6 +100,7 @@ NO_REPLAY_MARKER = (
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
+X402_FRESH_NONCE = f"{FAMILY}.x402_fresh_nonce"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
 ISSUE = "createX402Requirements"
 CLOCK_MARGIN_S = 30.0
@@ -300,6 +302,8 @@ class CrossExchangeChecks:
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
+        # requirements nonces issued (digest of the nonce in lower case): payment_id, source
+        self._issued_nonces: BoundedTable[bytes, tuple[str, str]] = BoundedTable(limit)
         self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
@@ -388,7 +392,7 @@ class CrossExchangeChecks:
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
-                self._issue(exchange, headers, body)
+                findings += self._issue(exchange, headers, body)
             elif operation_id == USAGE:
                 findings += self._usage_report(exchange, headers, when, shown, body)
             resource = self._resource_of.get(operation_id)
@@ -733,8 +737,9 @@ class CrossExchangeChecks:
         return [finding], True
 
     # -- x402 settlement -------------------------------------------------------------------
-    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> None:
-        """Remember the requirements issued for a payment: what its settlement must answer."""
+    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> Iterator[Finding]:
+        """Remember the requirements issued for a payment: what its settlement must answer;
+        their nonces were not issued for another payment before (X402-007)."""
         status = exchange.status or 0
         if not 200 <= status < 300 or not isinstance(body, dict):
             return
@@ -742,6 +747,7 @@ class CrossExchangeChecks:
         accepts = body.get("accepts")
         if not isinstance(payment_id, str) or not isinstance(accepts, list):
             return
+        yield from self._fresh_nonces(payment_id, accepts, exchange.source)
         entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
@@ -753,6 +759,23 @@ class CrossExchangeChecks:
             currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
             decimals = currency.decimals if currency is not None else None
             self._usage.issued(payment_id, api_key, schemes, exchange.source, decimals)
+
+    def _fresh_nonces(self, payment_id: str, accepts: list[Any], source: str) -> Iterator[Finding]:
+        # A replay of the issue answers the same payment: its nonces again are no reuse.
+        for item in accepts:
+            nonce = item.get("nonce") if isinstance(item, dict) else None
+            if not isinstance(nonce, str) or not nonce:
+                continue
+            key = digest(nonce.lower())
+            earlier = self._issued_nonces.get(key)
+            if earlier is not None and earlier[0] != payment_id:
+                where = earlier[1] or "an earlier exchange"
+                message = f"nonce {nonce} of {payment_id} was issued for {earlier[0]} in {where}"
+                yield (X402_FRESH_NONCE, ("X402-007",), Outcome.FAILED, message)
+                continue
+            yield (X402_FRESH_NONCE, ("X402-007",), Outcome.PASSED, "a nonce not issued before")
+            if earlier is None:
+                self._issued_nonces.put(key, (payment_id, source))
 
     def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
         """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
@@ -798,7 +821,11 @@ class CrossExchangeChecks:
             headers.get(API_KEY_HEADER.lower(), ""),
         )
         earlier = self._x402_nonces.get(nonce)
-        if earlier is not None and earlier.payment_id != payment_id:
+        if (
+            earlier is not None
+            and earlier.payment_id != payment_id
+            and not self._issued_nonce(payment_id, nonce)  # then issued twice: X402-007's
+        ):
             yield (
                 X402_NONCE_REUSE,
                 ("X402-016",),
@@ -824,6 +851,12 @@ class CrossExchangeChecks:
                 self._settled.put(payment_id, this)
             if earlier is None:
                 self._x402_nonces.put(nonce, this)
+
+    def _issued_nonce(self, payment_id: str, nonce: str) -> bool:
+        """``nonce`` is one the requirements issued for ``payment_id`` carry."""
+        issued = self._issued.get(payment_id)
+        key = digest(nonce.lower())
+        return issued is not None and any(e.nonce == key for e in issued.entries)
 
     def _settled_again(
         self, settled: _Settled, this: _Settled, accepted: bool, formal: bool

@@ -808,3 +808,25 @@ def test_without_a_replay_header_another_merchants_stored_answer_is_a_foreign_re
     cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
     beta = create("k1", PAYMENT, 201, CREATED, api_key="mk_test_beta")
     assert outcomes(cross.observe(beta, "createPayment"), "IDEM-015") == [Outcome.FAILED]
+
+
+def test_a_requirements_nonce_issued_for_two_payments_fails_x402_007(
+    cross: CrossExchangeChecks,
+) -> None:
+    assert outcomes(cross.observe(issued("pay_1"), "createX402Requirements"), "X402-007") == [
+        Outcome.PASSED
+    ]
+    again = cross.observe(issued("pay_1"), "createX402Requirements")  # a replay: the same payment
+    assert outcomes(again, "X402-007") == [Outcome.PASSED]
+    results = cross.observe(issued("pay_2"), "createX402Requirements")
+    assert outcomes(results, "X402-007") == [Outcome.FAILED]
+    assert "issued for pay_1" in judged(results)[0].message
+
+
+def test_a_nonce_issued_for_both_payments_settled_twice_is_x402_007s(
+    cross: CrossExchangeChecks,
+) -> None:
+    for payment_id in ("pay_1", "pay_2"):
+        cross.observe(issued(payment_id), "createX402Requirements")
+    cross.observe(paying("pay_1"), "settleX402Payment")
+    assert outcomes(cross.observe(paying("pay_2"), "settleX402Payment"), "X402-016") == []
