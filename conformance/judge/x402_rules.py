@@ -6,8 +6,9 @@
 ``valid_before``, X402-008, is ``answers.AnswerChecks``'s, which knows when the request was
 handled), an accepted settlement (X402-012) and an accepted usage report (X402-026, X402-027).
 ``usage_against_payment`` judges a usage answer against the payment's history (its currency's
-decimals, the value of its settled authorization): the x402 family knows that history from its
-model, the validator from the recording's earlier exchanges.
+decimals, the value of its settled authorization) and ``settle_result`` says what the identical
+settle request sent again must answer the same (X402-023): the x402 family knows that history
+from its model, the validator from the recording's earlier exchanges.
 """
 
 from __future__ import annotations
@@ -45,6 +46,14 @@ def expected_raw(amount: object, decimals: int) -> int | None:
     if len(amount.partition(".")[2]) > decimals:
         return None
     return raw_amount(amount, decimals)
+
+
+def settle_result(answer: object) -> tuple[object, object, object] | None:
+    """A settlement's result, as the identical request settled again must answer it (X402-023):
+    its success, tx_hash and payment_id (None: the answer is no JSON object)."""
+    if not isinstance(answer, Mapping):
+        return None
+    return answer.get("success"), answer.get("tx_hash"), answer.get("payment_id")
 
 
 def usage_against_payment(

@@ -58,6 +58,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
 from conformance.judge.outcomes import malformed_refusal
+from conformance.judge.x402_rules import settle_result
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
@@ -163,7 +164,7 @@ class _Stored:
     fingerprint: bytes  # digest of method, path, query and body
     target: bytes  # digest of method and path
     status: int
-    body: bytes | None  # digest; None when the recording holds no body
+    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
     at: float | None
     source: str
     # Whether an answer without the replay header was seen: requests sent at once with one key
@@ -186,7 +187,7 @@ class _Settled:
     request: bytes  # digest of the whole request body
     payload: bytes  # digest of its payment_payload
     status: int
-    body: bytes | None  # digest; None when the recording holds no body
+    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
     source: str
     when: When
     api_key: str = ""  # whose settlement it was
@@ -279,7 +280,7 @@ class CrossExchangeChecks:
         self._refusal = malformed_refusal(profile)
         x402 = profile.x402
         self._settle_failure = x402.settle_failure.status
-        self._settled_conflict = x402.settled_conflict.status
+        self._settled_conflict = x402.settled_conflict
         self._valid_before_offset = x402.valid_before_offset_secs
         self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
@@ -815,7 +816,7 @@ class CrossExchangeChecks:
             digest(canonical(body)),
             digest(canonical(payload)),
             status,
-            None if exchange.response_body_missing else digest(exchange.response_body),
+            None if exchange.response_body_missing else _result(exchange),
             exchange.source,
             when,
             headers.get(API_KEY_HEADER.lower(), ""),
@@ -844,8 +845,9 @@ class CrossExchangeChecks:
         mine = settled is not None and settled.api_key == this.api_key
         if settled is not None and mine and when.after(settled.when) and not in_use:
             refusal = self._refusal
-            formal = refusal.matches(status, _code(exchange))
-            yield from self._settled_again(settled, this, accepted, formal)
+            code = _code(exchange)
+            formal = refusal.matches(status, code)
+            yield from self._settled_again(settled, this, accepted, formal, code)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
@@ -859,9 +861,9 @@ class CrossExchangeChecks:
         return issued is not None and any(e.nonce == key for e in issued.entries)
 
     def _settled_again(
-        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool
+        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool, code: str | None
     ) -> Iterator[Finding]:
-        """``formal``: ``this`` was refused as breaking the contract."""
+        """``formal``: ``this`` was refused as breaking the contract; ``code``: its answer's."""
         where = settled.source or "an earlier exchange"
         status = this.status
         if settled.request == this.request:
@@ -883,13 +885,16 @@ class CrossExchangeChecks:
             # A refusal with another status (a malformed or unverifiable payload) was decided
             # before the settled state was looked at: no verdict on this rule.
             conflict = self._settled_conflict
-            if accepted or conflict is None or status == conflict:
+            if accepted or status == conflict.status:
+                wanted = conflict.code
+                other_code = not accepted and None not in (code, wanted) and code != wanted
                 yield (
                     X402_NONCE_REUSE,
                     ("X402-024",),
-                    Outcome.FAILED if accepted else Outcome.PASSED,
+                    Outcome.FAILED if accepted or other_code else Outcome.PASSED,
                     f"another payload for payment {this.payment_id}, settled in {where}: "
-                    f"got {status}",
+                    f"got {status}"
+                    + (f" with code {code!r}, not {wanted!r}" if other_code else ""),
                 )
 
     def _against_issued(
@@ -1083,6 +1088,13 @@ def _digits(text: str) -> bool:
 
 def _time(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _result(exchange: Exchange) -> bytes:
+    """The digest of a settle answer's result (``x402_rules.settle_result``), or of its bytes
+    when it is no JSON object."""
+    result = settle_result(json_body(exchange.response_body))
+    return digest(exchange.response_body) if result is None else digest(canonical(result))
 
 
 def _code(exchange: Exchange) -> str | None:

@@ -11,6 +11,7 @@ from conformance.judge.x402_rules import (
     X402Rules,
     default_scheme,
     expected_raw,
+    settle_result,
     usage_against_payment,
 )
 
@@ -85,3 +86,9 @@ def test_a_settlement_shows_success_the_tx_hash_and_its_payment() -> None:
     assert RULES.settlement("pay_1", good) == (("X402-012",), None)
     _, problem = RULES.settlement("pay_2", {**good, "success": False})
     assert problem == "a 2xx settlement with success False; payment_id 'pay_1', settled 'pay_2'"
+
+
+def test_a_settlements_result_is_its_success_tx_hash_and_payment() -> None:
+    answer = {"payment_id": "pay_1", "success": True, "tx_hash": "0x" + "a" * 64, "at": 1}
+    assert settle_result(answer) == (True, "0x" + "a" * 64, "pay_1")
+    assert settle_result(["not", "an", "object"]) is None

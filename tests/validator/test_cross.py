@@ -272,6 +272,29 @@ def test_the_same_settlement_again_gets_the_same_result(cross: CrossExchangeChec
     assert outcomes(cross.observe(refused, "settleX402Payment"), "X402-024") == [Outcome.PASSED]
 
 
+def test_the_same_result_is_its_success_tx_hash_and_payment_not_its_bytes(
+    cross: CrossExchangeChecks,
+) -> None:
+    nonce = "0x" + "d" * 64
+    first = settle("pay_1", nonce)
+    cross.observe(first, "settleX402Payment")
+    reordered = {"payment_id": "pay_1", "tx_hash": "0x" + "b" * 64, "success": True, "at": 1}
+    again = replace(first, response_body=json.dumps(reordered).encode())
+    assert outcomes(cross.observe(again, "settleX402Payment"), "X402-023") == [Outcome.PASSED]
+    other = {**reordered, "tx_hash": "0x" + "f" * 64}
+    new_hash = replace(first, response_body=json.dumps(other).encode())
+    assert outcomes(cross.observe(new_hash, "settleX402Payment"), "X402-023") == [Outcome.FAILED]
+
+
+def test_another_payload_refused_with_another_code_than_settled_conflicts_fails() -> None:
+    cross = CrossExchangeChecks(load_profile("divergent"))  # settled_conflict: 409 already_settled
+    cross.observe(settle("pay_1", "0x" + "d" * 64), "settleX402Payment")
+    refused = settle("pay_1", "0x" + "e" * 64, value="99", status=409)  # code "conflict"
+    results = cross.observe(refused, "settleX402Payment")
+    assert outcomes(results, "X402-024") == [Outcome.FAILED]
+    assert "not 'already_settled'" in judged(results)[0].message
+
+
 # -- states --------------------------------------------------------------------------------
 def listed(*payments: tuple[str, str]) -> Exchange:
     body = {"data": [{"id": pid, "status": status} for pid, status in payments]}

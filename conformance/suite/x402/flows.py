@@ -17,7 +17,7 @@ from typing import Any
 from conformance.core.results import Outcome
 from conformance.judge.findings import Finding
 from conformance.judge.outcomes import json_object
-from conformance.judge.x402_rules import usage_against_payment
+from conformance.judge.x402_rules import settle_result, usage_against_payment
 from conformance.suite.stateful import Verdicts, body_of, compact
 from conformance.suite.wire.judged_call import judged
 from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
@@ -102,7 +102,7 @@ def settle_valid(
             ["OPS-033"], shape_problems(api.rules.contract, SETTLE_RESULT, response), fatal=fatal
         )
         issued.settle_body = body
-        issued.tx_hash = str(body_of(response).get("tx_hash"))
+        issued.result = settle_result(body_of(response))
         issued.authorised = int(body["payment_payload"]["authorization"]["value"])
         issued.settled_at = time.time()
 
@@ -114,13 +114,10 @@ def settle_again(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: boo
     body = json_object(response) or {}
     verdicts.check(
         ["X402-023"],
-        response.status_code == api.rules.success("settleX402Payment")
-        and body.get("tx_hash") == issued.tx_hash
-        and body.get("payment_id") == issued.payment_id
-        and body.get("success") is True,
+        response.status_code == api.rules.success(SETTLE) and settle_result(body) == issued.result,
         f"the identical payload settled again answered "
         f"{compact(body) if body else response.status_code}, expected the first result "
-        f"(tx_hash {issued.tx_hash})",
+        f"(success, tx_hash, payment_id: {issued.result})",
         fatal=fatal,
     )
 

@@ -4,7 +4,7 @@
 schemes, the payload shape, statuses; the rules on an answer are the judge's,
 ``judge.x402_rules``). ``Issued`` is one payment's
 requirements as the server issued them and, once settled, the settle request that settled it,
-its ``tx_hash`` and the value the payer authorised: the model the state machine compares the
+its result and the value the payer authorised: the model the state machine compares the
 server's answers with.
 """
 
@@ -143,7 +143,7 @@ class Issued:
     max_raw: int
     entry: dict[str, Any]
     settle_body: dict[str, Any] | None = None  # the request that settled it
-    tx_hash: str | None = None
+    result: tuple[object, ...] | None = None  # of the settlement (``settle_result``)
     authorised: int | None = None  # the settled authorization's value
     settled_at: float | None = None  # epoch seconds (suite clock) of the settlement
     ledger_lines: int | None = None  # statement lines naming the payment once settled
