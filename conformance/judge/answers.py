@@ -19,7 +19,8 @@ requirement ids, the same pure functions where they exist):
   closing balance and ``reconciles`` when the page is the whole window);
 - x402 (``x402_rules``): requirements follow the request and the profile (X402-001 to -006,
   -008 to -010, -029, OPS-030), a settlement and a usage report echo theirs (X402-012,
-  X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
+  X402-027), ``actual_raw`` at most ``max_raw`` (X402-026), a failed settlement names its
+  reason as ``code`` (X402-022);
 - states: a create starts in the initial state, an accepted transition ends in its target,
   ``enabled`` and ``retired_at`` follow the schedule's status (PAYOUT-011, PAYOUT-012);
 - the test helpers (profile 6): deposit and expire (HELP-001, -002, -005, -006, -008, -009).
@@ -190,6 +191,8 @@ class AnswerChecks:
         helper = call.operation_id in HELPERS
         if helper and not call.success:
             return list(self._helper_refusal(call))
+        if call.operation_id == "settleX402Payment" and not call.success:
+            return self._settle_refusal(call)
         if not call.success or not isinstance(call.answer, dict):
             return []  # a refusal, or an answer the recording did not capture
         found: list[Finding] = []
@@ -431,6 +434,12 @@ class AnswerChecks:
         asked = call.field("payment_id")
         if isinstance(asked, str):
             yield verdict(CHECK, *self._x402.settlement(asked, call.answer))
+
+    def _settle_refusal(self, call: Call) -> list[Finding]:
+        if not isinstance(call.answer, dict):
+            return []  # no body recorded: its code is unknown
+        rule = self._x402.settle_refusal(call.status, call.code)
+        return [] if rule is None else [verdict(CHECK, *rule)]
 
     def _usage(self, call: Call) -> Iterator[Finding]:
         payment_id, usage_id = call.path_params.get("payment_id"), call.field("usage_id")

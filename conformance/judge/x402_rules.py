@@ -4,7 +4,8 @@
 ``X402Rules(profile)`` judges one answer against its own request: issued requirements
 (X402-001..006, -009, -010, -029; OPS-030 for a request without ``scheme``; the time of
 ``valid_before``, X402-008, is ``answers.AnswerChecks``'s, which knows when the request was
-handled), an accepted settlement (X402-012) and an accepted usage report (X402-026, X402-027).
+handled), an accepted settlement (X402-012), a refused one's reason (X402-022) and an accepted usage
+report (X402-025 to X402-027).
 ``usage_against_payment`` judges a usage answer against the payment's history (its currency's
 decimals, the value of its settled authorization) and ``settle_result`` says what the identical
 settle request sent again must answer the same (X402-023): the x402 family knows that history
@@ -85,8 +86,17 @@ class X402Rules:
         self._nonce = x402.nonce_pattern
         self._tx_hash = x402.tx_hash_pattern
         self._currencies: dict[str, Currency] = profile.currencies
+        failure = self._failure = x402.settle_failure
+        # the profile's other answers with the settle failure's status (an Idempotency-Key
+        # reused...): a refusal of another kind
+        self._other_codes = frozenset(
+            spec.code
+            for spec in profile.error_specs
+            if spec.status == failure.status and spec.code not in (None, failure.code)
+        )
         self._default_scheme = default_scheme()
         self.usage_scheme = UPTO if x402.usage_requires == "settled-upto" else None
+        self._schemes = frozenset(x402.schemes)
 
     def requirements(self, field: Callable[[str], Any], accepts: list[Any]) -> Iterator[Rule]:
         """Issued ``accepts`` entries against the request (``field``: a member of its body)."""
@@ -167,11 +177,26 @@ class X402Rules:
             wrong.append(f"payment_id {answer.get('payment_id')!r}, settled {payment_id!r}")
         return ("X402-012",), f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
 
+    def settle_refusal(self, status: int, code: object) -> Rule | None:
+        """A settlement refused with the profile's settle failure names its x402 reason as
+        ``code``: the profile's code where it pins one, any otherwise (X402-022). None for a
+        refusal of another kind."""
+        failure = self._failure
+        if status != failure.status or code in self._other_codes:
+            return None
+        if failure.code is not None:
+            return ("X402-022",), None if code == failure.code else (
+                f"code {code!r}, expected {failure.code!r}"
+            )
+        named = isinstance(code, str) and code.strip()
+        return ("X402-022",), None if named else f"a failed settlement with code {code!r}"
+
     def usage(
         self, payment_id: str | None, usage_id: object, answer: Mapping[str, Any]
     ) -> Iterator[Rule]:
         """An accepted usage report: its own ``actual_raw`` at most its ``max_raw`` (X402-026),
-        the path's payment_id, the requested usage_id and the usage scheme (X402-027)."""
+        the path's payment_id, the requested usage_id and the usage scheme (X402-027); another
+        of the profile's schemes shows a payment that takes no usage report (X402-025)."""
         high, actual = answer.get("max_raw"), answer.get("actual_raw")
         if _digits(high) and _digits(actual):
             yield (
@@ -187,8 +212,12 @@ class X402Rules:
             wrong.append(f"payment_id {answer.get('payment_id')!r} (path {payment_id!r})")
         if usage_id is not None and answer.get("usage_id") != usage_id:
             wrong.append(f"usage_id {answer.get('usage_id')!r} (requested {usage_id!r})")
-        if self.usage_scheme is not None and answer.get("scheme") != self.usage_scheme:
-            wrong.append(f"scheme {answer.get('scheme')!r}, not {self.usage_scheme!r}")
+        scheme = answer.get("scheme")
+        if self.usage_scheme is not None and scheme != self.usage_scheme:
+            if scheme in self._schemes:  # the payment's own scheme: it takes no usage report
+                yield ("X402-025",), f"a usage report of a {scheme} payment was accepted"
+            else:
+                wrong.append(f"scheme {scheme!r}, not {self.usage_scheme!r}")
         yield ("X402-027",), f"the usage answer has {'; '.join(wrong)}" if wrong else None
 
     # -- helpers -----------------------------------------------------------------------------

@@ -92,3 +92,13 @@ def test_a_settlements_result_is_its_success_tx_hash_and_payment() -> None:
     answer = {"payment_id": "pay_1", "success": True, "tx_hash": "0x" + "a" * 64, "at": 1}
     assert settle_result(answer) == (True, "0x" + "a" * 64, "pay_1")
     assert settle_result(["not", "an", "object"]) is None
+
+
+def test_a_failed_settlement_has_the_code_the_profile_pins() -> None:
+    divergent = X402Rules(load_profile("divergent"))  # settle_failure: 402 payment_invalid
+    assert divergent.settle_refusal(402, "payment_invalid") == (("X402-022",), None)
+    assert divergent.settle_refusal(402, "invalid_signature") == (
+        ("X402-022",),
+        "code 'invalid_signature', expected 'payment_invalid'",
+    )
+    assert divergent.settle_refusal(409, "already_settled") is None  # not a settle failure

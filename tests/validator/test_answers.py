@@ -8,6 +8,8 @@ profile's clock window: a server whose clock is off by less than that never fail
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -284,6 +286,23 @@ def test_a_settlement_without_the_profiles_tx_hash_fails_x402_012(
     assert outcomes(validator, settlement("a" * 64), "X402-012") == [Outcome.FAILED]
 
 
+def refused_settlement(answer: dict[str, Any], status: int = 422) -> Exchange:
+    return replace(
+        settlement("0x" + "a" * 64), status=status, response_body=json.dumps(answer).encode()
+    )
+
+
+def test_a_failed_settlement_names_its_reason_as_code_x402_022(
+    validator: ExchangeValidator,
+) -> None:
+    named = refused_settlement({"code": "invalid_exact_evm_payload_signature", "message": "m"})
+    assert outcomes(validator, named, "X402-022") == [Outcome.PASSED]
+    assert outcomes(validator, refused_settlement({"message": "m"}), "X402-022") == [Outcome.FAILED]
+    # another of the profile's answers with that status: a refusal of another kind
+    reused = refused_settlement({"code": "idempotency_key_reused", "message": "m"})
+    assert outcomes(validator, reused, "X402-022") == []
+
+
 def usage(max_raw: str, actual_raw: str, scheme: str = "upto") -> Exchange:
     answer = {
         "payment_id": "pay_1",
@@ -308,7 +327,14 @@ def test_a_usage_answer_with_actual_raw_above_its_own_max_raw_fails_x402_026(
 
 def test_a_usage_answer_of_another_scheme_fails_x402_027(validator: ExchangeValidator) -> None:
     assert outcomes(validator, usage("3000000", "2000000"), "X402-027") == [Outcome.PASSED]
-    assert outcomes(validator, usage("3000000", "2000000", "exact"), "X402-027") == [Outcome.FAILED]
+    assert outcomes(validator, usage("3000000", "2000000", "flat"), "X402-027") == [Outcome.FAILED]
+
+
+def test_a_usage_answer_of_an_exact_payment_fails_x402_025(validator: ExchangeValidator) -> None:
+    # the server accepted a usage report of a payment that takes none (not X402-027's answer)
+    ex = usage("3000000", "2000000", "exact")
+    assert outcomes(validator, ex, "X402-025") == [Outcome.FAILED]
+    assert outcomes(validator, ex, "X402-027") == [Outcome.PASSED]
 
 
 # ------------------------------------------------------------------------------ lists

@@ -1,7 +1,7 @@
 """What the server's x402 answers must be beyond the answer rules of the judge
-(``conformance.judge.x402_rules``, recorded by ``flows``): a failed settlement's code
-(X402-022) and the response schemas of the effective contract (OPS-033, OPS-034, SHAPE-024), so
-the profile's pinned formats (``tx_hash``) are part of them.
+(``conformance.judge.x402_rules``, recorded by ``flows``): the response schemas of the
+effective contract (OPS-033, OPS-034, SHAPE-024), so the profile's pinned formats (``tx_hash``)
+are part of them.
 """
 
 from __future__ import annotations
@@ -15,20 +15,6 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from conformance.judge.outcomes import json_object, summary
-from conformance.suite.x402.model import X402Profile
-
-
-# ---------------------------------------------------------------------------- settlement
-def failure_code_problems(rules: X402Profile, response: httpx.Response) -> list[str]:
-    """X402-022: a failed settlement names its reason as ``code`` (the profile's code, if it
-    names one; any non-empty code otherwise)."""
-    code = (json_object(response) or {}).get("code")
-    wanted = rules.settle_failure.code
-    if wanted is not None and code != wanted:
-        return [f"code {code!r}, expected {wanted!r}"]
-    if not isinstance(code, str) or not code.strip():
-        return [f"a failed settlement has no reason as code: {summary(response)}"]
-    return []
 
 
 def shape_problems(contract: Mapping[str, Any], schema: str, response: httpx.Response) -> list[str]:

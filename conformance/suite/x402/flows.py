@@ -21,11 +21,7 @@ from conformance.judge.x402_rules import settle_result, usage_against_payment
 from conformance.suite.stateful import Verdicts, body_of, compact
 from conformance.suite.wire.judged_call import judged
 from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
-from conformance.suite.x402.checks import (
-    failure_code_problems,
-    shape_problems,
-    string_field_problems,
-)
+from conformance.suite.x402.checks import shape_problems, string_field_problems
 from conformance.suite.x402.model import EXACT, Issued, decimal_text
 from conformance.suite.x402.payloads import Malformed, Tampering
 
@@ -183,8 +179,8 @@ def settle_tampered(
         ok = verdicts.status(
             [tampering.requirement_id], response, rules.settle_failure, tampering.name, fatal=fatal
         )
-        if ok:
-            verdicts.problems(["X402-022"], failure_code_problems(rules, response), fatal=fatal)
+        if ok:  # its reason as code (X402-022)
+            record(verdicts, judged(api.answers, response, SETTLE), fatal=fatal)
         return accepted
     allowed = (rules.settle_failure.status, rules.settled_conflict.status)
     verdicts.check(
