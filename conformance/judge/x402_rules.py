@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from conformance.core.contract import load_document
 from conformance.core.patterns import ecma_search
-from conformance.core.profile import Currency, Profile
+from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.judge.payment_rules import decimal_value, raw_amount
 
 Rule = tuple[tuple[str, ...], str | None]
@@ -47,6 +47,16 @@ def expected_raw(amount: object, decimals: int) -> int | None:
     if len(amount.partition(".")[2]) > decimals:
         return None
     return raw_amount(amount, decimals)
+
+
+def other_codes(profile: Profile, spec: ErrorSpec) -> frozenset[str]:
+    """The codes of the profile's other answers with ``spec``'s status (an Idempotency-Key
+    reused, a state conflict...): a refusal with one of them is of another kind."""
+    return frozenset(
+        other.code
+        for other in profile.error_specs
+        if other.status == spec.status and other.code not in (None, spec.code)
+    )
 
 
 def settle_result(answer: object) -> tuple[object, object, object] | None:
@@ -86,14 +96,8 @@ class X402Rules:
         self._nonce = x402.nonce_pattern
         self._tx_hash = x402.tx_hash_pattern
         self._currencies: dict[str, Currency] = profile.currencies
-        failure = self._failure = x402.settle_failure
-        # the profile's other answers with the settle failure's status (an Idempotency-Key
-        # reused...): a refusal of another kind
-        self._other_codes = frozenset(
-            spec.code
-            for spec in profile.error_specs
-            if spec.status == failure.status and spec.code not in (None, failure.code)
-        )
+        self._failure = x402.settle_failure
+        self._other_codes = other_codes(profile, x402.settle_failure)
         self._default_scheme = default_scheme()
         self.usage_scheme = UPTO if x402.usage_requires == "settled-upto" else None
         self._schemes = frozenset(x402.schemes)

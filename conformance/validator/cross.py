@@ -58,7 +58,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
 from conformance.judge.outcomes import malformed_refusal
-from conformance.judge.x402_rules import settle_result
+from conformance.judge.x402_rules import other_codes, settle_result
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
@@ -281,6 +281,12 @@ class CrossExchangeChecks:
         x402 = profile.x402
         self._settle_failure = x402.settle_failure.status
         self._settled_conflict = x402.settled_conflict
+        # with a pinned code, the codes of a refusal of another kind (any code is the conflict's
+        # where the profile pins none)
+        pinned = x402.settled_conflict.code is not None
+        self._conflict_others = (
+            other_codes(profile, x402.settled_conflict) if pinned else frozenset()
+        )
         self._valid_before_offset = x402.valid_before_offset_secs
         self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
@@ -885,7 +891,8 @@ class CrossExchangeChecks:
             # A refusal with another status (a malformed or unverifiable payload) was decided
             # before the settled state was looked at: no verdict on this rule.
             conflict = self._settled_conflict
-            if accepted or status == conflict.status:
+            # a refusal with another of the profile's answers of that status is of another kind
+            if accepted or (status == conflict.status and code not in self._conflict_others):
                 wanted = conflict.code
                 other_code = not accepted and None not in (code, wanted) and code != wanted
                 yield (

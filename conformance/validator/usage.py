@@ -31,7 +31,7 @@ from typing import Any
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.findings import verdict
-from conformance.judge.x402_rules import UPTO, usage_against_payment
+from conformance.judge.x402_rules import UPTO, other_codes, usage_against_payment
 from conformance.validator.checks import FAMILY
 from conformance.validator.tables import (
     TABLE_LIMIT,
@@ -63,7 +63,7 @@ class UsageChecks:
 
     def __init__(self, profile: Profile, waiting: WaitingRoom, *, limit: int = TABLE_LIMIT) -> None:
         self._refusal = profile.error("status", "invalid_state")
-        self._in_use = profile.idempotency.in_use
+        self._other_codes = other_codes(profile, self._refusal)
         self._payments: BoundedTable[str, _Payment] = BoundedTable(limit)
         self._waiting = waiting
 
@@ -104,10 +104,10 @@ class UsageChecks:
             return  # not seen issued, or another merchant's payment (the isolation checks)
         accepted = 200 <= status < 300
         refusal = self._refusal
-        if not accepted and (status, code) == (self._in_use.status, self._in_use.code):
-            return  # its Idempotency-Key in use: the report was not looked at
-        if not accepted and status != refusal.status:
-            return  # refused for another reason (its form, an amount over the maximum)
+        if not accepted and (status != refusal.status or code in self._other_codes):
+            # refused for another reason (its form, an amount over the maximum, its
+            # Idempotency-Key reused or in use)
+            return
         if not accepted and code is not None and refusal.code is not None and code != refusal.code:
             message = (
                 f"usage report of {payment_id} refused with {status} {code}, not {refusal.code}"

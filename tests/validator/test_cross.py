@@ -293,6 +293,10 @@ def test_another_payload_refused_with_another_code_than_settled_conflicts_fails(
     results = cross.observe(refused, "settleX402Payment")
     assert outcomes(results, "X402-024") == [Outcome.FAILED]
     assert "not 'already_settled'" in judged(results)[0].message
+    key_reused = replace(
+        refused, response_body=b'{"code":"idempotency_key_conflict","message":"m"}'
+    )
+    assert outcomes(cross.observe(key_reused, "settleX402Payment"), "X402-024") == []
 
 
 # -- states --------------------------------------------------------------------------------

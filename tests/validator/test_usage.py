@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from conformance.core.profile import load_profile
 from conformance.core.results import Outcome
 from tests.validator.crossing import Traffic
 
@@ -102,11 +103,14 @@ def test_usage_refused_with_another_code_than_invalid_state_fails_x402_025() -> 
     assert traffic.outcomes("X402-025") == [Outcome.FAILED]
 
 
-def test_a_usage_report_whose_key_was_in_use_is_not_judged() -> None:
-    traffic = Traffic()
+@pytest.mark.parametrize(
+    ("profile", "code"),
+    [("default", "idempotency_key_in_use"), ("divergent", "idempotency_key_conflict")],
+)
+def test_a_refusal_with_another_of_the_profiles_409s_is_not_judged(profile: str, code: str) -> None:
+    traffic = Traffic(load_profile(profile))
     issue(traffic, scheme="exact")
-    busy = {"code": "idempotency_key_in_use", "message": "in use"}
-    usage(traffic, "u1", status=409, answer=busy)
+    usage(traffic, "u1", status=409, answer={"code": code, "message": "the key"})
     assert traffic.outcomes("X402-025") == []
 
 
