@@ -411,7 +411,7 @@ class AnswerChecks:
         problem = f"the replaced schedule keeps {', '.join(wrong)}" if wrong else None
         yield verdict(CHECK, ("PAYOUT-010",), problem)
 
-    # -- x402 (the rules are ``x402_rules``'; the time of valid_before is judged here) --------
+    # -- x402 (the rules are ``x402_rules``; the time of valid_before is judged here) ---------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
         accepts = call.answer.get("accepts")
         if not isinstance(accepts, list):

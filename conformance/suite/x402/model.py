@@ -82,16 +82,6 @@ class X402Profile:
         return list(self.x402.schemes)
 
     @property
-    def default_scheme(self) -> str | None:
-        """The scheme the contract states for a request that names none."""
-        schemas = (self.contract.get("components") or {}).get("schemas") or {}
-        scheme = ((schemas.get("X402RequirementsCreate") or {}).get("properties") or {}).get(
-            "scheme"
-        ) or {}
-        default = scheme.get("default")
-        return str(default) if isinstance(default, str) else None
-
-    @property
     def payload_shape(self) -> X402PayloadShape | None:
         return self.profile.x402_payload
 
