@@ -75,7 +75,8 @@ class UsageChecks:
         source: str,
         decimals: int | None,
     ) -> None:
-        self._payments.put(payment_id, _Payment(api_key, schemes, source, decimals))
+        if self._payments.get(payment_id) is None:  # a replay of the issue changes nothing
+            self._payments.put(payment_id, _Payment(api_key, schemes, source, decimals))
 
     def settled(self, payment_id: str, when: Moment, authorised: int | None) -> None:
         """An accepted settlement of ``payment_id`` authorising ``authorised`` raw units: a

@@ -147,3 +147,14 @@ def test_usage_over_the_authorised_value_accepted_fails_x402_026() -> None:
     # within the requirements' 3.75, over the 3 authorised; the answer hides it
     usage(traffic, "u1", amount="3.5", answer=used("3750000", "3500000"))
     assert Outcome.FAILED in traffic.outcomes("X402-026")
+
+
+def test_a_replayed_issue_keeps_the_settlement() -> None:
+    traffic = Traffic()
+    issue(traffic)
+    settle(traffic)
+    issue(traffic)  # the same Idempotency-Key again: the stored answer
+    usage(traffic, "u1", amount="1.5", answer=used("3000000", "1500000"))
+    traffic.finish()
+    assert traffic.outcomes("X402-025") == []
+    assert traffic.outcomes("X402-027") == [Outcome.PASSED]
