@@ -4,8 +4,9 @@
 ``X402Rules(profile)`` judges one answer against its own request: issued requirements
 (X402-001..006, -009, -010, -029; OPS-030 for a request without ``scheme``; the time of
 ``valid_before``, X402-008, is ``answers.AnswerChecks``'s, which knows when the request was
-handled), an accepted settlement (X402-012), a refused one's reason (X402-022) and an accepted usage
-report (X402-025 to X402-027).
+handled), an accepted settlement (X402-012), a refused one's reason (X402-022) and an accepted
+usage report (X402-025 to X402-027).
+
 ``usage_against_payment`` judges a usage answer against the payment's history (its currency's
 decimals, the value of its settled authorization) and ``settle_result`` says what the identical
 settle request sent again must answer the same (X402-023): the x402 family knows that history
