@@ -19,8 +19,10 @@ requirement ids, the same pure functions where they exist):
 - statements, page by page (STMT-*: places, signs, order, window, running balances, the
   opening balance before a first page's first line, the size a page states, count, cursor,
   closing balance and ``reconciles`` when the page is the whole window);
-- x402: requirements follow the request (X402-001, -002, -005, -008 to -010), a settlement and a
-  usage report echo theirs (X402-012, X402-027), ``actual_raw`` at most ``max_raw`` (X402-026);
+- x402 (``x402_rules``): requirements follow the request and the profile (X402-001 to -006,
+  -008 to -010, -029, OPS-030), a settlement and a usage report echo theirs (X402-012,
+  X402-027), ``actual_raw`` at most ``max_raw`` (X402-026), a failed settlement names its
+  reason as ``code`` (X402-022);
 - states: a payment answered or listed is in a state of the profile (PAY-STATE-002), a create
   starts in the initial state, an accepted transition ends in its target;
 - the test helpers (profile 6): deposit and expire (HELP-001, -002, -005, -006, -008, -009).
@@ -35,7 +37,6 @@ import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from conformance.core.profile import Currency, Profile
 from conformance.core.results import Outcome
@@ -43,7 +44,7 @@ from conformance.core.test_helpers import extract
 from conformance.judge.echoes import event_types_problems, shares_problems
 from conformance.judge.findings import ANSWER, Finding, passed, verdict
 from conformance.judge.payment_quotes import quote_problems
-from conformance.judge.payment_rules import PaymentRules, decimal_value, scaled_raw
+from conformance.judge.payment_rules import PaymentRules, decimal_value
 from conformance.judge.schedule_rules import (
     SCHEDULE_OPERATIONS,
     SUBSCRIPTION_OPERATIONS,
@@ -52,6 +53,7 @@ from conformance.judge.schedule_rules import (
 from conformance.judge.statement_pages import StatementPages
 from conformance.judge.times import LATENCY_SECS, derived_time
 from conformance.judge.values import first_of, json_int, query_int
+from conformance.judge.x402_rules import X402Rules
 
 CHECK = ANSWER
 
@@ -71,7 +73,6 @@ INITIAL_IDS = {
     "createPayoutSchedule": ("payout_schedules", ("PAYOUT-STATE-003",)),
 }
 HELPERS = frozenset({"testDepositPayment", "testExpirePayment"})
-DEFAULT_X402_SCHEME = "exact"  # the contract's default of X402RequirementsCreate.scheme
 
 
 class Call(Protocol):
@@ -124,7 +125,7 @@ class AnswerChecks:
         self._list_default = int(list_limit.default or list_limit.max)
         self._statements = StatementPages(profile)
         self._deposit_route = profile.helper("deposit")
-        self._valid_before_offset = profile.x402.valid_before_offset_secs
+        self._x402 = X402Rules(profile)
         self._targets = {
             t.operation: t.target
             for resource in ("payments", "subscriptions", "payout_schedules")
@@ -165,6 +166,8 @@ class AnswerChecks:
         helper = call.operation_id in HELPERS
         if helper and not call.success:
             return list(self._helper_refusal(call))
+        if call.operation_id == "settleX402Payment" and not call.success:
+            return self._settle_refusal(call)
         if not call.success or not isinstance(call.answer, dict):
             return []  # a refusal, or an answer the recording did not capture
         found: list[Finding] = []
@@ -256,96 +259,40 @@ class AnswerChecks:
             )
             yield verdict(CHECK, ("PAY-016",), problem)
 
-    # -- x402 --------------------------------------------------------------------------------
+    # -- x402 (the rules are ``x402_rules``; the time of valid_before is judged here) ---------
     def _x402_requirements(self, call: Call) -> Iterator[Finding]:
         accepts = call.answer.get("accepts")
         if not isinstance(accepts, list):
             return
-        entries = [a for a in accepts if isinstance(a, dict)]
-        chain_id, scheme = call.field("chain_id"), call.field("scheme") or DEFAULT_X402_SCHEME
-        currency, amount = self._currency(call.field("currency_id")), call.field("amount")
-        if currency is not None and isinstance(chain_id, str) and chain_id in currency.chains:
-            want = currency.chains.count(chain_id)
-            problem = (
-                None if len(accepts) == want else f"{len(accepts)} accepts entries, not {want}"
-            )
-            yield verdict(CHECK, ("X402-001",), problem)
-        for index, entry in enumerate(entries):
-            where = f"accepts[{index}]"
-            if isinstance(chain_id, str):
-                net = entry.get("network")
-                problem = None if net == chain_id else f"{where}.network {net!r}, not {chain_id!r}"
-                yield verdict(CHECK, ("X402-002",), problem)
-            got = entry.get("scheme")
-            problem = None if got == scheme else f"{where}.scheme {got!r}, requested {scheme!r}"
-            yield verdict(CHECK, ("X402-010",), problem)
-            raw = entry.get("max_amount_required")
-            want_raw = scaled_raw(amount, currency)
-            if want_raw is not None and currency is not None:
-                problem = (
-                    None
-                    if raw == want_raw
-                    else f"{where}.max_amount_required {raw!r} for {amount} {currency.code}: "
-                    f"expected {want_raw}"
-                )
-                yield verdict(CHECK, ("X402-005",), problem)
+        for ids, problem in self._x402.requirements(call.field, accepts):
+            yield verdict(CHECK, ids, problem)
+        for index, entry in enumerate(accepts):
+            if not isinstance(entry, dict):
+                continue
+            name, valid_before = f"accepts[{index}].valid_before", entry.get("valid_before")
+            if json_int(valid_before) is None:
+                message = f"{name} {valid_before!r} is not Unix seconds"
+                yield Finding(CHECK, ("X402-008",), Outcome.FAILED, message)
+                continue
             yield from self._derived_time(
-                call,
-                CHECK,
-                ("X402-008",),
-                f"{where}.valid_before",
-                entry.get("valid_before"),
-                self._valid_before_offset,
+                call, CHECK, ("X402-008",), name, valid_before, self._x402.offset
             )
-            resource, asked = entry.get("resource"), call.field("resource")
-            if asked is not None:
-                problem = (
-                    None if resource == asked else f"{where}.resource {resource!r}, not {asked!r}"
-                )
-            else:
-                parts = urlsplit(resource) if isinstance(resource, str) else None
-                absolute = parts is not None and parts.scheme in ("http", "https") and parts.netloc
-                problem = None if absolute else f"{where}.resource {resource!r} is not absolute"
-            yield verdict(CHECK, ("X402-009",), problem)
 
     def _settle(self, call: Call) -> Iterator[Finding]:
-        asked, answer = call.field("payment_id"), call.answer
-        if not isinstance(asked, str):
-            return
-        wrong = []
-        if answer.get("payment_id") != asked:
-            wrong.append(f"payment_id {answer.get('payment_id')!r}, settled {asked!r}")
-        if answer.get("success") is not True:
-            wrong.append(f"success {answer.get('success')!r}")
-        problem = f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-012",), problem)
+        asked = call.field("payment_id")
+        if isinstance(asked, str):
+            yield verdict(CHECK, *self._x402.settlement(asked, call.answer))
+
+    def _settle_refusal(self, call: Call) -> list[Finding]:
+        if not isinstance(call.answer, dict):
+            return []  # no body recorded: its code is unknown
+        rule = self._x402.settle_refusal(call.status, call.code)
+        return [] if rule is None else [verdict(CHECK, *rule)]
 
     def _usage(self, call: Call) -> Iterator[Finding]:
-        answer = call.answer
-        high, actual = answer.get("max_raw"), answer.get("actual_raw")
-        if (
-            isinstance(high, str)
-            and isinstance(actual, str)
-            and high.isdigit()
-            and actual.isdigit()
-        ):
-            problem = (
-                f"actual_raw {actual} above its own max_raw {high} was accepted"
-                if int(actual) > int(high)
-                else None
-            )
-            yield verdict(CHECK, ("X402-026",), problem)
-        wrong = []
-        payment_id = call.path_params.get("payment_id")
-        if payment_id is not None and answer.get("payment_id") != payment_id:
-            wrong.append(f"payment_id {answer.get('payment_id')!r} (path {payment_id!r})")
-        usage_id = call.field("usage_id")
-        if usage_id is not None and answer.get("usage_id") != usage_id:
-            wrong.append(f"usage_id {answer.get('usage_id')!r} (requested {usage_id!r})")
-        if "scheme" in answer and answer.get("scheme") != "upto":
-            wrong.append(f"scheme {answer.get('scheme')!r}")
-        problem = f"the usage answer has {'; '.join(wrong)}" if wrong else None
-        yield verdict(CHECK, ("X402-027",), problem)
+        payment_id, usage_id = call.path_params.get("payment_id"), call.field("usage_id")
+        for ids, problem in self._x402.usage(payment_id, usage_id, call.answer):
+            yield verdict(CHECK, ids, problem)
 
     # -- states ------------------------------------------------------------------------------
     def _state(self, call: Call) -> Iterator[Finding]:

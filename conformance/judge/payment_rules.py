@@ -151,15 +151,21 @@ def raw_amount(text: str, decimals: int) -> int:
     return int(whole) * int(10**decimals) + int(fraction.ljust(decimals, "0") or "0")
 
 
+def expected_raw(amount: object, decimals: int) -> int | None:
+    """A decimal amount in raw units; None for no decimal amount, or one with more places than
+    ``decimals`` (a request to be refused: the admission checks judge it)."""
+    if not isinstance(amount, str) or decimal_value(amount) is None:
+        return None
+    if len(amount.partition(".")[2]) > decimals:
+        return None
+    return raw_amount(amount, decimals)
+
+
 def scaled_raw(amount: object, currency: Currency | None) -> str | None:
-    """``amount`` (a decimal string) in the currency's raw units; None when there is no
-    currency, no decimal amount, or more places than the currency has (a request to be
-    refused: the admission checks judge it)."""
-    if currency is None or not isinstance(amount, str) or decimal_value(amount) is None:
-        return None
-    if len(amount.partition(".")[2]) > currency.decimals:
-        return None
-    return str(raw_amount(amount, currency.decimals))
+    """``expected_raw`` in the currency's raw units, as the API writes a raw amount; None also
+    when there is no currency."""
+    raw = expected_raw(amount, currency.decimals) if currency is not None else None
+    return None if raw is None else str(raw)
 
 
 def decimal_value(text: object) -> Decimal | None:

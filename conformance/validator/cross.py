@@ -10,11 +10,12 @@ judges it against what came before:
 - Authentication (profile 1): a nonce the server accepted once with an API key was refused when
   sent again with that key within the clock window (AUTH-016); signatures and timestamps are
   ``auth.AuthChecks``'s.
-- x402 (spec x402, profile 5): an authorization nonce the server settled for one payment was
-  not settled for another (X402-016); the same settle request sent again got the same result
-  (X402-023); a different payload for an already settled payment was refused (X402-024); a
-  settlement contradicting the requirements issued for its payment (recorded earlier, to the
-  same API key) was refused (X402-014 to X402-020).
+- x402 (spec x402, profile 5): a requirements nonce issued for one payment was not issued for
+  another (X402-007); an authorization nonce the server settled for one payment was not settled
+  for another (X402-016; unless it issued that nonce for both: X402-007's); the same settle
+  request sent again got the same result (X402-023); a different payload for an already
+  settled payment was refused (X402-024); a settlement contradicting the requirements issued
+  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
@@ -58,6 +59,7 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
 from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.outcomes import malformed_refusal
+from conformance.judge.x402_rules import other_codes, settle_result
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
@@ -100,6 +102,7 @@ NO_REPLAY_MARKER = (
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
+X402_FRESH_NONCE = f"{FAMILY}.x402_fresh_nonce"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
 ISSUE = "createX402Requirements"
 CLOCK_MARGIN_S = 30.0
@@ -162,7 +165,7 @@ class _Stored:
     fingerprint: bytes  # digest of method, path, query and body
     target: bytes  # digest of method and path
     status: int
-    body: bytes | None  # digest; None when the recording holds no body
+    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
     at: float | None
     source: str
     # Whether an answer without the replay header was seen: requests sent at once with one key
@@ -185,7 +188,7 @@ class _Settled:
     request: bytes  # digest of the whole request body
     payload: bytes  # digest of its payment_payload
     status: int
-    body: bytes | None  # digest; None when the recording holds no body
+    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
     source: str
     when: When
     api_key: str = ""  # whose settlement it was
@@ -278,8 +281,15 @@ class CrossExchangeChecks:
         self._refusal = malformed_refusal(profile)
         x402 = profile.x402
         self._settle_failure = x402.settle_failure.status
-        self._settled_conflict = x402.settled_conflict.status
+        self._settled_conflict = x402.settled_conflict
+        # with a pinned code, the codes of a refusal of another kind (any code is the conflict's
+        # where the profile pins none)
+        pinned = x402.settled_conflict.code is not None
+        self._conflict_others = (
+            other_codes(profile, x402.settled_conflict) if pinned else frozenset()
+        )
         self._valid_before_offset = x402.valid_before_offset_secs
+        self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
         # Ids created in the recording, and by which API key (IDEM-008 of a first use).
@@ -300,6 +310,8 @@ class CrossExchangeChecks:
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
+        # requirements nonces issued (digest of the nonce in lower case): payment_id, source
+        self._issued_nonces: BoundedTable[bytes, tuple[str, str]] = BoundedTable(limit)
         self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
@@ -307,6 +319,7 @@ class CrossExchangeChecks:
         # the operations whose answers the checks read (parsed once, for those only)
         self._reads_body = {
             ISSUE,
+            USAGE,
             *self._resource_of,
             *TenantChecks.READS_BODY,
             *OrderChecks.READS_BODY,
@@ -387,9 +400,9 @@ class CrossExchangeChecks:
             if operation_id == SETTLE:
                 findings += self._x402(exchange, headers, when)
             elif operation_id == ISSUE:
-                self._issue(exchange, headers, body)
+                findings += self._issue(exchange, headers, body)
             elif operation_id == USAGE:
-                findings += self._usage_report(exchange, headers, when, shown)
+                findings += self._usage_report(exchange, headers, when, shown, body)
             resource = self._resource_of.get(operation_id)
             if resource is not None and not replayed:
                 findings += self._state(exchange, operation_id, resource, body, when)
@@ -444,14 +457,25 @@ class CrossExchangeChecks:
         headers: dict[str, str],
         when: When,
         shown: Callable[[], Evidence],
+        body: Any,
     ) -> Iterator[Finding]:
         parts = exchange.path.strip("/").split("/")
         status = exchange.status or 0
         if len(parts) < 2 or status in self._auth_statuses:
             return
         api_key = headers.get(API_KEY_HEADER.lower(), "")
+        request = json_body(exchange.request_body)
+        amount = request.get("actual_amount") if isinstance(request, dict) else None
         yield from self._usage.report(
-            unquote(parts[-2]), api_key, status, when, exchange.source, shown
+            unquote(parts[-2]),
+            api_key,
+            status,
+            _code(exchange),
+            when,
+            exchange.source,
+            shown,
+            amount,
+            body,
         )
 
     def _learn_created(
@@ -725,8 +749,9 @@ class CrossExchangeChecks:
         return [finding], True
 
     # -- x402 settlement -------------------------------------------------------------------
-    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> None:
-        """Remember the requirements issued for a payment: what its settlement must answer."""
+    def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> Iterator[Finding]:
+        """Remember the requirements issued for a payment: what its settlement must answer;
+        their nonces were not issued for another payment before (X402-007)."""
         status = exchange.status or 0
         if not 200 <= status < 300 or not isinstance(body, dict):
             return
@@ -734,13 +759,35 @@ class CrossExchangeChecks:
         accepts = body.get("accepts")
         if not isinstance(payment_id, str) or not isinstance(accepts, list):
             return
+        yield from self._fresh_nonces(payment_id, accepts, exchange.source)
         entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
             margin = self._clock_margin(exchange, accepts)
             self._issued.put(payment_id, _Issued(api_key, entries, exchange.source, margin))
             schemes = frozenset(e.scheme for e in entries)
-            self._usage.issued(payment_id, api_key, schemes, exchange.source)
+            request = json_body(exchange.request_body)
+            currency_id = request.get("currency_id") if isinstance(request, dict) else None
+            currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
+            decimals = currency.decimals if currency is not None else None
+            self._usage.issued(payment_id, api_key, schemes, exchange.source, decimals)
+
+    def _fresh_nonces(self, payment_id: str, accepts: list[Any], source: str) -> Iterator[Finding]:
+        # A replay of the issue answers the same payment: its nonces again are no reuse.
+        for item in accepts:
+            nonce = item.get("nonce") if isinstance(item, dict) else None
+            if not isinstance(nonce, str) or not nonce:
+                continue
+            key = digest(nonce.lower())
+            earlier = self._issued_nonces.get(key)
+            if earlier is not None and earlier[0] != payment_id:
+                where = earlier[1] or "an earlier exchange"
+                message = f"nonce {nonce} of {payment_id} was issued for {earlier[0]} in {where}"
+                yield (X402_FRESH_NONCE, ("X402-007",), Outcome.FAILED, message)
+                continue
+            yield (X402_FRESH_NONCE, ("X402-007",), Outcome.PASSED, "a nonce not issued before")
+            if earlier is None:
+                self._issued_nonces.put(key, (payment_id, source))
 
     def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
         """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
@@ -767,7 +814,9 @@ class CrossExchangeChecks:
         if not isinstance(payment_id, str) or status in self._auth_statuses:
             return  # refused by authentication: the settlement was never looked at
         if 200 <= status < 300:
-            self._usage.settled(payment_id, when)
+            value = authorization.get("value") if isinstance(authorization, dict) else None
+            authorised = int(value) if isinstance(value, str) and _digits(value) else None
+            self._usage.settled(payment_id, when, authorised)
         if isinstance(authorization, dict):
             yield from self._against_issued(exchange, headers, body, authorization, when.start)
         if not isinstance(nonce, str):
@@ -778,13 +827,17 @@ class CrossExchangeChecks:
             digest(canonical(body)),
             digest(canonical(payload)),
             status,
-            None if exchange.response_body_missing else digest(exchange.response_body),
+            None if exchange.response_body_missing else _result(exchange),
             exchange.source,
             when,
             headers.get(API_KEY_HEADER.lower(), ""),
         )
         earlier = self._x402_nonces.get(nonce)
-        if earlier is not None and earlier.payment_id != payment_id:
+        if (
+            earlier is not None
+            and earlier.payment_id != payment_id
+            and not self._issued_nonce(payment_id, nonce)  # then issued twice: X402-007's
+        ):
             yield (
                 X402_NONCE_REUSE,
                 ("X402-016",),
@@ -803,18 +856,25 @@ class CrossExchangeChecks:
         mine = settled is not None and settled.api_key == this.api_key
         if settled is not None and mine and when.after(settled.when) and not in_use:
             refusal = self._refusal
-            formal = refusal.matches(status, _code(exchange))
-            yield from self._settled_again(settled, this, accepted, formal)
+            code = _code(exchange)
+            formal = refusal.matches(status, code)
+            yield from self._settled_again(settled, this, accepted, formal, code)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
             if earlier is None:
                 self._x402_nonces.put(nonce, this)
 
+    def _issued_nonce(self, payment_id: str, nonce: str) -> bool:
+        """``nonce`` is one the requirements issued for ``payment_id`` carry."""
+        issued = self._issued.get(payment_id)
+        key = digest(nonce.lower())
+        return issued is not None and any(e.nonce == key for e in issued.entries)
+
     def _settled_again(
-        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool
+        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool, code: str | None
     ) -> Iterator[Finding]:
-        """``formal``: ``this`` was refused as breaking the contract."""
+        """``formal``: ``this`` was refused as breaking the contract; ``code``: its answer's."""
         where = settled.source or "an earlier exchange"
         status = this.status
         if settled.request == this.request:
@@ -836,13 +896,17 @@ class CrossExchangeChecks:
             # A refusal with another status (a malformed or unverifiable payload) was decided
             # before the settled state was looked at: no verdict on this rule.
             conflict = self._settled_conflict
-            if accepted or conflict is None or status == conflict:
+            # a refusal with another of the profile's answers of that status is of another kind
+            if accepted or (status == conflict.status and code not in self._conflict_others):
+                wanted = conflict.code
+                other_code = not accepted and None not in (code, wanted) and code != wanted
                 yield (
                     X402_NONCE_REUSE,
                     ("X402-024",),
-                    Outcome.FAILED if accepted else Outcome.PASSED,
+                    Outcome.FAILED if accepted or other_code else Outcome.PASSED,
                     f"another payload for payment {this.payment_id}, settled in {where}: "
-                    f"got {status}",
+                    f"got {status}"
+                    + (f" with code {code!r}, not {wanted!r}" if other_code else ""),
                 )
 
     def _against_issued(
@@ -1030,8 +1094,19 @@ def _created_at(
     return None
 
 
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def _time(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _result(exchange: Exchange) -> bytes:
+    """The digest of a settle answer's result (``x402_rules.settle_result``), or of its bytes
+    when it is no JSON object."""
+    result = settle_result(json_body(exchange.response_body))
+    return digest(exchange.response_body) if result is None else digest(canonical(result))
 
 
 def _code(exchange: Exchange) -> str | None:

@@ -8,6 +8,8 @@ profile's clock window: a server whose clock is off by less than that never fail
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -228,46 +230,108 @@ def test_a_raw_amount_not_scaled_by_the_currencys_decimals_fails_payout_002(
     assert outcomes(validator, create_schedule(schedule()), "PAYOUT-002") == [Outcome.PASSED]
 
 
-def requirements(max_amount: str, resource: str = "https://api.example.com/x402/pay_1") -> Exchange:
-    entry = {
-        "scheme": "exact",
-        "network": "base",
-        "asset": "0x" + "1" * 40,
-        "pay_to": "0x" + "2" * 40,
-        "max_amount_required": max_amount,
-        "resource": resource,
-        "nonce": "0x" + "3" * 64,
-        "valid_before": 1767225600 + 300,
-    }
+ENTRY = {
+    "scheme": "exact",
+    "network": "base",
+    "asset": "0x" + "1" * 40,
+    "pay_to": "0x" + "2" * 40,
+    "max_amount_required": "12500000",
+    "resource": "https://api.example.com/x402/pay_1",
+    "nonce": "0x" + "3" * 64,
+    "valid_before": 1767225600 + 300,
+    "extra": {"name": "USD Coin", "version": "2", "chain_id": 8453,
+              "verifying_contract": "0x" + "4" * 40},
+}  # fmt: skip
+ISSUED = ("X402-001", "X402-002", "X402-003", "X402-004", "X402-005", "X402-006", "X402-008",
+          "X402-009", "X402-029")  # fmt: skip
+
+
+def requirements(asked: str | None = None, **changes: Any) -> Exchange:
+    """Requirements for 12.5 usdc on base (``asked``: the scheme requested, if any), the entry
+    with ``changes``."""
+    request = {"currency_id": "usdc", "chain_id": "base", "amount": "12.5"}
+    if asked is not None:
+        request["scheme"] = asked
     return exchange(
-        "POST", "/v1/x402/requirements", request_headers=POST,
-        request_body={"currency_id": "usdc", "chain_id": "base", "amount": "12.5"}, status=201,
-        response_body={"payment_id": "pay_1", "accepts": [entry]}, started_at=STARTED,
+        "POST", "/v1/x402/requirements", request_headers=POST, request_body=request, status=201,
+        response_body={"payment_id": "pay_1", "accepts": [{**ENTRY, **changes}]},
+        started_at=STARTED,
     )  # fmt: skip
 
 
-def test_x402_requirements_follow_the_request(validator: ExchangeValidator) -> None:
-    ex = requirements("12500000")
-    for rid in ("X402-001", "X402-002", "X402-005", "X402-008", "X402-009", "X402-010"):
-        assert outcomes(validator, ex, rid) == [Outcome.PASSED], rid
-
-
-def test_a_max_amount_required_with_the_wrong_decimals_fails_x402_005(
+def test_x402_requirements_follow_the_request_and_the_profile(
     validator: ExchangeValidator,
 ) -> None:
-    assert outcomes(validator, requirements("12500000000000000000"), "X402-005") == [Outcome.FAILED]
+    ex = requirements()
+    for rid in (*ISSUED, "OPS-030"):
+        assert outcomes(validator, ex, rid) == [Outcome.PASSED], rid
+    assert outcomes(validator, ex, "X402-010") == []  # no scheme requested: OPS-030's
+    assert outcomes(validator, requirements("exact"), "X402-010") == [Outcome.PASSED]
+    assert outcomes(validator, requirements("exact"), "OPS-030") == []
 
 
-def test_a_relative_default_resource_fails_x402_009(validator: ExchangeValidator) -> None:
-    assert outcomes(validator, requirements("12500000", "/x402/pay_1"), "X402-009") == [
-        Outcome.FAILED
-    ]
+@pytest.mark.parametrize(
+    ("changes", "rid"),
+    [
+        ({"max_amount_required": "12500000000000000000"}, "X402-005"),  # scaled like ETH
+        ({"resource": "/x402/pay_1"}, "X402-009"),
+        ({"asset": "native"}, "X402-003"),  # a token deployment
+        ({"pay_to": "0x12"}, "X402-004"),
+        ({"nonce": "0x" + "3" * 63}, "X402-006"),
+        ({"valid_before": 1767225600 + 3000}, "X402-008"),  # ten times the offset
+        ({"valid_before": "1767225900"}, "X402-008"),  # not Unix seconds
+        ({"extra": {"name": "USD Coin", "version": "2"}}, "X402-029"),
+        ({"scheme": "upto"}, "OPS-030"),  # no scheme requested: the contract's default, exact
+    ],
+)
+def test_an_issued_entry_the_profile_rules_out_fails(
+    validator: ExchangeValidator, changes: dict[str, Any], rid: str
+) -> None:
+    assert outcomes(validator, requirements(**changes), rid) == [Outcome.FAILED]
 
 
-def usage(max_raw: str, actual_raw: str) -> Exchange:
+def test_another_scheme_than_the_requested_one_fails_x402_010(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, requirements("upto"), "X402-010") == [Outcome.FAILED]
+
+
+def settlement(tx_hash: str) -> Exchange:
+    return exchange(
+        "POST", "/v1/x402/settle", request_headers=AUTH,
+        request_body={"payment_id": "pay_1", "payment_payload": {}, "payment_requirements": {}},
+        response_body={"success": True, "tx_hash": tx_hash, "payment_id": "pay_1"},
+    )  # fmt: skip
+
+
+def test_a_settlement_without_the_profiles_tx_hash_fails_x402_012(
+    validator: ExchangeValidator,
+) -> None:
+    assert outcomes(validator, settlement("0x" + "a" * 64), "X402-012") == [Outcome.PASSED]
+    assert outcomes(validator, settlement("a" * 64), "X402-012") == [Outcome.FAILED]
+
+
+def refused_settlement(answer: dict[str, Any], status: int = 422) -> Exchange:
+    return replace(
+        settlement("0x" + "a" * 64), status=status, response_body=json.dumps(answer).encode()
+    )
+
+
+def test_a_failed_settlement_names_its_reason_as_code_x402_022(
+    validator: ExchangeValidator,
+) -> None:
+    named = refused_settlement({"code": "invalid_exact_evm_payload_signature", "message": "m"})
+    assert outcomes(validator, named, "X402-022") == [Outcome.PASSED]
+    assert outcomes(validator, refused_settlement({"message": "m"}), "X402-022") == [Outcome.FAILED]
+    # another of the profile's answers with that status: a refusal of another kind
+    reused = refused_settlement({"code": "idempotency_key_reused", "message": "m"})
+    assert outcomes(validator, reused, "X402-022") == []
+
+
+def usage(max_raw: str, actual_raw: str, scheme: str = "upto") -> Exchange:
     answer = {
         "payment_id": "pay_1",
-        "scheme": "upto",
+        "scheme": scheme,
         "max_raw": max_raw,
         "actual_raw": actual_raw,
         "usage_id": "u-1",
@@ -284,6 +348,18 @@ def test_a_usage_answer_with_actual_raw_above_its_own_max_raw_fails_x402_026(
 ) -> None:
     assert outcomes(validator, usage("1000000", "2000000"), "X402-026") == [Outcome.FAILED]
     assert outcomes(validator, usage("3000000", "2000000"), "X402-026") == [Outcome.PASSED]
+
+
+def test_a_usage_answer_of_another_scheme_fails_x402_027(validator: ExchangeValidator) -> None:
+    assert outcomes(validator, usage("3000000", "2000000"), "X402-027") == [Outcome.PASSED]
+    assert outcomes(validator, usage("3000000", "2000000", "flat"), "X402-027") == [Outcome.FAILED]
+
+
+def test_a_usage_answer_of_an_exact_payment_fails_x402_025(validator: ExchangeValidator) -> None:
+    # the server accepted a usage report of a payment that takes none (not X402-027's answer)
+    ex = usage("3000000", "2000000", "exact")
+    assert outcomes(validator, ex, "X402-025") == [Outcome.FAILED]
+    assert outcomes(validator, ex, "X402-027") == [Outcome.PASSED]
 
 
 # ----------------------------------------------------------------------------- quotes

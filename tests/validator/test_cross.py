@@ -272,6 +272,33 @@ def test_the_same_settlement_again_gets_the_same_result(cross: CrossExchangeChec
     assert outcomes(cross.observe(refused, "settleX402Payment"), "X402-024") == [Outcome.PASSED]
 
 
+def test_the_same_result_is_its_success_tx_hash_and_payment_not_its_bytes(
+    cross: CrossExchangeChecks,
+) -> None:
+    nonce = "0x" + "d" * 64
+    first = settle("pay_1", nonce)
+    cross.observe(first, "settleX402Payment")
+    reordered = {"payment_id": "pay_1", "tx_hash": "0x" + "b" * 64, "success": True, "at": 1}
+    again = replace(first, response_body=json.dumps(reordered).encode())
+    assert outcomes(cross.observe(again, "settleX402Payment"), "X402-023") == [Outcome.PASSED]
+    other = {**reordered, "tx_hash": "0x" + "f" * 64}
+    new_hash = replace(first, response_body=json.dumps(other).encode())
+    assert outcomes(cross.observe(new_hash, "settleX402Payment"), "X402-023") == [Outcome.FAILED]
+
+
+def test_another_payload_refused_with_another_code_than_settled_conflicts_fails() -> None:
+    cross = CrossExchangeChecks(load_profile("divergent"))  # settled_conflict: 409 already_settled
+    cross.observe(settle("pay_1", "0x" + "d" * 64), "settleX402Payment")
+    refused = settle("pay_1", "0x" + "e" * 64, value="99", status=409)  # code "conflict"
+    results = cross.observe(refused, "settleX402Payment")
+    assert outcomes(results, "X402-024") == [Outcome.FAILED]
+    assert "not 'already_settled'" in judged(results)[0].message
+    key_reused = replace(
+        refused, response_body=b'{"code":"idempotency_key_conflict","message":"m"}'
+    )
+    assert outcomes(cross.observe(key_reused, "settleX402Payment"), "X402-024") == []
+
+
 # -- states --------------------------------------------------------------------------------
 def listed(*payments: tuple[str, str]) -> Exchange:
     body = {"data": [{"id": pid, "status": status} for pid, status in payments]}
@@ -823,3 +850,25 @@ def test_without_a_replay_header_another_merchants_stored_answer_is_a_foreign_re
     cross.observe(create("k1", PAYMENT, 201, CREATED), "createPayment")
     beta = create("k1", PAYMENT, 201, CREATED, api_key="mk_test_beta")
     assert outcomes(cross.observe(beta, "createPayment"), "IDEM-015") == [Outcome.FAILED]
+
+
+def test_a_requirements_nonce_issued_for_two_payments_fails_x402_007(
+    cross: CrossExchangeChecks,
+) -> None:
+    assert outcomes(cross.observe(issued("pay_1"), "createX402Requirements"), "X402-007") == [
+        Outcome.PASSED
+    ]
+    again = cross.observe(issued("pay_1"), "createX402Requirements")  # a replay: the same payment
+    assert outcomes(again, "X402-007") == [Outcome.PASSED]
+    results = cross.observe(issued("pay_2"), "createX402Requirements")
+    assert outcomes(results, "X402-007") == [Outcome.FAILED]
+    assert "issued for pay_1" in judged(results)[0].message
+
+
+def test_a_nonce_issued_for_both_payments_settled_twice_is_x402_007s(
+    cross: CrossExchangeChecks,
+) -> None:
+    for payment_id in ("pay_1", "pay_2"):
+        cross.observe(issued(payment_id), "createX402Requirements")
+    cross.observe(paying("pay_1"), "settleX402Payment")
+    assert outcomes(cross.observe(paying("pay_2"), "settleX402Payment"), "X402-016") == []

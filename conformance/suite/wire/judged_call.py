@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 
 from conformance.core import jsonsafe
-from conformance.judge.findings import NOT_JSON
+from conformance.judge.answers import AnswerChecks
+from conformance.judge.findings import NOT_JSON, Finding
 
 
 @dataclass
@@ -79,3 +80,13 @@ class JudgedCall:
         with contextlib.suppress(RuntimeError):  # a response not read to its end
             elapsed = self.response.elapsed.total_seconds()
         return ((self._received - elapsed - slack, self._received + slack),)
+
+
+def judged(
+    answers: AnswerChecks,
+    response: httpx.Response,
+    operation_id: str,
+    path_params: dict[str, str] | None = None,
+) -> list[Finding]:
+    """The judge's findings on one exchange the suite sent (times with the judge's slack)."""
+    return answers.judge(JudgedCall(response, operation_id, path_params or {}))

@@ -16,6 +16,8 @@ from urllib.parse import quote
 
 import httpx
 
+from conformance.judge.answers import AnswerChecks
+from conformance.judge.x402_rules import default_scheme
 from conformance.suite.factories import Factories, PrerequisiteError, locate_operation
 from conformance.suite.stateful import body_of
 from conformance.suite.x402.model import Deployment, Issued, X402Profile, raw_of
@@ -68,6 +70,7 @@ class X402Api:
     def __init__(self, factories: Factories, rules: X402Profile) -> None:
         self.factories = factories
         self.rules = rules
+        self.answers = AnswerChecks(rules.profile)  # the judge's rules on each answer
 
     @property
     def client(self) -> Any:
@@ -108,7 +111,7 @@ class X402Api:
                 f"{response.status_code} {response.text[:200]}"
             )
         entry = dict(accepts[0])
-        scheme = requested.scheme or self.rules.default_scheme or str(entry.get("scheme"))
+        scheme = requested.scheme or default_scheme() or str(entry.get("scheme"))
         # Payloads answer what was issued (whether it was issued right is X402-005's question).
         issued_max = entry.get("max_amount_required")
         if isinstance(issued_max, str) and issued_max.isascii() and issued_max.isdigit():

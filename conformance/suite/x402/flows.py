@@ -14,28 +14,17 @@ import uuid
 from typing import Any
 
 from conformance.judge.outcomes import json_object
+from conformance.judge.x402_rules import settle_result, usage_against_payment
 from conformance.suite.stateful import Verdicts, body_of, compact
-from conformance.suite.x402.api import IssueOutcome, Requested, X402Api
-from conformance.suite.x402.checks import (
-    Problems,
-    failure_code_problems,
-    requirements_problems,
-    settled_problems,
-    shape_problems,
-    string_field_problems,
-    usage_problems,
-)
+from conformance.suite.wire.judged_call import judged
+from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
+from conformance.suite.x402.checks import shape_problems, string_field_problems
 from conformance.suite.x402.model import EXACT, Issued, decimal_text
 from conformance.suite.x402.payloads import Malformed, Tampering
 
 SETTLE_RESULT = "X402SettleResult"
 USAGE_RESULT = "X402UsageResult"
 USAGE_FIELDS = ("payment_id", "scheme", "max_raw", "actual_raw", "usage_id")
-
-
-def record(verdicts: Verdicts, problems: Problems, *, fatal: bool) -> None:
-    for rid, found in problems.items():
-        verdicts.problems([rid], found, fatal=fatal)
 
 
 # ---------------------------------------------------------------------------- requirements
@@ -62,7 +51,7 @@ def check_issued(
     *,
     fatal: bool,
 ) -> None:
-    record(verdicts, requirements_problems(api.rules, requested, outcome), fatal=fatal)
+    verdicts.findings(judged(api.answers, outcome.response, REQUIREMENTS), fatal=fatal)
     accepts = body_of(outcome.response).get("accepts")
     for entry in accepts if isinstance(accepts, list) else []:
         nonce = entry.get("nonce") if isinstance(entry, dict) else None
@@ -93,14 +82,12 @@ def settle_valid(
         ids, response, api.rules.success("settleX402Payment"), "a valid payload", fatal=fatal
     )
     if accepted:
-        verdicts.problems(
-            ["X402-012"], settled_problems(api.rules, issued.payment_id, response), fatal=fatal
-        )
+        verdicts.findings(judged(api.answers, response, SETTLE), fatal=fatal)
         verdicts.problems(
             ["OPS-033"], shape_problems(api.rules.contract, SETTLE_RESULT, response), fatal=fatal
         )
         issued.settle_body = body
-        issued.tx_hash = str(body_of(response).get("tx_hash"))
+        issued.result = settle_result(body_of(response))
         issued.authorised = int(body["payment_payload"]["authorization"]["value"])
         issued.settled_at = time.time()
 
@@ -112,13 +99,10 @@ def settle_again(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: boo
     body = json_object(response) or {}
     verdicts.check(
         ["X402-023"],
-        response.status_code == api.rules.success("settleX402Payment")
-        and body.get("tx_hash") == issued.tx_hash
-        and body.get("payment_id") == issued.payment_id
-        and body.get("success") is True,
+        response.status_code == api.rules.success(SETTLE) and settle_result(body) == issued.result,
         f"the identical payload settled again answered "
         f"{compact(body) if body else response.status_code}, expected the first result "
-        f"(tx_hash {issued.tx_hash})",
+        f"(success, tx_hash, payment_id: {issued.result})",
         fatal=fatal,
     )
 
@@ -184,8 +168,8 @@ def settle_tampered(
         ok = verdicts.status(
             [tampering.requirement_id], response, rules.settle_failure, tampering.name, fatal=fatal
         )
-        if ok:
-            verdicts.problems(["X402-022"], failure_code_problems(rules, response), fatal=fatal)
+        if ok:  # its reason as code (X402-022)
+            verdicts.findings(judged(api.answers, response, SETTLE), fatal=fatal)
         return accepted
     allowed = (rules.settle_failure.status, rules.settled_conflict.status)
     verdicts.check(
@@ -266,17 +250,22 @@ def usage(
             ["X402-026"], response, rules.business_rule, "usage over the rest", fatal=fatal
         )
         return
-    verdicts.problems(
-        ["X402-027"],
-        usage_problems(rules, issued.payment_id, usage_id, issued.authorised, actual_raw, response),
-        fatal=fatal,
+    if not verdicts.status(
+        ["X402-027"], response, rules.success(USAGE), f"usage of {amount}", fatal=fatal
+    ):
+        return
+    issued.used_raw += actual_raw
+    path = {"payment_id": issued.payment_id}
+    verdicts.findings(judged(api.answers, response, USAGE, path), fatal=fatal)
+    history = usage_against_payment(
+        amount, body_of(response), decimals=issued.deployment.decimals, authorised=issued.authorised
     )
-    if accepted:
-        issued.used_raw += actual_raw
-        verdicts.problems(
-            ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
-        )
-        verdicts.problems(["SHAPE-024"], string_field_problems(response, USAGE_FIELDS), fatal=fatal)
+    for ids, problem in history:
+        verdicts.check(ids, problem is None, problem or "", fatal=fatal)
+    verdicts.problems(
+        ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
+    )
+    verdicts.problems(["SHAPE-024"], string_field_problems(response, USAGE_FIELDS), fatal=fatal)
 
 
 def usage_unknown(verdicts: Verdicts, api: X402Api, decimals: int, *, fatal: bool) -> None:

@@ -4,7 +4,7 @@ Rules issue requirements (any deployment of any profile currency, any scheme or 
 amount drawn within the currency's decimals, with or without a resource), try to settle them
 (a valid payload, the identical one again, another one, each kind of tampering, each kind of
 malformed payload) and report usage (within and over the authorised value, on every kind of
-payment). ``Issued`` records which payment is settled with which payload, its ``tx_hash`` and
+payment). ``Issued`` records which payment is settled with which payload, its result and
 the value the payer authorised; every answer is compared with what the model says the profile
 requires. A failure is shrunk to the shortest sequence of steps that shows it.
 """

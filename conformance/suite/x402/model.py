@@ -1,9 +1,10 @@
 """What the x402 family knows: the profile's x402 choices, and the payments it created.
 
-``X402Profile`` reads everything the family needs from the profile (deployments of every
-currency, schemes, the valid_before offset, patterns, statuses). ``Issued`` is one payment's
+``X402Profile`` reads what the family needs from the profile (deployments of every currency,
+schemes, the payload shape, statuses; the rules on an answer are the judge's,
+``judge.x402_rules``). ``Issued`` is one payment's
 requirements as the server issued them and, once settled, the settle request that settled it,
-its ``tx_hash`` and the value the payer authorised: the model the state machine compares the
+its result and the value the payer authorised: the model the state machine compares the
 server's answers with.
 """
 
@@ -34,15 +35,6 @@ class Deployment:
     @property
     def decimals(self) -> int:
         return self.currency.decimals
-
-    @property
-    def entries(self) -> int:
-        """How many accepts entries the profile gives: one per deployment on the chain."""
-        return self.currency.chains.count(self.chain_id)
-
-    @property
-    def native(self) -> bool:
-        return self.currency.asset_kinds.get(self.chain_id) == "native"
 
 
 def decimal_text(raw: int, decimals: int) -> str:
@@ -76,13 +68,6 @@ class X402Profile:
                 found.append(Deployment(currency, chain_id))
         return found
 
-    def per_currency(self) -> list[Deployment]:
-        """One deployment of each currency (each number of decimals once)."""
-        seen: dict[str, Deployment] = {}
-        for deployment in self.deployments:
-            seen.setdefault(deployment.currency.currency_id, deployment)
-        return list(seen.values())
-
     def undeployed(self) -> list[tuple[Currency, str]]:
         """Currencies with a profile chain they are not deployed on."""
         return [
@@ -95,32 +80,6 @@ class X402Profile:
     @property
     def schemes(self) -> list[str]:
         return list(self.x402.schemes)
-
-    @property
-    def default_scheme(self) -> str | None:
-        """The scheme the contract states for a request that names none."""
-        schemas = (self.contract.get("components") or {}).get("schemas") or {}
-        scheme = ((schemas.get("X402RequirementsCreate") or {}).get("properties") or {}).get(
-            "scheme"
-        ) or {}
-        default = scheme.get("default")
-        return str(default) if isinstance(default, str) else None
-
-    @property
-    def offset(self) -> int:
-        return self.x402.valid_before_offset_secs
-
-    @property
-    def tx_hash_pattern(self) -> str:
-        return self.x402.tx_hash_pattern
-
-    @property
-    def address_pattern(self) -> str:
-        return self.x402.address_pattern
-
-    @property
-    def nonce_pattern(self) -> str:
-        return self.x402.nonce_pattern
 
     @property
     def payload_shape(self) -> X402PayloadShape | None:
@@ -174,7 +133,7 @@ class Issued:
     max_raw: int
     entry: dict[str, Any]
     settle_body: dict[str, Any] | None = None  # the request that settled it
-    tx_hash: str | None = None
+    result: tuple[object, ...] | None = None  # of the settlement (``settle_result``)
     authorised: int | None = None  # the settled authorization's value
     settled_at: float | None = None  # epoch seconds (suite clock) of the settlement
     ledger_lines: int | None = None  # statement lines naming the payment once settled

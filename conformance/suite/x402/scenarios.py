@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.suite.stateful import MachineContext, Verdicts
+from conformance.suite.wire.judged_call import judged
 from conformance.suite.x402 import flows
-from conformance.suite.x402.api import RESOURCE, Requested, X402Api
-from conformance.suite.x402.checks import failure_code_problems
+from conformance.suite.x402.api import RESOURCE, SETTLE, Requested, X402Api
 from conformance.suite.x402.model import EXACT, Deployment, Issued, X402Profile, decimal_text
 from conformance.suite.x402.payloads import (
     QUICK_MALFORMED,
@@ -169,10 +169,9 @@ class Scenarios:
             "requirements issued for another payment",
             fatal=self.fatal,
         )
-        if ok:
-            self.verdicts.problems(
-                ["X402-022"], failure_code_problems(self.rules, response), fatal=self.fatal
-            )
+        if ok:  # its reason as code (X402-022)
+            findings = judged(self.api.answers, response, SETTLE)
+            self.verdicts.findings(findings, fatal=self.fatal)
         self.step("settle a valid payload for an unknown payment")
         flows.settle_unknown(self.verdicts, self.api, one, fatal=self.fatal)
 

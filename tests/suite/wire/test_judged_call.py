@@ -6,9 +6,10 @@ from __future__ import annotations
 import httpx
 
 from conformance.core.profile import load_profile
+from conformance.core.results import Outcome
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.findings import NOT_JSON
-from conformance.suite.wire.judged_call import JudgedCall
+from conformance.suite.wire.judged_call import JudgedCall, judged
 
 
 def sent(body: bytes = b"", status: int = 201, answer: bytes = b"") -> httpx.Response:
@@ -56,3 +57,20 @@ def test_a_derived_time_is_judged_in_the_window_the_family_gives() -> None:
 
     assert pay_010((at - 3, at + 3)) == ["passed"]
     assert pay_010((at + 10, at + 15)) == ["failed"]  # narrower than the judge's own allowance
+
+
+def test_the_judge_reads_it_as_it_reads_a_recorded_exchange() -> None:
+    body = b'{"currency_id":"usdc","chain_id":"base","amount":"12.5"}'
+    entry = (
+        b'{"scheme":"exact","network":"base","max_amount_required":"12500000",'
+        b'"valid_before":1767228600}'  # ten times the profile's offset after 2026-01-01
+    )
+    response = sent(body, 201, b'{"payment_id":"pay_1","accepts":[' + entry + b"]}")
+    at = 1767225600.0
+    checks = AnswerChecks(load_profile("default"))
+    findings = checks.judge(JudgedCall(response, "createX402Requirements", handled=(at, at + 1)))
+    failed = {rid for f in findings if f.outcome is Outcome.FAILED for rid in f.ids}
+    assert "X402-008" in failed
+    assert "X402-005" not in failed
+    # without a window of the family's, the judge's own slack around the time it came
+    assert judged(checks, response, "createX402Requirements")
