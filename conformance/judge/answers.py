@@ -51,7 +51,7 @@ from conformance.judge.schedule_rules import (
     ScheduleRules,
 )
 from conformance.judge.statement_pages import StatementPages
-from conformance.judge.times import LATENCY_SECS, derived_time
+from conformance.judge.times import RequestClock
 from conformance.judge.values import first_of, json_int, query_int
 from conformance.judge.x402_rules import X402Rules
 
@@ -96,7 +96,13 @@ class Call(Protocol):
 
     def field(self, name: str) -> Any: ...
 
-    def header(self, name: str) -> str | None: ...
+    def header(self, name: str) -> str | None:
+        """A header of the request."""
+        ...
+
+    def response_header(self, name: str) -> str | None:
+        """A header of the answer."""
+        ...
 
     def handled_between(
         self, slack: float, unix_timestamps: bool
@@ -114,9 +120,7 @@ class AnswerChecks:
     """Judges answers against their own requests for one profile."""
 
     def __init__(self, profile: Profile) -> None:
-        auth = profile.auth
-        self._tolerance = auth.clock_window_secs + LATENCY_SECS
-        self._unix_timestamps = auth.timestamp_format == "unix-seconds"
+        self._clock = RequestClock(profile)
         self._currencies: dict[str, Currency] = profile.currencies
         expires_in = profile.range("payments", "expires_in_secs").default
         self._expires_default = None if expires_in is None else int(expires_in)
@@ -184,9 +188,7 @@ class AnswerChecks:
         self, call: Call, check: str, ids: tuple[str, ...], name: str, actual: object, secs: int
     ) -> Iterator[Finding]:
         """``actual`` (a date-time, or Unix seconds) is the request's time plus ``secs``."""
-        return derived_time(
-            call, check, ids, name, actual, secs, self._tolerance, self._unix_timestamps
-        )
+        return self._clock.derived(call, check, ids, name, actual, secs)
 
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.core.profile import Currency, Profile
 from conformance.judge.findings import ANSWER, Finding, seconds, verdict
 from conformance.judge.payment_rules import decimal_value, scaled_raw
-from conformance.judge.times import LATENCY_SECS, derived_time
+from conformance.judge.times import RequestClock
 from conformance.judge.values import json_int
 
 if TYPE_CHECKING:
@@ -59,8 +59,7 @@ class ScheduleRules:
         self._retired = frozenset(
             t.target for t in profile.transitions("payout_schedules") if t.operation == RETIRE
         )
-        self._slack = profile.auth.clock_window_secs + LATENCY_SECS
-        self._unix_timestamps = profile.auth.timestamp_format == "unix-seconds"
+        self._clock = RequestClock(profile)
 
     # -- payout schedules ------------------------------------------------------------------
     def payout(self, call: Call) -> Iterator[Finding]:
@@ -141,15 +140,13 @@ class ScheduleRules:
             return
         created = seconds(answer.get("created_at"))
         if created is None:  # without created_at, the time the server handled the create
-            yield from derived_time(
+            yield from self._clock.derived(
                 call,
                 ANSWER,
                 ("PAYOUT-006",),
                 "next_run_at",
                 next_run,
                 interval,
-                self._slack,
-                self._unix_timestamps,
             )
             return
         moment = seconds(next_run)
@@ -186,15 +183,13 @@ class ScheduleRules:
             return
         interval = json_int(call.field("interval_secs"))
         if interval is not None:
-            yield from derived_time(
+            yield from self._clock.derived(
                 call,
                 ANSWER,
                 ("SUB-004",),
                 "next_bill_at",
                 answer.get("next_bill_at"),
                 interval,
-                self._slack,
-                self._unix_timestamps,
             )
         yield from _currency_chain(
             answer, call.field("currency_id"), call.field("chain_id"), "SUB-005"

@@ -64,6 +64,9 @@ class Call:
     def header(self, name: str) -> str | None:
         return self.exchange.header(name)
 
+    def response_header(self, name: str) -> str | None:
+        return self.exchange.header(name, response=True)
+
     def handled_between(
         self, slack: float, unix_timestamps: bool
     ) -> tuple[tuple[float, float], ...]:

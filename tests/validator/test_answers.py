@@ -89,6 +89,24 @@ def test_an_expires_at_that_ignores_the_requested_lifetime_fails_pay_010(
     assert "expires_at" in result.message and "+3540 s" in result.message
 
 
+def test_a_replay_answered_long_after_its_original_is_not_judged_for_its_times(
+    validator: ExchangeValidator,
+) -> None:
+    # the stored answer's expires_at was derived when the original was handled, an hour before
+    original = create_payment(60, "2026-01-01T00:01:00Z")
+    stamped = tuple(
+        (name, "1767229200" if name == "X-Timestamp" else value)  # an hour after STARTED
+        for name, value in original.request_headers
+    )
+    later = replace(original, started_at="2026-01-01T01:00:00.000Z", request_headers=stamped)
+    assert outcomes(validator, later, "PAY-010") == [Outcome.FAILED]
+    marked = replace(
+        later,
+        response_headers=(*later.response_headers, ("Idempotent-Replayed", "true")),
+    )
+    assert outcomes(validator, marked, "PAY-010") == []
+
+
 def test_an_expires_at_of_the_requested_lifetime_passes_pay_010(
     validator: ExchangeValidator,
 ) -> None:

@@ -71,6 +71,10 @@ class JudgedCall:
         value: str | None = self.response.request.headers.get(name)
         return value
 
+    def response_header(self, name: str) -> str | None:
+        value: str | None = self.response.headers.get(name)
+        return value
+
     def handled_between(
         self, slack: float, unix_timestamps: bool
     ) -> tuple[tuple[float, float], ...]:
