@@ -44,6 +44,9 @@ class FakeCall:
     def header(self, name: str) -> str | None:
         return None
 
+    def response_header(self, name: str) -> str | None:
+        return None
+
     def handled_between(
         self, slack: float, unix_timestamps: bool
     ) -> tuple[tuple[float, float], ...]:
