@@ -126,3 +126,13 @@ class ResponseSchemas:
         )
         errors = sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.path])
         return [problem_of(e) for e in errors]
+
+
+ERROR_CODE_CHECK = "ErrorCodeMatchesProfile"
+
+
+def code_only(status: int, problems: Sequence[Problem]) -> bool:
+    """A refusal whose body breaks its schema in its ``code`` alone: a code the profile does not
+    give that status, judged by the profile's status rule (``ERROR_CODE_CHECK``), not as the
+    error's shape."""
+    return status >= 400 and bool(problems) and all(p.where == "code" for p in problems)

@@ -56,9 +56,11 @@ from conformance.judge.outcomes import (
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
 from conformance.judge.response_schemas import (
+    ERROR_CODE_CHECK,
     Problem,
     SchemaValidator,
     broken_ids,
+    code_only,
     problem_of,
 )
 from conformance.judge.schema_requirements import requirement_ids, requirement_operations
@@ -640,9 +642,8 @@ class ExchangeValidator:
                 ids = tuple(rid for rid in candidates if rid in broken)
             else:
                 ids = pinned(candidates, problems)
-            if status >= 400 and all(p.where == "code" for p in problems):
-                # A code the profile does not give this status: the profile's status rule.
-                ids = self._ids("ErrorCodeMatchesProfile", oid, status) or ids
+            if code_only(status, problems):
+                ids = self._ids(ERROR_CODE_CHECK, oid, status) or ids
             out.append(_Finding("response_schema", ids, Outcome.FAILED, message))
         elif candidates:
             message = f"the {status} body matches its schema"

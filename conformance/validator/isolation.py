@@ -112,7 +112,8 @@ class TenantChecks:
     READS_BODY = frozenset({*CREATED, *LISTED})  # the operations whose answers it reads
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
-        self._not_found = profile.error("status", "not_found").status
+        self._not_found_answer = profile.error("status", "not_found")
+        self._not_found = self._not_found_answer.status
         # A refusal for the resource's state: the id was found, so it was not treated as unknown.
         self._invalid_state = profile.error("status", "invalid_state").status
         # Keys of one merchant share its ids: the profile's credentials say whose key is whose.
@@ -139,7 +140,7 @@ class TenantChecks:
         key = party("merchant", merchant) if merchant is not None else party("key", api_key)
         success = 200 <= status < 300
         if named is not None and (success or status in (self._not_found, self._invalid_state)):
-            yield from self._named(exchange, named, key, status != self._not_found)
+            yield from self._named(exchange, named, key, self._wrong_code(exchange, status, body))
         if not success or not isinstance(body, dict):
             return
         if operation_id in ENDPOINT_ANSWERS and key in self._known:
@@ -152,8 +153,22 @@ class TenantChecks:
         if listed is not None:
             yield from self._listed(exchange, operation_id, listed, key, body)
 
+    def _wrong_code(self, exchange: Exchange, status: int, body: Any) -> str | None:
+        """Why the answer is not the profile's answer to an unknown id (its not-found status
+        and code: TEN-001 to TEN-006 name both); None when it is."""
+        if status != self._not_found:
+            return f"was found for this key ({status}), not answered as an unknown id"
+        if self._not_found_answer.code is None:
+            return None
+        if body is None and not exchange.response_body_missing:
+            body = json_body(exchange.response_body)  # an error body: small, read for this
+        code = body.get("code") if isinstance(body, dict) else None
+        if body is None or self._not_found_answer.matches(status, code):
+            return None  # the body was not recorded: the status is all there is to judge
+        return f"was answered {status} with code {code!r}, not {self._not_found_answer.code!r}"
+
     def _named(
-        self, exchange: Exchange, named: _Named, key: bytes, found: bool
+        self, exchange: Exchange, named: _Named, key: bytes, problem: str | None
     ) -> Iterator[Finding]:
         ident = _named_id(exchange, named)
         if ident is None:
@@ -165,13 +180,9 @@ class TenantChecks:
         yield (
             FOREIGN_ID,
             (named.requirement,),
-            Outcome.FAILED if found else Outcome.PASSED,
+            Outcome.FAILED if problem else Outcome.PASSED,
             f"{ident}, {how} another API key in {owner.source or 'an earlier exchange'}, "
-            + (
-                f"was found for this key ({exchange.status}), not answered as an unknown id"
-                if found
-                else f"answered {exchange.status} as an unknown id"
-            ),
+            + (problem or f"answered {exchange.status} as an unknown id"),
         )
 
     def _listed(

@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.core.contract import effective_contract
 from conformance.core.profile import load_profile
-from conformance.judge.response_schemas import ResponseSchemas, broken_ids
+from conformance.judge.response_schemas import Problem, ResponseSchemas, broken_ids, code_only
 from conformance.suite.responses.test_responses import shape_ids
 
 SCHEMAS = ResponseSchemas(effective_contract(load_profile()))
@@ -46,3 +46,15 @@ def test_a_broken_date_time_is_tagged_with_its_format() -> None:
 
 def test_an_undocumented_status_is_a_problem() -> None:
     assert SCHEMAS.problems("reportX402Usage", 299, USAGE)
+
+
+def test_a_refusal_breaking_its_schema_in_its_code_alone_is_the_profiles_code_rule() -> None:
+    code = Problem(
+        "code", "'resource_not_found' is not one of ['not_found']", frozenset({"code"}), frozenset()
+    )
+    message = Problem(
+        "message", "None is not of type 'string'", frozenset({"message"}), frozenset()
+    )
+    assert code_only(404, [code])
+    assert not code_only(404, [code, message])  # the shape too: the error shape's ids
+    assert not code_only(200, [code]) and not code_only(404, [])

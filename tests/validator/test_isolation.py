@@ -89,6 +89,19 @@ def test_another_merchants_payment_answered_with_success_fails(tenants: TenantCh
     assert outcomes(refused, "TEN-001") == [Outcome.PASSED]
 
 
+def test_another_merchants_id_answered_404_with_another_code_fails(tenants: TenantChecks) -> None:
+    # TEN-001 names the profile's not-found answer, its code too
+    created_payment(tenants)
+    path = "/v1/payments/pay_a1/cancel"
+    other = {"code": "resource_not_found", "message": "no such payment"}
+    found = send(tenants, "cancelPayment", "POST", path, BETA, status=404, body=other)
+    assert outcomes(found, "TEN-001") == [Outcome.FAILED]
+    assert "code 'resource_not_found', not 'not_found'" in found[0][3]
+    # no body recorded: the status is all there is to judge
+    unread = send(tenants, "cancelPayment", "POST", path, BETA, status=404)
+    assert outcomes(unread, "TEN-001") == [Outcome.PASSED]
+
+
 def test_the_owner_acting_on_its_own_ids_is_not_judged(tenants: TenantChecks) -> None:
     created_payment(tenants)
     mine = send(

@@ -52,7 +52,12 @@ from conformance.core import jsonsafe
 from conformance.core.profile import Profile
 from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.idempotency import MISSING_KEY_IDS, accepted_key_ids
-from conformance.judge.response_schemas import ResponseSchemas
+from conformance.judge.response_schemas import (
+    ERROR_CODE_CHECK,
+    Problem,
+    ResponseSchemas,
+    code_only,
+)
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
@@ -315,8 +320,18 @@ class SchemaPhaseRunner:
             if result.status == Status.FAILURE and result.failure is not None:
                 candidates = requirement_ids(check, operation_id, status, mode, self.profile)
                 fields, tags = failure_fields(result.failure), failure_tags(result.failure)
-                if check == RESPONSE_SCHEMA_CHECK and not fields:
-                    fields, tags = self._schema_clues(operation_id, response)
+                problems = (
+                    self._schema_problems(operation_id, response)
+                    if check == RESPONSE_SCHEMA_CHECK
+                    else []
+                )
+                if code_only(status, problems):  # as the validator names it
+                    candidates = requirement_ids(
+                        ERROR_CODE_CHECK, operation_id, status, mode, self.profile
+                    )
+                elif problems and not fields:
+                    fields = {name for problem in problems for name in problem.fields}
+                    tags = {tag for problem in problems for tag in problem.tags}
                 fields |= case_fields(case)
                 tags |= scenario
                 ids = self._broken_constraint(check, case, operation_id, fields, tags)
@@ -340,19 +355,16 @@ class SchemaPhaseRunner:
                     ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
 
-    def _schema_clues(
-        self, operation_id: str, response: schemathesis.Response
-    ) -> tuple[set[str], set[str]]:
-        """The fields and tags of a body's schema problems as the judge finds them (and the
-        validator pins them), for a failure of schemathesis' that names none: one inside an
-        ``anyOf``, which it reports at the schema's top."""
+    def _schema_problems(self, operation_id: str, response: schemathesis.Response) -> list[Problem]:
+        """A body's schema problems as the judge finds them (and the validator names them):
+        their fields and tags pin a failure of schemathesis' that names none (one inside an
+        ``anyOf``, which it reports at the schema's top), and a code alone is the profile's
+        code rule."""
         try:
             body = jsonsafe.loads(response.content)
         except ValueError:
-            return set(), set()
-        problems = self.response_schemas.problems(operation_id, response.status_code, body)
-        fields = {name for problem in problems for name in problem.fields}
-        return fields, {tag for problem in problems for tag in problem.tags}
+            return []
+        return self.response_schemas.problems(operation_id, response.status_code, body)
 
     def _broken_constraint(
         self,

@@ -218,7 +218,9 @@ def test_a_response_schema_failure_that_names_no_field_is_pinned_by_the_judges_p
     }
     response = SimpleNamespace(content=json.dumps(paused).encode(), status_code=200)
     with running(small_runner(f"http://127.0.0.1:{closed_port()}")) as runner:
-        fields, tags = runner._schema_clues("pausePayoutSchedule", cast(Any, response))
+        problems = runner._schema_problems("pausePayoutSchedule", cast(Any, response))
+    fields = {name for problem in problems for name in problem.fields}
+    tags = {tag for problem in problems for tag in problem.tags}
     assert "retired_at" in fields
     check = "response_schema_conformance"
     candidates = requirement_ids(check, "pausePayoutSchedule", 200, "positive", PROFILE)
