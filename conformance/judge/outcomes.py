@@ -55,6 +55,7 @@ MEDIA_TYPE, OBJECT, CODE, MESSAGE, PROFILE_SHAPE = (
 )
 ERROR_SHAPE_IDS = (MEDIA_TYPE, OBJECT, CODE, MESSAGE, PROFILE_SHAPE)
 VALIDATION_DETAILS = "STATUS-012"
+NO_SERVER_ERROR = "ERR-006"  # no request, however malformed, is answered with a 5xx
 
 
 def media_type(content_type: str | None) -> str:

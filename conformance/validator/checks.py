@@ -49,6 +49,7 @@ from conformance.judge.idempotency import INVALID_KEY_IDS, MISSING_KEY_IDS, acce
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
+    NO_SERVER_ERROR,
     error_shape_problems,
     malformed_refusal,
     media_type,
@@ -96,7 +97,6 @@ IDEM_MISSING_IDS, IDEM_INVALID_IDS = MISSING_KEY_IDS, INVALID_KEY_IDS
 IDEM_NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")
 SUCCESS_MEDIA = "OPS-008"
 UNSUPPORTED_MEDIA = "STATUS-021"
-NO_SERVER_ERROR = "ERR-006"
 TOO_LARGE = "STATUS-018"
 UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
 # An operation's path without its version prefix is no operation (the robustness family's ids).

@@ -13,6 +13,7 @@ import pytest
 from conformance.core.case_coverage import CaseLog, logged
 from conformance.core.evidence import check_to_dict
 from conformance.core.results import CheckResult, Evidence, Outcome, RateLimitCounts, budget_reason
+from conformance.judge.outcomes import NO_SERVER_ERROR
 from conformance.suite import rate_limit_checks
 from conformance.suite.plugin.collection import (
     _UNMARKED,
@@ -34,7 +35,12 @@ from conformance.suite.wire.check_properties import (
     CheckRecorder,
     clean_message,
 )
-from conformance.suite.wire.client import ClientStats, SuiteTransportError, gone_reason
+from conformance.suite.wire.client import (
+    ClientStats,
+    ServerErrors,
+    SuiteTransportError,
+    gone_reason,
+)
 
 OPERATION_PARAM = "operation_id"
 
@@ -45,6 +51,7 @@ class _ItemState:
     exchanges_at_start: int
     budget_refusals_at_start: int = 0
     rate_limits_at_start: rate_limit_checks.Mark = field(default_factory=rate_limit_checks.Mark)
+    server_errors_at_start: int = 0
     operation_id: str | None = None
     recorder: CheckRecorder | None = None
     case_log: CaseLog | None = None  # the ``case_log`` fixture's, if the test asked for it
@@ -74,9 +81,37 @@ def _item_state(item: pytest.Item) -> _ItemState:
             stats.exchanges,
             stats.budget_refusals,
             rate_limit_checks.Mark.of(stats.rate_limiting),
+            stats.server_errors.seen,
         )
         item.stash[_ITEM] = existing
     return existing
+
+
+def _server_errors(
+    item: pytest.Item,
+    item_state: _ItemState,
+    checks: list[CheckResult],
+    family: str,
+    errors: ServerErrors,
+) -> list[CheckResult]:
+    """ERR-006 for the 5xx answers a test's requests got, whichever family sent them (the
+    validator judges every recorded 5xx so); none when the test judged ERR-006 itself."""
+    seen = errors.seen - item_state.server_errors_at_start
+    if seen <= 0 or any(NO_SERVER_ERROR in c.requirement_ids for c in checks):
+        return []
+    index = item_state.server_errors_at_start
+    first, evidence = errors.kept[index] if index < len(errors.kept) else ("(not kept)", None)
+    return [
+        CheckResult(
+            f"{_check_id(item)} {NO_SERVER_ERROR}",
+            family,
+            (NO_SERVER_ERROR,),
+            Outcome.FAILED,
+            f"{seen} answer(s) with a 5xx status; first: {first}",
+            operation_id=item_state.operation_id,
+            evidence=evidence,
+        )
+    ]
 
 
 def _parametrized_operation(item: pytest.Item) -> str | None:
@@ -295,6 +330,7 @@ def _final_properties(
     checks += rate_limit_checks.answers_judged(
         rates, item_state.rate_limits_at_start, state.settings.only, state.settings.skip
     )
+    checks += _server_errors(item, item_state, checks, family, state.stats.server_errors)
     properties: list[tuple[str, object]] = [(CHECK_PROPERTY, check_to_dict(c)) for c in checks]
     properties.append((REQUESTS_PROPERTY, state.stats.requests_sent - item_state.requests_at_start))
     waited = rates.counts - item_state.rate_limits_at_start.counts

@@ -28,6 +28,9 @@ from conformance.judge.outcomes import (
     status_problems,
     summary,
 )
+from conformance.judge.outcomes import (
+    NO_SERVER_ERROR as SERVER_ERROR_ID,
+)
 from conformance.suite.factories import PrerequisiteError, RequestSpec
 from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Variant, send_raw
 from conformance.suite.selection import collection_operations, is_quick
@@ -36,7 +39,7 @@ from conformance.suite.wire.client import SuiteTransportError
 
 pytestmark = pytest.mark.family("robustness")
 
-NO_SERVER_ERROR = ("ERR-006",)
+NO_SERVER_ERROR = (SERVER_ERROR_ID,)
 UNKNOWN_PATH_IDS = ("STATUS-019", "STATUS-020", *ERROR_SHAPE_IDS, *NO_SERVER_ERROR)
 # What the variants verify (variants.py), with the error shape of every refusal.
 OPERATION_IDS = (

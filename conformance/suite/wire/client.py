@@ -110,6 +110,23 @@ class SuiteTlsError(NoAnswerError):
     """The TLS handshake failed (an untrusted certificate, no client certificate...)."""
 
 
+MAX_SERVER_ERRORS_KEPT = 20
+
+
+@dataclass
+class ServerErrors:
+    """The 5xx answers the clients got (ERR-006: never a 5xx, whatever the request): how many,
+    and the first few with their evidence."""
+
+    seen: int = 0
+    kept: list[tuple[str, Evidence]] = field(default_factory=list)
+
+    def add(self, what: str, evidence: Callable[[], Evidence]) -> None:
+        self.seen += 1
+        if len(self.kept) < MAX_SERVER_ERRORS_KEPT:
+            self.kept.append((what, evidence()))
+
+
 @dataclass
 class ClientStats:
     """Shared by the clients of one test session: request count, health and the last sender."""
@@ -132,6 +149,7 @@ class ClientStats:
     late_answers: int = 0
     # 429s and 503s with Retry-After: counts, waits, --rate-limit (``ratelimit``)
     rate_limiting: RateLimiting = field(default_factory=RateLimiting)
+    server_errors: ServerErrors = field(default_factory=ServerErrors)
 
     def note_connection(self, refused: bool, tls_failure: str | None = None) -> None:
         """A request's connection was refused (or failed its TLS handshake: ``tls_failure``
@@ -326,6 +344,12 @@ class SuiteClient:
             if rebuild is not None:
                 request = rebuild()
         self._last_response = response
+        if response.status_code >= 500:
+            where = f"{request.method} {mask_url_passwords(str(request.url))}"
+            self.stats.server_errors.add(
+                f"{where} answered {response.status_code}",
+                partial(build_evidence, request, response, (self.credential.api_secret,)),
+            )
         self._notify(request, response)
         return response
 
