@@ -205,7 +205,9 @@ class X402Rules:
         wrong = []
         if payment_id is not None and answer.get("payment_id") != payment_id:
             wrong.append(f"payment_id {answer.get('payment_id')!r} (path {payment_id!r})")
-        if usage_id is not None and answer.get("usage_id") != usage_id:
+        # a usage_id that is no string breaks the request's contract: accepting it is that
+        # failure (SHAPE-031), its echo no other
+        if isinstance(usage_id, str) and answer.get("usage_id") != usage_id:
             wrong.append(f"usage_id {answer.get('usage_id')!r} (requested {usage_id!r})")
         scheme = answer.get("scheme")
         if self.usage_scheme is not None and scheme != self.usage_scheme:

@@ -102,3 +102,12 @@ def test_a_failed_settlement_has_the_code_the_profile_pins() -> None:
         "code 'invalid_signature', expected 'payment_invalid'",
     )
     assert divergent.settle_refusal(409, "already_settled") is None  # not a settle failure
+
+
+def test_a_usage_answer_echoes_the_requested_usage_id_unless_the_request_broke_its_type() -> None:
+    answer = {"payment_id": "pay_1", "usage_id": "u-2", "scheme": "upto"}
+    assert "X402-027" in failed(list(RULES.usage("pay_1", "u-1", answer)))
+    assert "X402-027" not in failed(list(RULES.usage("pay_1", "u-2", answer)))
+    # an object usage_id accepted is SHAPE-031's failure, its echo (as JSON text) no other
+    stored = {**answer, "usage_id": '{"conformance": 1}'}
+    assert "X402-027" not in failed(list(RULES.usage("pay_1", {"conformance": 1}, stored)))
