@@ -70,6 +70,8 @@ class ConstraintIds:
         contract = effective_contract(profile)
         requirements = RequirementMap.load()
         self._ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
+        # the profile's "refused with the validation error" ids alone
+        self._status_ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
         self._by_name: dict[tuple[str, str, str], tuple[str, ...]] = {}  # any location
         for operation_id in (entry.operation_id for entry in operations(contract)):
             created = profile.creates(operation_id)
@@ -80,18 +82,24 @@ class ConstraintIds:
                 ids = requirements.ids_for(constraint, created=created)
                 broken = (*ids.rejected, *ids.rejected_with_status)
                 self._ids[key] = _joined(self._ids.get(key, ()), broken)
+                status = self._status_ids.get(key, ())
+                self._status_ids[key] = _joined(status, ids.rejected_with_status)
                 loose = (operation_id, name, constraint.kind)
                 self._by_name[loose] = _joined(self._by_name.get(loose, ()), broken)
 
-    def ids(self, operation_id: str, problems: Iterable[Problem]) -> tuple[str, ...]:
+    def ids(
+        self, operation_id: str, problems: Iterable[Problem], *, status_only: bool = False
+    ) -> tuple[str, ...]:
         """The ids of the constraints ``problems`` break (none for a problem of another kind:
-        a missing field, a wrong type that is not an integer's)."""
+        a missing field, a wrong type that is not an integer's); ``status_only``: those of the
+        profile's validation answer alone (the request was refused, with another answer)."""
+        table = self._status_ids if status_only else self._ids
         found: list[str] = []
         for problem in problems:
             location, name = _field(problem.where)
             for tag in problem.tags:
                 for kind in TAG_KINDS.get(tag, ()):
-                    found += self._ids.get((operation_id, location, name, kind), ())
+                    found += table.get((operation_id, location, name, kind), ())
         return tuple(dict.fromkeys(found))
 
     def of(self, operation_id: str, fields: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
@@ -118,3 +126,14 @@ class ConstraintIds:
         if per_problem and all(per_problem):
             return _joined(*per_problem)
         return _joined(pinned(candidates, problems), self.ids(operation_id, problems))
+
+    def misanswered_ids(
+        self, operation_id: str, problems: list[Problem], candidates: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The ids a request with ``problems`` refused with another answer than the profile's
+        validation error breaks: the constraints' ids of that answer when every problem has
+        them (the refusal itself held), else the candidates the problems point at."""
+        per_problem = [self.ids(operation_id, [p], status_only=True) for p in problems]
+        if per_problem and all(per_problem):
+            return _joined(*per_problem)
+        return pinned(candidates, problems)

@@ -522,9 +522,10 @@ class ExchangeValidator:
                 )
             )
             if auth_ok and not op.helper and not self._signatures.forged(exchange, headers):
-                findings += self._admission.server_error(
-                    Call(exchange, op.operation_id, params, status, None)
-                )
+                call = Call(exchange, op.operation_id, params, status, None)
+                # a request breaking the contract was not refused: its constraints' failure too
+                self._request(exchange, op, params, status, body, findings, call.request)
+                findings += self._admission.server_error(call)
             return findings
         if status >= 400:
             self._error_shape(exchange, body, findings)
@@ -823,7 +824,11 @@ class ExchangeValidator:
             # refused for its Idempotency-Key, which may be looked at first
             return True, frozenset()
         else:
-            ids = pinned(self._ids("negative_data_rejection", oid, _ANY_4XX), problems)
+            candidates = self._ids("negative_data_rejection", oid, _ANY_4XX)
+            if status >= 500:  # not refused at all (and ERR-006's, which the status check names)
+                ids = self._constraints.rejection_ids(oid, problems, candidates)
+            else:  # refused, with another answer than the profile's
+                ids = self._constraints.misanswered_ids(oid, problems, candidates)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )

@@ -74,3 +74,21 @@ def test_a_field_of_another_json_type_is_its_types_constraint_not_its_fields_oth
         "SHAPE-031",
         "STATUS-004",
     )
+
+
+def test_a_refusal_with_another_answer_breaks_the_profiles_status_alone(
+    ids: ConstraintIds,
+) -> None:
+    # a settle whose requirements' max_amount_required ends in a dot, refused 422 (not 400):
+    # the pattern's validation answer (STATUS-006), not every id a refusal's status may name
+    nested = Problem(
+        "payment_requirements.max_amount_required",
+        "does not match",
+        frozenset({"max_amount_required"}),
+        frozenset({"invalid_pattern"}),
+    )
+    candidates = ("IDEM-006", "STATUS-003", "STATUS-004", "STATUS-005", "STATUS-006")
+    assert ids.misanswered_ids("settleX402Payment", [nested], candidates) == ("STATUS-006",)
+    # a problem no constraint has: as before, the candidates it points at (all, when none)
+    missing = Problem("mode", "is required", frozenset({"mode"}), frozenset())
+    assert ids.misanswered_ids("createPayoutSchedule", [missing], candidates) == candidates

@@ -663,6 +663,42 @@ def test_a_payout_schedule_amount_with_a_leading_zero_fails_shape_012(
     assert result.evidence is not None and '"01"' in (result.evidence.response_body or "")
 
 
+@pytest.mark.parametrize(
+    ("status", "ids"),
+    [
+        (422, ("STATUS-006",)),  # refused, with another answer: the profile's status only
+        (500, ("SHAPE-040", "STATUS-006")),  # not refused at all (and ERR-006)
+    ],
+)
+def test_a_near_miss_answered_otherwise_than_the_validation_error_names_the_constraint(
+    validator: ExchangeValidator, healthy_traffic: list[Exchange], status: int, ids: tuple[str, ...]
+) -> None:
+    created = next(
+        ex
+        for ex in healthy_traffic
+        if validator.identify(ex) == "createPayoutSchedule" and ex.status == 201
+    )
+    request = json.loads(created.request_body) | {"min_send_amount": "1.5\n"}
+    answer = json.dumps({"code": "business_rule", "message": "no"}).encode()
+    # the signature masked, as a recorder without the secret leaves it: a changed body would
+    # otherwise be a forged request, judged by the auth checks alone
+    headers = tuple(
+        (name, "[redacted]" if name.lower() == "x-signature" else value)
+        for name, value in created.request_headers
+    )
+    near_miss = Exchange(
+        **{
+            **created.__dict__,
+            "request_headers": headers,
+            "request_body": json.dumps(request).encode(),
+            "status": status,
+            "response_body": answer,
+        }
+    )
+    [schema] = [r for r in failed(validator.validate(near_miss)) if "request_schema" in r.check_id]
+    assert schema.requirement_ids == ids
+
+
 def test_the_fault_of_a_faulted_reference_server_is_found(
     validator: ExchangeValidator, profile: Profile
 ) -> None:
