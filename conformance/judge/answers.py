@@ -113,6 +113,30 @@ class Call(Protocol):
         ...
 
 
+class CallReading:
+    """What a ``Call`` reads from its status, answer and request, the same for every kind of
+    call (a base for the validator's recorded one and the suite's ``JudgedCall``)."""
+
+    __slots__ = ()
+    status: int
+    answer: Any
+    request: Any
+
+    @property
+    def success(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def code(self) -> str | None:
+        """The error code of the answer (None when it has none)."""
+        code = self.answer.get("code") if isinstance(self.answer, dict) else None
+        return code if isinstance(code, str) else None
+
+    def field(self, name: str) -> Any:
+        """A top-level member of the request body (None when absent or no object)."""
+        return self.request.get(name) if isinstance(self.request, dict) else None
+
+
 Judge = Callable[[Call], Iterator[Finding]]
 
 

@@ -370,6 +370,7 @@ class ExchangeValidator:
         """``pass_evidence=False`` leaves the evidence off passed results (a third of the time
         of a passing exchange) for callers that keep only failures' evidence."""
         self.profile = profile
+        self._ids_seen: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
         self.pass_evidence = pass_evidence
         doc = effective_contract(profile)
         self.operations = [
@@ -410,8 +411,13 @@ class ExchangeValidator:
 
     def _ids(self, check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
         """The ids ``check`` verifies for a response with ``status``, read with the profile's
-        statuses (which answer a status is)."""
-        return requirement_ids(check, operation_id, status, profile=self.profile)
+        statuses (which answer a status is); worked out once per combination."""
+        key = (check, operation_id, status)
+        found = self._ids_seen.get(key)
+        if found is None:
+            found = requirement_ids(check, operation_id, status, profile=self.profile)
+            self._ids_seen[key] = found
+        return found
 
     # -- identification --------------------------------------------------------------------
     def _lookup(self, exchange: Exchange) -> _Lookup:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from conformance.judge.answers import CallReading
 from conformance.judge.findings import NOT_JSON, Finding, passed, seconds, verdict
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import parsed_json
@@ -15,7 +16,7 @@ __all__ = ["NOT_JSON", "Call", "Finding", "passed", "request_times", "seconds", 
 
 
 @dataclass(slots=True)
-class Call:
+class Call(CallReading):
     """One exchange as the request-and-answer checks read it: both bodies parsed once (not to
     be changed: the checks of the exchange share it)."""
 
@@ -36,19 +37,6 @@ class Call:
             with contextlib.suppress(ValueError):
                 document = parsed_json(raw)
         self.request = document
-
-    @property
-    def success(self) -> bool:
-        return 200 <= self.status < 300
-
-    @property
-    def code(self) -> str | None:
-        code = self.answer.get("code") if isinstance(self.answer, dict) else None
-        return code if isinstance(code, str) else None
-
-    def field(self, name: str) -> Any:
-        """A top-level member of the request body (None when absent or no object)."""
-        return self.request.get(name) if isinstance(self.request, dict) else None
 
     @property
     def query(self) -> dict[str, str]:

@@ -20,12 +20,12 @@ from typing import Any
 import httpx
 
 from conformance.core import jsonsafe
-from conformance.judge.answers import AnswerChecks
+from conformance.judge.answers import AnswerChecks, CallReading
 from conformance.judge.findings import NOT_JSON, Finding
 
 
 @dataclass
-class JudgedCall:
+class JudgedCall(CallReading):
     response: httpx.Response
     operation_id: str
     path_params: dict[str, str] = field(default_factory=dict)
@@ -46,15 +46,6 @@ class JudgedCall:
             if self.response.request.content:
                 self.request = json.loads(self.response.request.content)
 
-    @property
-    def success(self) -> bool:
-        return 200 <= self.status < 300
-
-    @property
-    def code(self) -> str | None:
-        code = self.answer.get("code") if isinstance(self.answer, dict) else None
-        return code if isinstance(code, str) else None
-
     @cached_property
     def query(self) -> dict[str, str]:
         """The query parameters, the first value of each."""
@@ -62,10 +53,6 @@ class JudgedCall:
         for name, value in self.response.request.url.params.multi_items():
             found.setdefault(name, value)
         return found
-
-    def field(self, name: str) -> Any:
-        """A top-level member of the request body (None when absent or no object)."""
-        return self.request.get(name) if isinstance(self.request, dict) else None
 
     def header(self, name: str) -> str | None:
         value: str | None = self.response.request.headers.get(name)
