@@ -529,9 +529,12 @@ class ExchangeValidator:
             )
             if auth_ok and not op.helper and not self._signatures.forged(exchange, headers):
                 call = Call(exchange, op.operation_id, params, status, None)
-                # a request breaking the contract was not refused: its constraints' failure too
-                self._request(exchange, op, params, status, body, findings, call.request)
-                findings += self._admission.server_error(call)
+                named = self._admission.server_error(call)
+                if not named:
+                    # a request breaking the contract was not refused: its constraints' failure
+                    # too (unless the admission rules name what the request broke)
+                    self._request(exchange, op, params, status, body, findings, call.request)
+                findings += named
             return findings
         if status >= 400:
             self._error_shape(exchange, body, findings)
