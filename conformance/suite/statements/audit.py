@@ -123,22 +123,8 @@ class Statements:
         cursor: str | None = None,
         currency_id: str | None = None,
     ) -> httpx.Response:
-        params = self.params(account, start, end, limit=limit, cursor=cursor)
-        if currency_id is not None:
-            params["currency_id"] = currency_id
-        return account.client.get(self.path, params=params, operation_id=OPERATION)
-
-    def params(
-        self,
-        account: Account,
-        start: str,
-        end: str,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "currency_id": account.currency_id,
+            "currency_id": currency_id or account.currency_id,
             "from": start,
             "to": end,
         }
@@ -146,7 +132,7 @@ class Statements:
             params["limit"] = limit
         if cursor is not None:
             params["cursor"] = cursor
-        return params
+        return account.client.get(self.path, params=params, operation_id=OPERATION)
 
     def page(
         self,
@@ -160,8 +146,7 @@ class Statements:
         what = f"statement of {account} [{start}, {end})" + (
             f" limit {limit}" if limit is not None else ""
         )
-        params = self.params(account, start, end, limit=limit, cursor=cursor)
-        response = account.client.get(self.path, params=params, operation_id=OPERATION)
+        response = self.get(account, start, end, limit=limit, cursor=cursor)
         expected = self.profile.success_status(OPERATION)
         self.verdicts.status([READ], response, expected, what)
         body = body_of(response)
@@ -170,7 +155,7 @@ class Statements:
         except Unreadable as unreadable:
             self.verdicts.check(unreadable.requirement_ids, False, f"{what}: {unreadable.message}")
             raise AssertionError("unreachable") from None
-        query = {name: str(value) for name, value in params.items()}
+        query = dict(response.request.url.params)  # as sent, as a recording shows it
         self.verdicts.findings(self.pages.page(query, body, page, window_known=True), what)
         return page
 
