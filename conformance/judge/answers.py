@@ -207,13 +207,6 @@ class AnswerChecks:
         found += self._state(call)
         return merged(found)
 
-    # -- times -----------------------------------------------------------------------------
-    def _derived_time(
-        self, call: Call, check: str, ids: tuple[str, ...], name: str, actual: object, secs: int
-    ) -> Iterator[Finding]:
-        """``actual`` (a date-time, or Unix seconds) is the request's time plus ``secs``."""
-        return self._clock.derived(call, check, ids, name, actual, secs)
-
     # -- payments --------------------------------------------------------------------------
     def _create_payment(self, call: Call) -> Iterator[Finding]:
         yield from self._states_of([call.answer])
@@ -222,7 +215,7 @@ class AnswerChecks:
         secs = lifetime if given else self._expires_default
         if secs is not None:
             ids = ("PAY-010",) if given else ("PAY-011",)
-            yield from self._derived_time(
+            yield from self._clock.derived(
                 call, CHECK, ids, "expires_at", call.answer.get("expires_at"), secs
             )
         asked = call.field("quotes")
@@ -300,7 +293,7 @@ class AnswerChecks:
                 message = f"{name} {valid_before!r} is not Unix seconds"
                 yield Finding(CHECK, ("X402-008",), Outcome.FAILED, message)
                 continue
-            yield from self._derived_time(
+            yield from self._clock.derived(
                 call, CHECK, ("X402-008",), name, valid_before, self._x402.offset
             )
 

@@ -53,9 +53,3 @@ def seconds(value: object) -> float | None:
             return moment.timestamp()
     exact = epoch_seconds(value)
     return float(exact) if exact is not None else None
-
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None

@@ -68,11 +68,15 @@ class ScheduleRules:
         yield from self._state(answer)
         # a create or a replace sets the fields; a pause or a retire answers with them
         given: Callable[[str], Any] = call.field if oid in (CREATE, REPLACE) else answer.get
-        currency_id = given("currency_id")
-        if oid in (CREATE, REPLACE) and self._too_precise(currency_id, given("min_send_amount")):
+        currency_id, amount = given("currency_id"), given("min_send_amount")
+        currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
+        want = scaled_raw(amount, currency)
+        too_precise = currency is not None and decimal_value(amount) is not None and want is None
+        if oid in (CREATE, REPLACE) and too_precise:
             return  # a request to be refused, accepted: PAYOUT-003 (admission) names that
         yield from _currency_chain(answer, currency_id, given("target_chain_id"), "PAYOUT-001")
-        yield from self._min_send_raw(answer, currency_id, given("min_send_amount"))
+        if currency is not None and want is not None:
+            yield from _min_send_raw(answer, currency, amount, want)
         if oid == CREATE:
             yield verdict(ANSWER, ("OPS-003",), _shown(field_problems(call.request, answer)))
             yield from self._next_run(call)
@@ -101,30 +105,6 @@ class ScheduleRules:
         shown = repr(retired_at) if "retired_at" in answer else "absent"
         problem = None if ok else f"retired_at {shown} with status {status!r}"
         yield verdict(ANSWER, ("PAYOUT-012",), problem)
-
-    def _too_precise(self, currency_id: object, amount: object) -> bool:
-        currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
-        return (
-            currency is not None
-            and decimal_value(amount) is not None
-            and scaled_raw(amount, currency) is None
-        )
-
-    def _min_send_raw(
-        self, answer: dict[str, Any], currency_id: object, amount: object
-    ) -> Iterator[Finding]:
-        currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
-        want = scaled_raw(amount, currency)
-        if want is None or currency is None:
-            return
-        got = answer.get("min_send_raw")
-        problem = (
-            None
-            if got == want
-            else f"min_send_raw {got!r} for {amount} {currency.code} ({currency.decimals} "
-            f"decimals): expected {want}"
-        )
-        yield verdict(ANSWER, ("PAYOUT-002",), problem)
 
     def _next_run(self, call: Call) -> Iterator[Finding]:
         """A create's ``next_run_at``: its ``first_run_at``, or creation + interval."""
@@ -241,3 +221,17 @@ def _currency_chain(
 
 def _shown(problems: list[str]) -> str | None:
     return "the schedule has " + "; ".join(problems) if problems else None
+
+
+def _min_send_raw(
+    answer: dict[str, Any], currency: Currency, amount: object, want: str
+) -> Iterator[Finding]:
+    """PAYOUT-002: ``min_send_raw`` is ``amount`` in the currency's raw units (``want``)."""
+    got = answer.get("min_send_raw")
+    problem = (
+        None
+        if got == want
+        else f"min_send_raw {got!r} for {amount} {currency.code} ({currency.decimals} "
+        f"decimals): expected {want}"
+    )
+    yield verdict(ANSWER, ("PAYOUT-002",), problem)

@@ -17,10 +17,9 @@ from typing import Any, Protocol
 from conformance.core.formats import epoch_seconds
 from conformance.core.profile import Profile
 from conformance.judge import statements as statement
+from conformance.judge.findings import ANSWER as CHECK
 from conformance.judge.findings import Finding, verdict
 from conformance.judge.values import first_of, json_int, query_int
-
-CHECK = "answer"
 
 
 class PageCall(Protocol):

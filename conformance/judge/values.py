@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 
 def json_int(value: object) -> int | None:
     """An integer of a JSON document (60 and 60.0 alike), None for anything else."""
@@ -30,3 +32,8 @@ def first_of(problems: list[str]) -> str | None:
         return None
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return problems[0] + more
+
+
+def digits(value: object) -> TypeGuard[str]:
+    """A string of ASCII digits (a raw amount): ``int`` reads it exactly."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()

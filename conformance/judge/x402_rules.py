@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.core.contract import load_document
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Currency, ErrorSpec, Profile
 from conformance.judge.payment_rules import expected_raw
+from conformance.judge.values import digits
 
 Rule = tuple[tuple[str, ...], str | None]
 DOMAIN_FIELDS = ("name", "version", "chain_id", "verifying_contract")
@@ -193,7 +194,7 @@ class X402Rules:
         the path's payment_id, the requested usage_id and the usage scheme (X402-027); another
         of the profile's schemes shows a payment that takes no usage report (X402-025)."""
         high, actual = answer.get("max_raw"), answer.get("actual_raw")
-        if _digits(high) and _digits(actual):
+        if digits(high) and digits(actual):
             yield (
                 ("X402-026",),
                 (
@@ -249,10 +250,6 @@ class X402Rules:
         if not self._is(self._address, extra["verifying_contract"]):
             wrong.append("verifying_contract is not an address")
         return f"{where}.extra: {'; '.join(wrong)}" if wrong else None
-
-
-def _digits(value: object) -> TypeGuard[str]:
-    return isinstance(value, str) and value.isascii() and value.isdigit()
 
 
 def _resource_problem(where: str, asked: object, resource: object) -> str | None:

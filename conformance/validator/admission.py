@@ -42,6 +42,7 @@ from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.judge import statements as statement
 from conformance.judge.boundary_requirements import RequirementMap
+from conformance.judge.outcomes import media_type
 from conformance.judge.payment_rules import decimal_value
 from conformance.judge.times import LATENCY_SECS
 from conformance.validator.findings import NOT_JSON, Call, Finding, request_times
@@ -249,7 +250,7 @@ class AdmissionChecks:
             # formats and patterns are read more strictly than the validator reads them.
             return False
         if exchange.request_body:
-            media = (exchange.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+            media = media_type(exchange.header("Content-Type"))
             if media != "application/json" or call.request is NOT_JSON:
                 return False
         return True

@@ -59,6 +59,7 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
 from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.outcomes import malformed_refusal
+from conformance.judge.values import digits
 from conformance.judge.x402_rules import other_codes, settle_result
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
@@ -815,7 +816,7 @@ class CrossExchangeChecks:
             return  # refused by authentication: the settlement was never looked at
         if 200 <= status < 300:
             value = authorization.get("value") if isinstance(authorization, dict) else None
-            authorised = int(value) if isinstance(value, str) and _digits(value) else None
+            authorised = int(value) if digits(value) else None
             self._usage.settled(payment_id, when, authorised)
         if isinstance(authorization, dict):
             yield from self._against_issued(exchange, headers, body, authorization, when.start)
@@ -1092,10 +1093,6 @@ def _created_at(
         before = entry.get("valid_before") if isinstance(entry, dict) else None
         return before - defaults[operation_id] if _time(before) else None
     return None
-
-
-def _digits(text: str) -> bool:
-    return text.isascii() and text.isdigit()
 
 
 def _time(value: Any) -> TypeGuard[int]:

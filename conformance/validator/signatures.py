@@ -26,6 +26,7 @@ class SignatureVerifier:
         self._scheme = Scheme(auth.string_to_sign, auth.scheme)
         self._hook = auth.signer
         self._secrets = {c.api_key: c.api_secret for c in profile.credentials}
+        self._all_secrets = tuple(self._secrets.values())
         # the nonce and the auth checks ask about the same exchange in turn
         self._last: tuple[Exchange, Signed | str] | None = None
 
@@ -69,7 +70,7 @@ class SignatureVerifier:
             exchange.request_body,
             exchange.header("Host") or url_parts(exchange.url).netloc,
         )
-        return diagnose(request, secret, tuple(self._secrets.values()), self._scheme)
+        return diagnose(request, secret, self._all_secrets, self._scheme)
 
     def forged(self, exchange: Exchange, headers: dict[str, str]) -> bool:
         """The request carries every auth header and its signature does not verify."""

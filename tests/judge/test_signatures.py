@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.core.profile import load_profile
-from conformance.core.redaction import MASKED_VALUES
+from conformance.core.redaction import MASKED_VALUES, SIGNATURE_MARKS
 from conformance.core.signing import SigningInput, message_of, signature
 from conformance.judge.signatures import Scheme, Signed, SignedRequest, diagnose
 
@@ -90,6 +90,7 @@ def test_a_signature_over_something_else_names_what_it_breaks(
 
 
 def test_every_verdict_has_a_mark_the_recording_masks_and_reads_back() -> None:
+    assert {signed.mark for signed in Signed} == SIGNATURE_MARKS  # core.redaction's list
     for signed in Signed:
         assert signed.mark in MASKED_VALUES
         assert Signed.of_mark(signed.mark) is signed

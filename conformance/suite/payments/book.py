@@ -243,7 +243,8 @@ class PaymentBook:
         its create asked for, which the model remembers (the judge, which has not the create
         at hand there, judges their names and deployments)."""
         asked = payment.create_body["quotes"]
-        found = quote_problems(quotes, asked, self.rules.currencies, creating=False)
+        # no currencies: the amounts alone (the judge judged the rest of the answer)
+        found = quote_problems(quotes, asked, {}, creating=False)
         problems = [f"{payment.order_no}: {p}" for p in found[AMOUNT]]
         self.verdicts.problems([AMOUNT], problems)
 

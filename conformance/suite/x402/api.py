@@ -60,8 +60,6 @@ class Requested:
 @dataclass
 class IssueOutcome:
     response: httpx.Response
-    started: float  # epoch seconds just before the request
-    ended: float  # and just after the response
 
 
 class X402Api:
@@ -87,9 +85,7 @@ class X402Api:
 
     # -- requirements --------------------------------------------------------------------
     def request_requirements(self, body: dict[str, Any]) -> IssueOutcome:
-        started = time.time()
-        response = self._send(REQUIREMENTS, body)
-        return IssueOutcome(response, started, time.time())
+        return IssueOutcome(self._send(REQUIREMENTS, body))
 
     def issue(self, requested: Requested) -> tuple[IssueOutcome, Issued]:
         """Requirements as asked; PrerequisiteError when the server issues none."""
