@@ -94,6 +94,21 @@ class Call(Protocol):
     @property
     def query(self) -> dict[str, str]: ...
 
+    @property
+    def raw_query(self) -> str:
+        """The query as sent (escapes kept), without the "?"."""
+        ...
+
+    @property
+    def raw_path(self) -> str:
+        """The path as sent (escapes kept)."""
+        ...
+
+    @property
+    def request_body(self) -> bytes:
+        """The request body's exact bytes."""
+        ...
+
     def field(self, name: str) -> Any: ...
 
     def header(self, name: str) -> str | None:

@@ -122,10 +122,6 @@ class PaymentRules:
         return self.profile.error("status", name)
 
     @property
-    def empty_quotes(self) -> ErrorSpec:
-        return self.profile.payments.empty_quotes
-
-    @property
     def bad_cursor(self) -> ErrorSpec:
         """An unknown or foreign cursor: the profile pins the validation status (its code is
         not pinned for cursors)."""

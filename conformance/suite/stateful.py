@@ -28,6 +28,7 @@ import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 import httpx
@@ -38,6 +39,8 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import redact_text
 from conformance.core.results import STEPS_HEADING, Evidence, Outcome
+from conformance.judge.admission import AdmissionChecks
+from conformance.judge.answers import Call
 from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     json_object,
@@ -366,6 +369,27 @@ class MachineContext:
     @property
     def transcript(self) -> Transcript:
         return self.verdicts.transcript
+
+    @cached_property
+    def admission(self) -> AdmissionChecks:
+        """The judge's rules on what a request breaks and the answer the profile gives it."""
+        return AdmissionChecks(self.profile)
+
+    def refused(
+        self,
+        ids: Sequence[str],
+        call: Call,
+        what: str,
+        *,
+        also: Sequence[ErrorSpec] = (),
+        fatal: bool = True,
+    ) -> bool:
+        """The judge's verdicts on a request built to break the rules ``ids`` that it reads
+        from a request (``judge.admission``), valid otherwise but for rules whose answers
+        ``also`` lists; a case the judge does not see break them is the suite's bug
+        (``ValueError``)."""
+        found = self.admission.refusal(call, ids, also)
+        return self.verdicts.findings(found, what, fatal=fatal)
 
 
 class ConformanceMachine(RuleBasedStateMachine):

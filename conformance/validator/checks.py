@@ -43,6 +43,7 @@ from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.test_helpers import HelperRoute
+from conformance.judge.admission import AdmissionChecks
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.constraint_ids import ConstraintIds, pinned
 from conformance.judge.idempotency import INVALID_KEY_IDS, MISSING_KEY_IDS, accepted_key_ids
@@ -65,7 +66,6 @@ from conformance.judge.response_schemas import (
     problem_of,
 )
 from conformance.judge.schema_requirements import requirement_ids, requirement_operations
-from conformance.validator.admission import AdmissionChecks
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
@@ -548,12 +548,13 @@ class ExchangeValidator:
         answer = None if body is _NOT_JSON or body is _MISSING else body
         call = Call(exchange, op.operation_id, params, status, answer)
         broken, accepted = self._request(exchange, op, params, status, body, findings, call.request)
-        if not op.helper:
-            self._response(exchange, op, status, body, findings, accepted)
-        findings += self._answers.judge(call)
-        findings += self._admission.judge(
+        admitted, echoed = self._admission.judge(
             call, contract_problems=broken, query_names=op.query_names
         )
+        if not op.helper:
+            self._response(exchange, op, status, body, findings, accepted | echoed)
+        findings += self._answers.judge(call)
+        findings += admitted
         return findings
 
     def _media_refusal(

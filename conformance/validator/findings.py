@@ -49,6 +49,18 @@ class Call(CallReading):
             self._query = found
         return found
 
+    @property
+    def raw_query(self) -> str:
+        return self.exchange.query
+
+    @property
+    def raw_path(self) -> str:
+        return self.exchange.path
+
+    @property
+    def request_body(self) -> bytes:
+        return self.exchange.request_body
+
     def header(self, name: str) -> str | None:
         return self.exchange.header(name)
 

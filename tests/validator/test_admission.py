@@ -97,8 +97,8 @@ def test_a_statement_with_from_equal_to_to_answered_200_fails_stmt_014(
     ]
 
 
-def webhook(url: str, status: int = 200) -> Exchange:
-    request = {"url": url, "event_types": ["payment.created"]}
+def webhook(url: str, status: int = 200, event_type: str = "payment.created") -> Exchange:
+    request = {"url": url, "event_types": [event_type]}
     answer = {**request, "id": "we_1", "active": True, "created_at": "2026-01-01T00:00:00Z"}
     return exchange(
         "PUT", "/v1/webhook-endpoints/we_1", request_headers=POST, request_body=request,
@@ -115,6 +115,14 @@ def test_a_plain_http_public_webhook_url_accepted_fails_wh_008(
     ]
     assert about(validator, webhook("http://127.0.0.1:9000/in"), "WH-008") == []
     assert about(validator, webhook("https://hooks.example.com/in"), "WH-008") == []
+
+
+def test_an_accepted_unknown_event_type_is_wh_009_alone_not_also_its_echo(
+    validator: ExchangeValidator,
+) -> None:
+    accepted = webhook("https://hooks.example.com/in", event_type="conformance.unknown")
+    failed = [r for r in validator.validate(accepted) if r.outcome is Outcome.FAILED]
+    assert [r.requirement_ids for r in failed] == [("WH-009",)]
 
 
 def key_request(key: str, status: int, answer: Any) -> Exchange:

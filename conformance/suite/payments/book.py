@@ -256,6 +256,13 @@ class PaymentBook:
         self.verdicts.status(ids, response, expected, what)
         self.check_absent(str(body["merchant_order_no"]), ids, what)
 
+    def broken_create(self, body: dict[str, Any], ids: Sequence[str], what: str) -> None:
+        """A create breaking a rule the judge reads from the request (``judge.admission``):
+        refused as the profile says; a re-read shows no payment with its order number."""
+        response = self.send(CREATE, json=body)
+        self.ctx.refused(ids, JudgedCall(response, CREATE), what)
+        self.check_absent(str(body["merchant_order_no"]), ids, what)
+
     def duplicate(self, payment: ModelPayment) -> None:
         """Another payment with ``payment``'s number and another Idempotency-Key: refused,
         and the number still lists only the first payment."""

@@ -149,25 +149,29 @@ def create_refusals(book: PaymentBook) -> None:
     some = currency_ids(book)[0]
     unknown = book.ctx.factories.unique("conformance_unknown_")
 
-    def refuse(quotes: dict[str, Any], expected: ErrorSpec, rid: str, what: str) -> None:
+    def refuse(quotes: dict[str, Any], expected: ErrorSpec | None, rid: str, what: str) -> None:
+        """``expected`` None: a rule the judge reads from the request gives the answer."""
         book.step(what)
         body = {"quotes": quotes, "merchant_order_no": book.fresh_order_no()}
-        book.refused_create(body, expected, [rid], what)
+        if expected is None:
+            book.broken_create(body, [rid], what)
+        else:
+            book.refused_create(body, expected, [rid], what)
 
     refuse({unknown: {"amount": "1"}}, business, "PAY-001", "a quote in an unknown currency")
     currency_id, chain = _undeployed(book)
     refuse(
         {currency_id: {"amount": "1", "chain_ids": [chain]}},
-        business,
+        None,
         "PAY-002",
         f"a {currency_id} quote on {chain}, where it is not deployed",
     )
-    refuse({}, rules.empty_quotes, "PAY-003", "an empty quotes map")
+    refuse({}, None, "PAY-003", "an empty quotes map")
     for currency_id, currency in sorted(rules.currencies.items()):
         digits = currency.decimals + 1
         refuse(
             {currency_id: {"amount": "1." + "0" * (digits - 1) + "1"}},
-            business,
+            None,
             "PAY-004",
             f"a {currency_id} amount with {digits} decimals",
         )

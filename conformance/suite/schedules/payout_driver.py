@@ -22,7 +22,12 @@ from conformance.judge.outcomes import status_problems, summary
 from conformance.judge.schedule_rules import ScheduleRules, field_problems
 from conformance.suite.factories import ABSENT
 from conformance.suite.schedules.calls import Answer, Calls, advanced
-from conformance.suite.schedules.payout_requests import PayoutFixtures, ScheduleRequest, refused
+from conformance.suite.schedules.payout_requests import (
+    PayoutFixtures,
+    Refusal,
+    ScheduleRequest,
+    refused,
+)
 from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import MachineContext, compact
 from conformance.suite.wire.client import SuiteClient
@@ -144,11 +149,16 @@ class PayoutDriver:
         self.representation(answer)
         return model
 
-    def refuse_create(self, request: ScheduleRequest, name: str, ids: tuple[str, ...]) -> None:
+    def refuse_create(self, request: ScheduleRequest, refusal: Refusal) -> None:
         body = request.body(self.calls.clock)
-        self.ctx.transcript.step(f"create a payout schedule with {name}: refused")
+        self.ctx.transcript.step(f"create a payout schedule with {refusal.name}: refused")
         answer = self.send(CREATE, body=body)
-        self.expect(ids, answer, [self.business_rule], f"a schedule with {name}")
+        what = f"a schedule with {refusal.name}"
+        if refusal.judged:
+            call = self.calls.judged(answer)
+            self.ctx.refused(refusal.requirement_ids, call, what, fatal=self.fatal)
+        else:
+            self.expect(refusal.requirement_ids, answer, [self.business_rule], what)
 
     def perform(
         self,
@@ -222,23 +232,25 @@ class PayoutDriver:
         model.seen = found
 
     def refuse_replace(
-        self,
-        model: ScheduleModel,
-        operation: str,
-        changes: dict[str, Any],
-        name: str,
-        ids: tuple[str, ...],
+        self, model: ScheduleModel, operation: str, changes: dict[str, Any], refusal: Refusal
     ) -> None:
-        """A replace that breaks a business rule: 422 (or 409 when the schedule cannot be
-        replaced at all: the profile does not say which wins), then a re-read."""
+        """A replace that breaks a business rule: refused as the profile says (or as an invalid
+        state when the schedule cannot be replaced at all: the profile does not say which
+        wins), then a re-read."""
         request = refused(model.request, changes)
         body = request.body(self.calls.clock)
+        name, ids = refusal.name, refusal.requirement_ids
         self.ctx.transcript.step(f"{operation} of the {model.status} {model.id} with {name}")
         answer = self.send(operation, path_id=model.id, body=body)
         specs = [self.business_rule]
         if self.machine.target(operation, model.status) is None:
             specs.append(self.invalid_state)
-        self.expect(ids, answer, specs, f"{operation} with {name}")
+        what = f"{operation} with {name}"
+        if refusal.judged:
+            call = self.calls.judged(answer)
+            self.ctx.refused(ids, call, what, also=specs[1:], fatal=self.fatal)
+        else:
+            self.expect(ids, answer, specs, what)
         self.reread(model, operation, request, ids, specs)
 
     def reread(

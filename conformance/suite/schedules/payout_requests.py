@@ -95,6 +95,9 @@ class Refusal:
     requirement_ids: tuple[str, ...]
     changes: st.SearchStrategy[dict[str, Any]]
     create_only: bool = False
+    # a rule the judge reads from the request (``judge.admission``); an id made up for the
+    # case (an unknown address or currency) is one only the family knows no one has
+    judged: bool = True
 
 
 class PayoutFixtures:
@@ -235,6 +238,7 @@ class PayoutFixtures:
                 "an unknown withdraw_address_id",
                 ("PAYOUT-007",),
                 st.builds(lambda: {"withdraw_address_id": unknown_id("address")}),
+                judged=False,
             )
         )
         found += [
@@ -250,6 +254,7 @@ class PayoutFixtures:
                 "an unknown currency_id",
                 ("PAYOUT-009",),
                 st.builds(lambda: {"currency_id": unknown_id("currency")}),
+                judged=False,
             )
         )
         found.append(

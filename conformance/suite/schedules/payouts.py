@@ -68,16 +68,14 @@ class PayoutScheduleMachine(ConformanceMachine):
         operation = data.draw(st.sampled_from(operations), label="operation")
         refusal = data.draw(st.sampled_from(refusals), label="refusal")
         changes = data.draw(refusal.changes, label="changes")
-        self.driver.refuse_replace(
-            schedule, operation, changes, refusal.name, refusal.requirement_ids
-        )
+        self.driver.refuse_replace(schedule, operation, changes, refusal)
 
     @rule(data=st.data())
     def refuse_create(self, data: st.DataObject) -> None:
         refusal = data.draw(st.sampled_from(self.driver.fixtures.refusals()), label="refusal")
         request = data.draw(self.driver.fixtures.requests(), label="request")
         changes = data.draw(refusal.changes, label="changes")
-        self.driver.refuse_create(refused(request, changes), refusal.name, refusal.requirement_ids)
+        self.driver.refuse_create(refused(request, changes), refusal)
 
 
 def walk_transitions(ctx: MachineContext) -> None:
@@ -123,15 +121,13 @@ def check_rules(ctx: MachineContext, data: st.DataObject) -> None:
         ctx.transcript.restart()
         changes = data.draw(refusal.changes)
         base = data.draw(fixtures.requests())
-        driver.refuse_create(refused(base, changes), refusal.name, refusal.requirement_ids)
+        driver.refuse_create(refused(base, changes), refusal)
         if refusal.create_only:
             continue
         for operation in replacing:
             model = driver.create(fixtures.example())
             if model is not None:
-                driver.refuse_replace(
-                    model, operation, changes, refusal.name, refusal.requirement_ids
-                )
+                driver.refuse_replace(model, operation, changes, refusal)
     # a replace that changes every field
     for operation in replacing:
         ctx.transcript.restart()

@@ -29,6 +29,9 @@ from conformance.suite.stateful import MachineContext, compact
 Shares = list[tuple[str, int]]
 TEMPLATE = "replaceSplitTemplate"
 ACCEPTED_IDS = ("SPLIT-005", "FIX-006", "OPS-004")
+# A merchant made up for the case: the family knows no one has it; the judge, reading a request
+# alone, cannot (a server may know merchants the profile does not list).
+UNKNOWN_MERCHANT = ("SPLIT-001",)
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class SplitRules:
         found = [
             SplitCase(
                 "a share naming an unknown merchant",
-                ("SPLIT-001",),
+                UNKNOWN_MERCHANT,
                 False,
                 single.map(lambda b: [(unknown_id("merchant"), b)]),
             )
@@ -241,7 +244,11 @@ class SplitChecks:
         response = answer.response
         what = f"{target.name} with {case.name} {compact(shares)}"
         if not case.accepted:
-            ok = self.expect(case.requirement_ids, response, self.business_rule, what)
+            if case.requirement_ids == UNKNOWN_MERCHANT:
+                ok = self.expect(case.requirement_ids, response, self.business_rule, what)
+            else:
+                call = self.calls.judged(answer)
+                ok = self.ctx.refused(case.requirement_ids, call, what, fatal=False)
             order_no = target.order_no(body)
             if order_no is not None:
                 self.ctx.transcript.step(f"re-read: payments with order number {order_no}")

@@ -30,6 +30,8 @@ from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import ConformanceMachine, MachineContext, compact
 
 RESOURCE = "subscriptions"
+# what, requirement ids, expected error (None: the judge's), fields changed
+SubscriptionRefusal = tuple[str, tuple[str, ...], ErrorSpec | None, dict[str, Any]]
 CREATE = "createSubscription"
 # Per operation of the profile's transitions: the requirement of the move, of the refusal.
 TRANSITION_IDS: dict[str, tuple[str, str]] = {
@@ -120,28 +122,26 @@ class SubscriptionDriver:
 
         return build()
 
-    def refusals(self) -> list[tuple[str, tuple[str, ...], ErrorSpec, dict[str, Any]]]:
-        """(what, requirement ids, expected error, fields changed) per refused create."""
-        found: list[tuple[str, tuple[str, ...], ErrorSpec, dict[str, Any]]]
+    def refusals(self) -> list[SubscriptionRefusal]:
+        """(what, requirement ids, expected error, fields changed) per refused create; the
+        expected error None: a rule the judge reads from the request (``judge.admission``)."""
+        found: list[SubscriptionRefusal]
         found = self.ctx.extra.setdefault("schedules.subscriptions.refusals", [])
         if not found:
             found += self._build_refusals()
         return found
 
-    def _build_refusals(self) -> list[tuple[str, tuple[str, ...], ErrorSpec, dict[str, Any]]]:
-        found: list[tuple[str, tuple[str, ...], ErrorSpec, dict[str, Any]]] = [
+    def _build_refusals(
+        self,
+    ) -> list[SubscriptionRefusal]:
+        found: list[SubscriptionRefusal] = [
             (
                 "an unknown currency_id",
                 ("SUB-001",),
                 self.business_rule,
                 {"currency_id": unknown_id("currency")},
             ),
-            (
-                "an unknown chain_id",
-                ("SUB-001",),
-                self.business_rule,
-                {"chain_id": unknown_id("chain")},
-            ),
+            ("an unknown chain_id", ("SUB-001",), None, {"chain_id": unknown_id("chain")}),
         ]
         for currency in self.ctx.profile.currencies.values():
             for chain in self.ctx.profile.chains:
@@ -150,7 +150,7 @@ class SubscriptionDriver:
                         (
                             f"{currency.currency_id} on {chain}, where it is not deployed",
                             ("SUB-001",),
-                            self.business_rule,
+                            None,
                             {"currency_id": currency.currency_id, "chain_id": chain},
                         )
                     )
@@ -213,12 +213,16 @@ class SubscriptionDriver:
         request: SubscriptionRequest,
         what: str,
         ids: tuple[str, ...],
-        spec: ErrorSpec,
+        spec: ErrorSpec | None,
         changes: dict[str, Any],
     ) -> None:
         self.ctx.transcript.step(f"create a subscription with {what}: refused")
         answer = self.calls.send(CREATE, body={**request.body(), **changes})
-        self.expect(ids, answer, spec, f"a subscription with {what}")
+        what = f"a subscription with {what}"
+        if spec is None:
+            self.ctx.refused(ids, self.calls.judged(answer), what, fatal=self.fatal)
+        else:
+            self.expect(ids, answer, spec, what)
 
     def perform(self, model: SubscriptionModel, operation: str, *, reread: bool = False) -> None:
         source = model.status

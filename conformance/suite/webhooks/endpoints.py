@@ -27,6 +27,7 @@ from conformance.suite.factories import RequestSpec, locate_operation, send
 from conformance.suite.stateful import ConformanceMachine, compact
 from conformance.suite.webhooks.causes import listed_types
 from conformance.suite.webhooks.signatures import secret_problem
+from conformance.suite.wire.judged_call import JudgedCall
 
 IDS = (
     "WH-001",
@@ -164,8 +165,8 @@ class EndpointMachine(ConformanceMachine):
         self.step(f"put endpoint {endpoint_id} with the url {url}: refused")
         response = self.put(endpoint_id, url, types)
         self.unsubscribe_if_accepted(response, endpoint_id, url)
-        refused = self.ctx.profile.error("status", "business_rule")
-        self.verdicts.status(["WH-008"], response, refused, "put with a refused url")
+        call = JudgedCall(response, "putWebhookEndpoint", {"id": endpoint_id})
+        self.ctx.refused(["WH-008"], call, "put with a refused url")
         self.compare_listing(["WH-008"], refused=endpoint_id)
 
     @rule(data=st.data())
@@ -177,8 +178,8 @@ class EndpointMachine(ConformanceMachine):
         self.step(f"put endpoint {endpoint_id} with the unknown event type {unknown!r}: refused")
         response = self.put(endpoint_id, url, types)
         self.unsubscribe_if_accepted(response, endpoint_id, url)
-        refused = self.ctx.profile.error("status", "business_rule")
-        self.verdicts.status(["WH-009"], response, refused, "put with an unknown event type")
+        call = JudgedCall(response, "putWebhookEndpoint", {"id": endpoint_id})
+        self.ctx.refused(["WH-009"], call, "put with an unknown event type")
         self.compare_listing(["WH-009"], refused=endpoint_id)
 
     @rule(endpoint_id=endpoints)

@@ -54,6 +54,21 @@ class JudgedCall(CallReading):
             found.setdefault(name, value)
         return found
 
+    @property
+    def raw_query(self) -> str:
+        return self.response.request.url.query.decode("ascii", "replace")
+
+    @property
+    def raw_path(self) -> str:
+        return self.response.request.url.raw_path.partition(b"?")[0].decode("ascii", "replace")
+
+    @property
+    def request_body(self) -> bytes:
+        try:
+            return self.response.request.content
+        except httpx.RequestNotRead:
+            return b""
+
     def header(self, name: str) -> str | None:
         value: str | None = self.response.request.headers.get(name)
         return value

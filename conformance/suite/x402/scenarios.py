@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.suite.stateful import MachineContext, Verdicts
-from conformance.suite.wire.judged_call import judged
+from conformance.suite.wire.judged_call import JudgedCall, judged
 from conformance.suite.x402 import flows
 from conformance.suite.x402.api import RESOURCE, SETTLE, Requested, X402Api
 from conformance.suite.x402.model import EXACT, Deployment, Issued, X402Profile, decimal_text
@@ -83,8 +83,17 @@ class Scenarios:
 
     def refused_requirements(self, first: Deployment) -> None:
         currency_id = first.currency.currency_id
+        base = Requested(first, self.rules.schemes[0], full_decimals(first), None).body()
+        # a currency made up for the case: the family knows no one has it; the judge, reading a
+        # request alone, cannot (a server may know currencies the profile does not list)
+        unknown = "an unknown currency"
+        self.step(f"requirements for {unknown}")
+        change = {"currency_id": self.ctx.factories.unique("cur_")}
+        outcome = self.api.request_requirements({**base, **change})
+        self.verdicts.status(
+            ["X402-011"], outcome.response, self.rules.business_rule, unknown, fatal=self.fatal
+        )
         cases: list[tuple[str, dict[str, str]]] = [
-            ("an unknown currency", {"currency_id": self.ctx.factories.unique("cur_")}),
             (
                 f"more decimals than {currency_id} has",
                 {"amount": "1." + "0" * first.decimals + "1"},
@@ -97,13 +106,11 @@ class Scenarios:
                     {"currency_id": currency.currency_id, "chain_id": chain_id},
                 )
             )
-        base = Requested(first, self.rules.schemes[0], full_decimals(first), None).body()
         for what, change in cases:
             self.step(f"requirements for {what}")
             outcome = self.api.request_requirements({**base, **change})
-            self.verdicts.status(
-                ["X402-011"], outcome.response, self.rules.business_rule, what, fatal=self.fatal
-            )
+            call = JudgedCall(outcome.response, "createX402Requirements")
+            self.ctx.refused(["X402-011"], call, what, fatal=self.fatal)
 
     # ------------------------------------------------------------------------ settlement
     def settlement(self) -> None:
