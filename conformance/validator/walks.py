@@ -28,6 +28,7 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import pairwise
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -105,6 +106,9 @@ class WalkChecks:
         self._lists: BoundedTable[bytes, _ListPage] = BoundedTable(limit)
         self._statements: BoundedTable[bytes, _StatementPage] = BoundedTable(limit)
         self._windows: BoundedTable[bytes, _Figures] = BoundedTable(limit)
+        # per ledger line (server, key, currency, entry id): the balance before it, as a page
+        # that held the line before it showed (that line's balance_after)
+        self._before: BoundedTable[bytes, object] = BoundedTable(limit)
 
     def observe(
         self,
@@ -265,19 +269,24 @@ class WalkChecks:
         currency = query.get("currency_id")
         if start is None or end is None or currency is None:
             return
+        # one ledger: the same server (a recording may hold several), key and currency
+        server = split_url(exchange.url).netloc
+        ledger = (server, api_key, currency)
+        lines = body.get("lines")
+        if isinstance(lines, list):
+            self._learn_before(ledger, lines)
         # Only the first and last lines are compared: the others are left unread (the answer
         # checks read every line of the page).
-        lines = body.get("lines")
         if isinstance(lines, list) and len(lines) > 2:
             body = {**body, "lines": [lines[0], lines[-1]]}
         try:
             page = statement.parse_page(body)
         except statement.Unreadable:
             return  # the answer checks report it
-        # one ledger: the same server (a recording may hold several), key, currency and window
-        server = split_url(exchange.url).netloc
-        window = digest(server, api_key, currency, str(start), str(end))
+        window = digest(*ledger, str(start), str(end))
         cursor = query.get(CURSOR)
+        if cursor is None and page.lines:
+            yield from self._opening(ledger, page, exchange.source)
         if cursor is not None:
             before = self._statements.get(digest(api_key, cursor))
             if before is not None and before.window == window:
@@ -297,6 +306,32 @@ class WalkChecks:
         count = page.count
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:
             yield from self._figures(digest(window, str(count)), page, count, exchange.source)
+
+    def _learn_before(self, ledger: tuple[str, str, str], lines: list[Any]) -> None:
+        for earlier, line in pairwise(lines):
+            if isinstance(earlier, dict) and isinstance(line, dict):
+                entry = line.get("ledger_entry_id")
+                if isinstance(entry, int | str) and not isinstance(entry, bool):
+                    key = digest(*ledger, str(entry))
+                    self._before.put(key, earlier.get("balance_after_canonical"))
+
+    def _opening(
+        self, ledger: tuple[str, str, str], page: statement.Page, source: str
+    ) -> Iterator[Finding]:
+        """A first page whose first balance does not follow from its opening: another read
+        that held the line before it tells which figure is wrong (the page rules leave it)."""
+        first = page.lines[0]
+        own = first.balance_after - first.signed
+        if page.opening == own:
+            return
+        known = statement.amount(self._before.get(digest(*ledger, str(first.entry_id))))
+        where = f"{first.describe()} (another read shows the balance before it is {known})"
+        if known == own:
+            message = f"opening {page.opening}, not the balance before {where}"
+            yield (STATEMENT_WINDOW, (statement.OPENING,), Outcome.FAILED, message)
+        elif known == page.opening:
+            message = f"{where}: its balance_after does not follow from it"
+            yield (STATEMENT_WINDOW, (statement.RUNNING,), Outcome.FAILED, message)
 
     @staticmethod
     def _boundary(before: _StatementPage, page: statement.Page) -> Iterator[Finding]:

@@ -92,9 +92,7 @@ def test_a_case_refused_otherwise_fails_where_a_recording_leaves_it_unjudged() -
     found = ADMISSION.refusal(refused_otherwise, ["SPLIT-004"])
     assert outcomes(found) == [(("SPLIT-004",), Outcome.FAILED)]
     assert f"not the profile's {BUSINESS.status}" in found[0].message
-    judged, _ = ADMISSION.judge(
-        refused_otherwise, contract_problems=False, query_names=frozenset()
-    )
+    judged, _ = ADMISSION.judge(refused_otherwise, contract_problems=False, query_names=frozenset())
     assert judged == []
 
 

@@ -189,6 +189,28 @@ def test_a_cursor_on_a_page_that_held_the_whole_window_fails_the_cursor_alone(
     assert outcomes(found, "STMT-010") == []
 
 
+def test_an_opening_the_first_balance_does_not_follow_is_told_apart_by_another_read(
+    recording: Recording,
+) -> None:
+    # alone, the page cannot say which of its opening and first balance is wrong
+    alone = recording.statement(
+        "limit=2", [(3, "-1.00", "24.00")], opening_canonical="0.00", window_entry_count=1
+    )
+    assert outcomes(alone, "STMT-006") == outcomes(alone, "STMT-005") == []
+    # a longer read shows the balance before line 3: 25.00
+    recording.statement("limit=9", [(2, "25.00", "25.00"), (3, "-1.00", "24.00")])
+    opening = recording.statement(
+        "limit=2", [(3, "-1.00", "24.00")], opening_canonical="0.00", window_entry_count=2
+    )
+    assert outcomes(opening, "STMT-006") == [Outcome.FAILED]
+    assert outcomes(opening, "STMT-005") == []
+    balance = recording.statement(
+        "limit=2", [(3, "-1.00", "20.00")], opening_canonical="25.00", window_entry_count=3
+    )
+    assert outcomes(balance, "STMT-005") == [Outcome.FAILED]
+    assert outcomes(balance, "STMT-006") == []
+
+
 # -- the figures of one window -----------------------------------------------------------------
 def test_pages_of_one_window_state_the_same_figures(recording: Recording) -> None:
     recording.statement(
