@@ -114,8 +114,20 @@ class TenantChecks:
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self._not_found_answer = profile.error("status", "not_found")
         self._not_found = self._not_found_answer.status
-        # A refusal for the resource's state: the id was found, so it was not treated as unknown.
-        self._invalid_state = profile.error("status", "invalid_state").status
+        # Answers that say nothing of the id: an authentication refusal, a validation error (the
+        # request may break the contract too), a body too large, a rate limit, a method or
+        # media type refused. Any other refusal (for the resource's state, a 403) shows the id
+        # was found, so it was not treated as unknown.
+        self._unrelated = frozenset(
+            {
+                *profile.auth.statuses,
+                profile.error("status", "validation").status,
+                profile.status.payload_too_large.status,
+                profile.status.method_not_allowed.status,
+                429,
+                *(spec.status for spec in profile.status.unsupported_media_type),
+            }
+        )
         # Keys of one merchant share its ids: the profile's credentials say whose key is whose.
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
         self._known = frozenset(party("merchant", m) for m in self._merchant.values())
@@ -139,7 +151,8 @@ class TenantChecks:
         merchant = self._merchant.get(api_key)
         key = party("merchant", merchant) if merchant is not None else party("key", api_key)
         success = 200 <= status < 300
-        if named is not None and (success or status in (self._not_found, self._invalid_state)):
+        judged = success or (400 <= status < 500 and status not in self._unrelated)
+        if named is not None and judged:
             yield from self._named(exchange, named, key, self._wrong_code(exchange, status, body))
         if not success or not isinstance(body, dict):
             return

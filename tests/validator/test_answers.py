@@ -543,11 +543,12 @@ def test_a_whole_window_page_is_judged_whole(validator: ExchangeValidator) -> No
     ]
 
 
-def test_a_count_of_the_page_only_with_a_next_cursor_fails(validator: ExchangeValidator) -> None:
+def test_a_count_of_the_page_only_with_a_next_cursor_is_left_to_the_walk(
+    validator: ExchangeValidator,
+) -> None:
+    # a wrong count or a wrong cursor: what the cursor reads tells (validator/walks.py)
     page = get_statement([line(1, "1.000000", "1.000000")], "9.000000", next_cursor="c2")
-    [result] = about(validator, page, "STMT-010")
-    assert result.outcome is Outcome.FAILED
-    assert "STMT-013" in result.requirement_ids
+    assert about(validator, page, "STMT-010") == about(validator, page, "STMT-013") == []
 
 
 def test_a_first_pages_opening_is_the_balance_before_its_first_line(
@@ -557,9 +558,8 @@ def test_a_first_pages_opening_is_the_balance_before_its_first_line(
     since = [line(5, "4.000000", "10.000000")]
     ok = get_statement(since, "10.000000", opening_canonical="6.000000")
     assert outcomes(validator, ok, "STMT-006") == [Outcome.PASSED]
-    [result] = about(validator, get_statement(since, "10.000000"), "STMT-006")
-    assert result.outcome is Outcome.FAILED
-    assert "opening 0.000000, but the balance before line 5" in result.message
+    # another opening: a wrong opening, or a wrong balance; another read tells (walks.py)
+    assert about(validator, get_statement(since, "10.000000"), "STMT-006") == []
 
 
 def test_a_page_read_without_limit_states_the_profiles_default_size(

@@ -228,6 +228,21 @@ def test_another_merchants_payment_refused_for_its_state_fails(tenants: TenantCh
     assert outcomes(helper, "HELP-009") == [Outcome.FAILED]
 
 
+def test_another_merchants_payment_forbidden_fails_and_an_auth_refusal_is_not_judged(
+    tenants: TenantChecks,
+) -> None:
+    """A 403 that is no authentication answer of the profile shows the id was found; the
+    profile's auth refusal (401) and validation error say nothing of it."""
+    created_payment(tenants)
+    cancel = "/v1/payments/pay_a1/cancel"
+    forbidden = {"code": "forbidden", "message": "not your payment"}
+    found = send(tenants, "cancelPayment", "POST", cancel, BETA, status=403, body=forbidden)
+    assert outcomes(found, "TEN-001") == [Outcome.FAILED]
+    for status, code in ((401, "unauthorized"), (400, "validation_error")):
+        body = {"code": code, "message": "no"}
+        assert send(tenants, "cancelPayment", "POST", cancel, BETA, status=status, body=body) == []
+
+
 def deliveries(*ids: str) -> dict[str, Any]:
     return {"deliveries": [{"id": i, "event_type": "payment.created"} for i in ids]}
 

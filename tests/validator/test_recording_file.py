@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.validate import reference_traffic
 from conformance.core.profile import Profile, load_profile
+from conformance.core.redaction import REDACTED
 from conformance.core.results import CheckResult, Outcome, RunResult, Verdict
 from conformance.reference.server import ReferenceServer
 from conformance.validator.exchange import Exchange, RecordingError
@@ -197,3 +198,27 @@ def test_the_commands_of_a_validation_re_validate_the_recording(tmp_path: Path) 
     assert result.rerun_command() == f"payment-conformance validate {path}"
     assert result.replay_command("SHAPE-001") == f"payment-conformance validate {path}"
     assert "validating the same recording again" in result.replay_note
+
+
+def test_another_keys_id_answered_outside_the_status_table_fails_isolation_alone(
+    profile: Profile,
+) -> None:
+    """A cancel of another merchant's payment answered 403: the id was found (TEN-001), which
+    the isolation rules judge; the status table of a request that had to succeed does not."""
+    auth = (
+        ("X-Timestamp", "1767225600"),
+        ("X-Nonce", "0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+        ("X-Signature", REDACTED),  # as a recorder masks it: this test judges other things
+    )
+    alpha, beta = ("X-Api-Key", "mk_test_alpha"), ("X-Api-Key", "mk_test_beta")
+    created = exchange(
+        "POST", "/v1/payments", request_headers=(alpha, *auth), status=201,
+        response_body={"id": "pay_a1"},
+    )  # fmt: skip
+    forbidden = exchange(
+        "POST", "/v1/payments/pay_a1/cancel", request_headers=(beta, *auth), status=403,
+        response_body={"code": "forbidden", "message": "not yours"},
+    )  # fmt: skip
+    result = to_run_result([check_exchanges([created, forbidden], profile)], profile)
+    assert requirement(result, "TEN-001")[0] is Outcome.FAILED
+    assert requirement(result, "STATUS-002")[0] is not Outcome.FAILED
