@@ -23,7 +23,7 @@ The verification of a signature needs the secrets: the caller gives its ``Signed
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -51,7 +51,7 @@ HEADER_IDS = {
     TIMESTAMP_HEADER: "AUTH-003",
     NONCE_HEADER: "AUTH-004",
 }
-ACCEPTED, MISSING, MALFORMED_TIMESTAMP, MALFORMED_NONCE = (
+ACCEPTED, HEADER_MISSING, MALFORMED_TIMESTAMP, MALFORMED_NONCE = (
     "AUTH-005",
     "AUTH-006",
     "AUTH-007",
@@ -124,7 +124,7 @@ class AuthRules:
             if value is None or value == "":
                 broken.append(f"no {name} header" if value is None else f"{name} empty")
                 contract.append(HEADER_IDS[name])
-                ids.append(MISSING)
+                ids.append(HEADER_MISSING)
                 kinds += ["missing"] if value is None else ["missing", "malformed"]
             elif value in MASKED_VALUES:
                 continue
@@ -190,12 +190,34 @@ class AuthRules:
             untold=signed in UNTOLD,
         )
 
-    def unknown_key(self) -> Breach:
+    def unknown_key(self, api_key: str, known: Collection[str]) -> Breach | None:
+        """AUTH-009: an API key none of ``known`` (every key the server knows) is."""
+        if api_key in known:
+            return None
         return Breach(
             "an X-Api-Key the server does not know",
             (UNKNOWN_KEY,),
             (self._auth.error_for("unknown_key"),),
         )
+
+    def breach(
+        self,
+        header: Callable[[str], str | None],
+        *,
+        sent_at: float,
+        signed: Signed,
+        known_keys: Collection[str],
+    ) -> Breach | None:
+        """The first rule a request breaks, for a sender that knows when it sent it, what its
+        signature signs and every key the server knows."""
+        found = self.headers(header)
+        if found is not None:
+            return found
+        found = self.unknown_key(header(API_KEY_HEADER) or "", known_keys)
+        stated = self.timestamp(header(TIMESTAMP_HEADER) or "")
+        if found is None and stated is not None:
+            found = self.outside_window(stated, sent_at)
+        return found or self.signature(signed)
 
     def replayed(self, where: str) -> Breach:
         """AUTH-016: a nonce accepted with the same API key before (in ``where``)."""
