@@ -489,12 +489,11 @@ class Run:
         )
 
     def judged(self, name: str, found: list[Finding], what: str) -> None:
-        """Record the judge's findings on the last exchange (the first as ``name``, the next
-        as ``name`` and their index)."""
-        for index, finding in enumerate(found):
+        """Record the judge's findings on the last exchange, each as ``name`` and its ids."""
+        for finding in found:
             failed = finding.outcome is Outcome.FAILED
             self.recorder.record(
-                f"auth {self.operation_id} {name}" + (f" {index + 1}" if index else ""),
+                f"auth {self.operation_id} {name} ({', '.join(finding.ids)})",
                 finding.ids,
                 finding.outcome,
                 f"{what}: {finding.message}" if what and failed else finding.message,
