@@ -4,9 +4,10 @@ Each operation's known-valid request (from the factories) is sent with one thing
 time: each of the four headers missing, empty or malformed, an unknown key, a signature made
 with another secret, the body, query, path or method changed after signing, a timestamp just
 outside the clock window (past and future), a replayed nonce, no credentials and no
-Idempotency-Key, no credentials and an invalid body. Each must be refused with the profile's
-status and code for its kind of failure (``auth.errors``, else ``auth.error``) and the error
-shape. Timestamps just inside the window are accepted. Requests are signed under the profile's
+Idempotency-Key, no credentials and an invalid body. The judge (``judge.auth``) names the rule
+each request breaks and gives the verdict on its answer: the profile's status and code for its
+kind of failure (``auth.errors``, else ``auth.error``); the error shape too. Timestamps just
+inside the window are accepted. Requests are signed under the profile's
 scheme, timestamp format and string to sign (or its ``auth.signer`` hook); a change after signing
 to a part the string to sign does not cover is not tried.
 
@@ -29,10 +30,9 @@ import pytest
 
 from conformance.core.contract import operation as contract_operation
 from conformance.core.patterns import ecma_search as pattern_matches
-from conformance.core.profile import Credential, ErrorSpec, Profile
+from conformance.core.profile import Credential, Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.core.signing import (
-    API_KEY_HEADER,
     AUTH_HEADERS,
     NONCE_HEADER,
     SIGNATURE_HEADER,
@@ -40,29 +40,42 @@ from conformance.core.signing import (
     Scheme,
     SigningInput,
 )
+from conformance.judge.auth import (
+    BAD_SIGNATURE,
+    CHECK,
+    FUTURE,
+    HEADER_IDS,
+    HEADER_MISSING,
+    MALFORMED_NONCE,
+    MALFORMED_TIMESTAMP,
+    REPLAYED,
+    STALE,
+    UNKNOWN_KEY,
+    AuthRules,
+    Breach,
+    Clock,
+    Memory,
+    NonceUses,
+)
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     ErrorShapes,
+    json_object,
     status_problems,
-    status_problems_any,
     success_problems,
     summary,
 )
+from conformance.judge.signatures import Signed
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.selection import collection_operations, is_quick, rotate
 from conformance.suite.wire.client import MISSING, SuiteClient
 
 pytestmark = pytest.mark.family("auth")
 
-CONTRACT_HEADER_IDS = {
-    API_KEY_HEADER: "AUTH-001",
-    SIGNATURE_HEADER: "AUTH-002",
-    TIMESTAMP_HEADER: "AUTH-003",
-    NONCE_HEADER: "AUTH-004",
-}
 SIDE_EFFECT_IDS = ("AUTH-017", "AUTH-018")
 ALL_IDS = (
-    *CONTRACT_HEADER_IDS.values(),
+    *HEADER_IDS.values(),
     *(f"AUTH-{n:03d}" for n in range(5, 21)),
     *ERROR_SHAPE_IDS,
 )
@@ -78,7 +91,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 # ----------------------------------------------------------------------------- raw signing
 @dataclass
-class Signed:
+class Signing:
     """How one request is signed and how it is then sent (each part may differ)."""
 
     timestamp: str
@@ -112,7 +125,7 @@ def host_of(client: SuiteClient) -> str:
     return httpx.URL(client.base_url).netloc.decode("ascii")
 
 
-def sign_input(client: SuiteClient, spec: RequestSpec, how: Signed, body: bytes) -> SigningInput:
+def sign_input(client: SuiteClient, spec: RequestSpec, how: Signing, body: bytes) -> SigningInput:
     """What ``how`` signs: the request as sent, but for the parts it changes after signing."""
     query = spec.query if how.send_query is None else how.send_query
     return SigningInput(
@@ -134,7 +147,7 @@ def auth_headers(client: SuiteClient, inp: SigningInput, secret: str) -> dict[st
 
 
 def send_signed(
-    client: SuiteClient, spec: RequestSpec, how: Signed, idempotency_key: str | None
+    client: SuiteClient, spec: RequestSpec, how: Signing, idempotency_key: str | None
 ) -> httpx.Response:
     query = spec.query if how.send_query is None else how.send_query
     body = body_bytes(spec) if how.send_body is None else how.send_body
@@ -161,18 +174,15 @@ def send_signed(
 # ----------------------------------------------------------------------------- the modes
 @dataclass(frozen=True)
 class Mode:
-    """One way of getting authentication wrong, and what the refusal verifies.
-
-    ``contract_ids`` only need a refusal (the spec requires the headers but shows no status);
-    ``profile_ids`` need the profile's status and code for one of ``kinds`` (a server may read
-    the failure as any of them, e.g. a truncated signature as malformed or as wrong).
-    """
+    """One way of getting authentication wrong: the requirement it is built to break (the judge
+    must see the request break it) and, for a signature that does not verify, what it was made
+    over (the judge takes it as given: verifying needs the secrets)."""
 
     name: str
-    contract_ids: tuple[str, ...]
-    profile_ids: tuple[str, ...]
-    build: Callable[[Context], Signed | None]  # None: the mode does not apply
-    kinds: tuple[str, ...] = ("malformed",)
+    breaks: str
+    build: Callable[[Context], Signing | None]  # None: the mode does not apply
+    signed: Signed = Signed.AS_SENT
+    invalid: bool = False  # the request breaks the contract too (AUTH-020)
 
 
 @dataclass
@@ -197,9 +207,9 @@ class Context:
         """The signature covers ``part`` (a hook is taken to cover every part)."""
         return self.scheme.hook is not None or part in self.scheme.covers()
 
-    def fresh(self, **changes: Any) -> Signed:
+    def fresh(self, **changes: Any) -> Signing:
         credential = self.client.credential
-        signed = Signed(
+        signed = Signing(
             timestamp=self.stamp(self.now()),
             nonce=uuid.uuid4().hex,
             api_key=credential.api_key,
@@ -215,11 +225,11 @@ class Context:
         return max(3, self.profile.clock_window_secs // 60)
 
 
-def _without(header: str, value: str | None) -> Callable[[Context], Signed]:
+def _without(header: str, value: str | None) -> Callable[[Context], Signing]:
     """The header absent (``None``) or empty; a client leaving out the timestamp or the nonce
     signs without it too, so the string to sign then has an empty value in its place."""
 
-    def build(ctx: Context) -> Signed:
+    def build(ctx: Context) -> Signing:
         signed = ctx.fresh()
         if header == TIMESTAMP_HEADER:
             signed.timestamp = ""
@@ -235,23 +245,11 @@ def _without(header: str, value: str | None) -> Callable[[Context], Signed]:
 
 
 def _missing(header: str) -> Mode:
-    return Mode(
-        f"{header} missing",
-        (CONTRACT_HEADER_IDS[header],),
-        ("AUTH-006",),
-        _without(header, None),
-        ("missing",),
-    )
+    return Mode(f"{header} missing", HEADER_IDS[header], _without(header, None))
 
 
 def _empty(header: str) -> Mode:
-    return Mode(
-        f"{header} empty",
-        (CONTRACT_HEADER_IDS[header],),
-        ("AUTH-006",),
-        _without(header, ""),
-        ("missing", "malformed"),
-    )
+    return Mode(f"{header} empty", HEADER_IDS[header], _without(header, ""))
 
 
 def _malformed_timestamps(ctx: Context) -> list[str]:
@@ -267,12 +265,12 @@ def _malformed_timestamps(ctx: Context) -> list[str]:
 
 
 def _timestamp_malformed(index: int) -> Mode:
-    def build(ctx: Context) -> Signed:
+    def build(ctx: Context) -> Signing:
         value = _malformed_timestamps(ctx)[index]
         return ctx.fresh(timestamp=value)
 
     labels = ("with a fraction", "as an ISO date", "in hex")
-    return Mode(f"{TIMESTAMP_HEADER} {labels[index]}", (), ("AUTH-007",), build)
+    return Mode(f"{TIMESTAMP_HEADER} {labels[index]}", MALFORMED_TIMESTAMP, build)
 
 
 def _bad_nonces(profile: Profile) -> list[tuple[str, str]]:
@@ -289,17 +287,17 @@ def _bad_nonces(profile: Profile) -> list[tuple[str, str]]:
 
 
 def _nonce_malformed(index: int) -> Mode:
-    def build(ctx: Context) -> Signed | None:
+    def build(ctx: Context) -> Signing | None:
         nonces = _bad_nonces(ctx.profile)
         if index >= len(nonces):
             return None
         return ctx.fresh(nonce=nonces[index][1])
 
     labels = ("too short", "too long", "outside the character set", "with a dot")
-    return Mode(f"{NONCE_HEADER} {labels[index]}", (), ("AUTH-008",), build)
+    return Mode(f"{NONCE_HEADER} {labels[index]}", MALFORMED_NONCE, build)
 
 
-def _signature_truncated(ctx: Context) -> Signed:
+def _signature_truncated(ctx: Context) -> Signing:
     signed = ctx.fresh()
     inp = sign_input(ctx.client, ctx.spec, signed, body_bytes(ctx.spec))
     sent = auth_headers(ctx.client, inp, signed.secret)[SIGNATURE_HEADER]
@@ -307,13 +305,13 @@ def _signature_truncated(ctx: Context) -> Signed:
     return signed
 
 
-def _other_secret(ctx: Context) -> Signed:
+def _other_secret(ctx: Context) -> Signing:
     others = [c for c in ctx.profile.credentials if c.api_key != ctx.client.credential.api_key]
     secret = others[0].api_secret if others else ctx.client.credential.api_secret + "x"
     return ctx.fresh(secret=secret)
 
 
-def _body_changed(ctx: Context) -> Signed | None:
+def _body_changed(ctx: Context) -> Signing | None:
     if not ctx.spec.has_body or not isinstance(ctx.spec.body, dict) or not ctx.covers("body"):
         return None
     changed = dict(ctx.spec.body, conformance_tamper=1)
@@ -321,20 +319,20 @@ def _body_changed(ctx: Context) -> Signed | None:
     return ctx.fresh(sign_body=body_bytes(ctx.spec), send_body=sent)
 
 
-def _body_reformatted(ctx: Context) -> Signed | None:
+def _body_reformatted(ctx: Context) -> Signing | None:
     if not ctx.spec.has_body or not ctx.covers("body"):
         return None
     sent = json.dumps(ctx.spec.body, ensure_ascii=False, indent=1).encode()
     return ctx.fresh(sign_body=body_bytes(ctx.spec), send_body=sent)
 
 
-def _body_unsigned(ctx: Context) -> Signed | None:
+def _body_unsigned(ctx: Context) -> Signing | None:
     if not ctx.spec.has_body or not ctx.covers("body"):
         return None
     return ctx.fresh(sign_body=b"")
 
 
-def _query_changed(ctx: Context) -> Signed | None:
+def _query_changed(ctx: Context) -> Signing | None:
     if not ctx.covers("query"):
         return None
     query = dict(ctx.spec.query)
@@ -348,7 +346,7 @@ def _query_changed(ctx: Context) -> Signed | None:
     return ctx.fresh(sign_target=target_of(ctx.client, ctx.spec, query), send_query=changed)
 
 
-def _path_changed(ctx: Context) -> Signed | None:
+def _path_changed(ctx: Context) -> Signing | None:
     if not ctx.spec.path_params or not ctx.covers("path"):
         return None
     name = next(iter(ctx.spec.path_params))
@@ -362,22 +360,30 @@ def _path_changed(ctx: Context) -> Signed | None:
     return ctx.fresh(sign_target=target_of(ctx.client, other, ctx.spec.query))
 
 
-def _method_changed(ctx: Context) -> Signed | None:
+def _method_changed(ctx: Context) -> Signing | None:
     if not ctx.covers("method"):
         return None
     return ctx.fresh(sign_method="GET" if ctx.spec.method != "GET" else "POST")
 
 
-def _stale(ctx: Context) -> Signed:
+def _stale(ctx: Context) -> Signing:
     return ctx.fresh(timestamp=ctx.stamp(ctx.now() - ctx.profile.clock_window_secs - ctx.margin))
 
 
-def _future(ctx: Context) -> Signed:
+def _future(ctx: Context) -> Signing:
     return ctx.fresh(timestamp=ctx.stamp(ctx.now() + ctx.profile.clock_window_secs + ctx.margin))
 
 
-def _unknown_key(ctx: Context) -> Signed:
+def _unknown_key(ctx: Context) -> Signing:
     return ctx.fresh(api_key=f"mk_unknown_{uuid.uuid4().hex[:16]}")
+
+
+def _unauthenticated_invalid(ctx: Context) -> Signing:
+    return ctx.fresh(
+        unsigned=True,
+        send_body=b"{}" if ctx.spec.has_body else None,
+        send_query=None if ctx.spec.has_body else {**ctx.spec.query, "limit": "not-a-number"},
+    )
 
 
 REFUSALS: tuple[Mode, ...] = (
@@ -385,40 +391,28 @@ REFUSALS: tuple[Mode, ...] = (
     *(_empty(h) for h in AUTH_HEADERS),
     *(_timestamp_malformed(i) for i in range(3)),
     *(_nonce_malformed(i) for i in range(4)),
-    Mode("unknown X-Api-Key", (), ("AUTH-009",), _unknown_key, ("unknown_key",)),
-    Mode(
-        "signature truncated",
-        (),
-        ("AUTH-013",),
-        _signature_truncated,
-        ("malformed", "bad_signature"),
-    ),
+    Mode("unknown X-Api-Key", UNKNOWN_KEY, _unknown_key),
+    # cut short: of another form than the scheme's (a hook's may have any: then it is wrong)
+    Mode("signature truncated", BAD_SIGNATURE, _signature_truncated, Signed.UNKNOWN),
+    Mode("signature made with another secret", BAD_SIGNATURE, _other_secret, Signed.OTHER_SECRET),
     *(
-        Mode(name, (), (rid,), build, ("bad_signature",))
-        for name, rid, build in (
-            ("signature made with another secret", "AUTH-013", _other_secret),
-            ("body changed after signing", "AUTH-014", _body_changed),
-            ("body re-serialised after signing", "AUTH-014", _body_reformatted),
-            ("body left out of the signature", "AUTH-014", _body_unsigned),
-            ("query changed after signing", "AUTH-015", _query_changed),
-            ("path changed after signing", "AUTH-015", _path_changed),
-            ("method changed after signing", "AUTH-015", _method_changed),
+        Mode(name, signed.ids[0], build, signed)
+        for name, signed, build in (
+            ("body changed after signing", Signed.BODY_CHANGED, _body_changed),
+            ("body re-serialised after signing", Signed.BODY_CHANGED, _body_reformatted),
+            ("body left out of the signature", Signed.BODY_CHANGED, _body_unsigned),
+            ("query changed after signing", Signed.TARGET_CHANGED, _query_changed),
+            ("path changed after signing", Signed.TARGET_CHANGED, _path_changed),
+            ("method changed after signing", Signed.TARGET_CHANGED, _method_changed),
         )
     ),
-    Mode("timestamp just outside the window in the past", (), ("AUTH-010",), _stale, ("expired",)),
-    Mode(
-        "timestamp just outside the window in the future", (), ("AUTH-011",), _future, ("expired",)
-    ),
+    Mode("timestamp just outside the window in the past", STALE, _stale),
+    Mode("timestamp just outside the window in the future", FUTURE, _future),
     Mode(
         "no credentials and an invalid request",
-        (),
-        ("AUTH-020",),
-        lambda ctx: ctx.fresh(
-            unsigned=True,
-            send_body=b"{}" if ctx.spec.has_body else None,
-            send_query=None if ctx.spec.has_body else {**ctx.spec.query, "limit": "not-a-number"},
-        ),
-        ("missing",),
+        HEADER_MISSING,
+        _unauthenticated_invalid,
+        invalid=True,
     ),
 )
 # The mode whose nonce the genuine request reuses afterwards: a refused request (here: a wrong
@@ -447,36 +441,19 @@ def _record(
     passed_message: str,
     operation_id: str,
 ) -> None:
-    if not ids:
-        return
     outcome = Outcome.FAILED if findings.problems else Outcome.PASSED
     message = "; ".join(findings.problems[:8]) if findings.problems else passed_message
     recorder.record(check_id, ids, outcome, message, operation_id, findings.evidence)
-
-
-def _refused(response: httpx.Response) -> list[str]:
-    return [] if 400 <= response.status_code < 500 else [f"not refused: {summary(response)}"]
-
-
-def _authenticated(response: httpx.Response, profile: Profile) -> list[str]:
-    """Accepted by authentication: neither an auth error nor a server error."""
-    if response.status_code in profile.auth.statuses or response.status_code >= 500:
-        return [f"not accepted: {summary(response)}"]
-    return []
-
-
-def _statuses(expected: tuple[ErrorSpec, ...]) -> str:
-    return "/".join(str(s) for s in dict.fromkeys(e.status for e in expected))
-
-
-def _answers(expected: tuple[ErrorSpec, ...]) -> str:
-    return " or ".join(f"{e.status} {e.code}" for e in expected)
 
 
 def _modes_for(operation_id: str, index: int, quick: bool) -> list[Mode]:
     if not quick or operation_id == QUICK_FULL_OPERATION:
         return list(REFUSALS)
     return rotate(REFUSALS, index * 3, 3)
+
+
+class ToolBug(RuntimeError):
+    """The judge does not see a request break the rule the family built it to break."""
 
 
 # ----------------------------------------------------------------------------- the steps
@@ -488,6 +465,7 @@ class Run:
     recorder: Any
     operation_id: str
     key: str | None  # the Idempotency-Key of the refused requests (None: the op takes none)
+    rules: AuthRules
 
     @property
     def client(self) -> SuiteClient:
@@ -497,8 +475,10 @@ class Run:
     def profile(self) -> Profile:
         return self.ctx.profile
 
-    def send(self, how: Signed, key: str | None) -> httpx.Response:
-        return send_signed(self.client, self.ctx.spec, how, key)
+    def send(self, how: Signing, key: str | None) -> tuple[httpx.Response, float]:
+        """The answer to ``how``, and when it was sent (Unix seconds)."""
+        sent_at = time.time()
+        return send_signed(self.client, self.ctx.spec, how, key), sent_at
 
     def new_key(self) -> str | None:
         return str(uuid.uuid4()) if self.key is not None else None
@@ -507,6 +487,35 @@ class Run:
         _record(
             self.recorder, f"auth {self.operation_id} {name}", ids, findings, ok, self.operation_id
         )
+
+    def judged(self, name: str, found: list[Finding], what: str) -> None:
+        """Record the judge's findings on the last exchange, each as ``name`` and its ids."""
+        for finding in found:
+            failed = finding.outcome is Outcome.FAILED
+            self.recorder.record(
+                f"auth {self.operation_id} {name} ({', '.join(finding.ids)})",
+                finding.ids,
+                finding.outcome,
+                f"{what}: {finding.message}" if what and failed else finding.message,
+                self.operation_id,
+                self.client.last_exchange if failed else None,
+            )
+
+    def clock(self, response: httpx.Response, sent_at: float) -> Clock | None:
+        stated = self.rules.timestamp(response.request.headers.get(TIMESTAMP_HEADER, ""))
+        return None if stated is None else self.rules.clock(stated, sent_at)
+
+    def breach(self, mode: Mode, response: httpx.Response, sent_at: float) -> Breach:
+        """The rule the judge sees ``response``'s request break (it must be ``mode``'s)."""
+        found = self.rules.breach(
+            response.request.headers.get,
+            sent_at=sent_at,
+            signed=mode.signed,
+            known_keys={c.api_key for c in self.profile.credentials},
+        )
+        if found is None or mode.breaks not in (*found.ids, *found.contract_ids):
+            raise ToolBug(f"{mode.name}: the judge sees {found} in the request, not {mode.breaks}")
+        return found
 
 
 def refuse_each_mode(run: Run, modes: list[Mode]) -> str | None:
@@ -519,23 +528,21 @@ def refuse_each_mode(run: Run, modes: list[Mode]) -> str | None:
             continue
         if mode.name == NONCE_DONOR:
             donor_nonce = how.nonce
-        expected = run.profile.auth.errors_for(*mode.kinds)
-        response = run.send(how, run.key)
-        refused, with_status = Findings(), Findings()
-        refused.add(_refused(response), run.client)
-        with_status.add(status_problems_any(response, expected), run.client)
-        if response.status_code in {e.status for e in expected}:
-            shape.add(response, run.client.last_exchange, f"{mode.name}: ")
-        run.record(f"{mode.name} refused", mode.contract_ids, refused, f"{mode.name}: refused")
-        run.record(
-            f"{mode.name} {_statuses(expected)}",
-            mode.profile_ids,
-            with_status,
-            f"{mode.name}: {_answers(expected)}",
+        response, sent_at = run.send(how, run.key)
+        breach = run.breach(mode, response, sent_at)
+        found = run.rules.refusal(
+            breach,
+            response.status_code,
+            json_object(response),
+            known_valid=True,
+            also_invalid=mode.invalid,
         )
+        run.judged(mode.name, found, mode.name)
+        if response.status_code in {e.status for e in breach.answers}:
+            shape.add(response, run.client.last_exchange, f"{mode.name}: ")
     spec = run.ctx.spec
     if run.key is not None and run.profile.idempotency_required(spec.method, run.operation_id):
-        response = run.send(Signed("", "", "", "", unsigned=True), None)
+        response, _ = run.send(Signing("", "", "", "", unsigned=True), None)
         first = Findings()
         first.add(status_problems(response, run.profile.auth.error_for("missing")), run.client)
         run.record(
@@ -552,13 +559,13 @@ def genuine_request_is_a_first_use(run: Run, factories: Factories, nonce: str | 
     """After the refusals, the genuine request, with their Idempotency-Key and the nonce of a
     refused one, is a first use that succeeds: the refusals left no trace."""
     spec = run.ctx.spec
-    response = run.send(run.ctx.fresh(nonce=nonce) if nonce else run.ctx.fresh(), run.key)
+    response, _ = run.send(run.ctx.fresh(nonce=nonce) if nonce else run.ctx.fresh(), run.key)
     effects = Findings()
     prefix = "the genuine request after the refused ones: "
     if spec.ready and run.key is not None:
         effects.add(success_problems(response, run.profile, run.operation_id), run.client, prefix)
-    else:
-        effects.add(_authenticated(response, run.profile), run.client, prefix)
+    elif not run.rules.authenticated(response.status_code):
+        effects.add([f"not accepted: {summary(response)}"], run.client, prefix)
     replay_header = run.profile.idempotency.replay_header  # "": no marker declared
     if replay_header and response.headers.get(replay_header):
         effects.add([f"it was answered as a replay ({replay_header})"], run.client)
@@ -586,31 +593,20 @@ def signed_requests_are_accepted(run: Run, edges: bool) -> None:
     """A request signed now is accepted; with ``edges``, also timestamps just inside the
     clock window, in the past and in the future."""
     window, margin = run.profile.clock_window_secs, run.ctx.margin
-    now, inside = Findings(), Findings()
-    response = run.send(run.ctx.fresh(), run.new_key())
-    now.add(_authenticated(response, run.profile), run.client)
-    run.record(
-        "signed request accepted",
-        ("AUTH-005",),
-        now,
-        "a request signed as the profile states was accepted",
-    )
-    if not edges:
-        return
-    for label, offset in (("past", -(window - margin)), ("future", window - margin)):
+    cases = [("signed request accepted", "", 0)]
+    if edges:
+        cases += [
+            (f"timestamp {window - margin} s in the {label} accepted", label, offset)
+            for label, offset in (("past", -(window - margin)), ("future", window - margin))
+        ]
+    for name, label, offset in cases:
         timestamp = run.ctx.stamp(run.ctx.now() + offset)
-        response = run.send(run.ctx.fresh(timestamp=timestamp), run.new_key())
-        inside.add(
-            _authenticated(response, run.profile),
-            run.client,
-            f"timestamp {window - margin} s in the {label}: ",
-        )
-    run.record(
-        "inside the window accepted",
-        ("AUTH-012",),
-        inside,
-        f"timestamps {window - margin} s off accepted",
-    )
+        response, sent_at = run.send(run.ctx.fresh(timestamp=timestamp), run.new_key())
+        where = run.clock(response, sent_at)
+        if where is not Clock.INSIDE:
+            raise ToolBug(f"{name}: the judge sees the timestamp {where}, not inside the window")
+        found = run.rules.accepted(response.status_code, where, known_valid=True)
+        run.judged(name, found, f"timestamp {window - margin} s in the {label}" if label else "")
 
 
 def replayed_nonce_is_refused(run: Run) -> None:
@@ -618,26 +614,31 @@ def replayed_nonce_is_refused(run: Run) -> None:
     if not run.profile.auth.nonce_single_use:
         run.recorder.record(
             f"auth {run.operation_id} nonce replayed",
-            ("AUTH-016",),
+            (REPLAYED,),
             Outcome.NOT_EXERCISED,
             "auth.nonce_single_use = false: the profile lets a nonce be used again, so a "
             "replayed nonce is not refused",
             run.operation_id,
         )
         return
-    auth_error = run.profile.auth.error_for("replayed")
+    uses = NonceUses(run.rules, Memory())
     first = run.ctx.fresh()
-    replay = Findings()
-    response = run.send(first, run.new_key())
-    replay.add(_authenticated(response, run.profile), run.client, "the first use: ")
-    response = run.send(run.ctx.fresh(nonce=first.nonce), run.new_key())
-    replay.add(status_problems(response, auth_error), run.client, "the replayed nonce: ")
-    run.record(
-        "nonce replayed",
-        ("AUTH-016",),
-        replay,
-        f"a replayed nonce is refused with {auth_error.status}",
-    )
+    scope = (first.api_key, first.nonce)
+    stated = run.rules.timestamp(first.timestamp)
+    response, _ = run.send(first, run.new_key())
+    accepted = run.rules.authenticated(response.status_code)
+    uses.observe(scope, stated, "the first use", accepted=accepted)
+    if not accepted:
+        failure = Finding(CHECK, (REPLAYED,), Outcome.FAILED, f"not accepted: {summary(response)}")
+        run.judged("nonce replayed", [failure], "the first use")
+        return
+    response, _ = run.send(run.ctx.fresh(nonce=first.nonce), run.new_key())
+    status = response.status_code
+    breach, _ = uses.observe(scope, stated, "the replay", accepted=run.rules.authenticated(status))
+    if breach is None:
+        raise ToolBug("the judge sees no reuse of the nonce it saw accepted")
+    found = run.rules.refusal(breach, status, json_object(response), known_valid=True)
+    run.judged("nonce replayed", found, "the replayed nonce")
 
 
 # ----------------------------------------------------------------------------- the test
@@ -665,7 +666,8 @@ def test_authentication(
     ctx = Context(
         suite_client, conformance_profile, spec, other_id=f"conformance_{uuid.uuid4().hex[:12]}"
     )
-    run = Run(ctx, check_recorder, operation_id, str(uuid.uuid4()) if takes_key else None)
+    key = str(uuid.uuid4()) if takes_key else None
+    run = Run(ctx, check_recorder, operation_id, key, AuthRules(conformance_profile))
 
     donor_nonce = refuse_each_mode(run, modes)
     genuine_request_is_a_first_use(run, factories, donor_nonce)

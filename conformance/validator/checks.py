@@ -33,18 +33,19 @@ from urllib.parse import parse_qsl, unquote
 from jsonschema import ValidationError
 
 from conformance.core import contract as contract_module
-from conformance.core import openapi, signing
+from conformance.core import openapi
 from conformance.core.contract import effective_contract
 from conformance.core.evidence import evidence_from_parts
 from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
-from conformance.core.patterns import ecma_search
-from conformance.core.profile import ErrorSpec, Profile
+from conformance.core.profile import Profile
 from conformance.core.redaction import MASKED_VALUES, REDACTED
 from conformance.core.results import CheckResult, Evidence, Outcome
+from conformance.core.signing import AUTH_HEADERS
 from conformance.core.test_helpers import HelperRoute
 from conformance.judge.admission import AdmissionChecks
 from conformance.judge.answers import AnswerChecks
+from conformance.judge.auth import NOT_READ, AuthRules, header_reader
 from conformance.judge.constraint_ids import ConstraintIds, pinned
 from conformance.judge.idempotency import INVALID_KEY_IDS, MISSING_KEY_IDS, accepted_key_ids
 from conformance.judge.outcomes import (
@@ -74,23 +75,7 @@ from conformance.validator.signatures import SignatureVerifier
 from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
-AUTH_HEADERS = ("X-Api-Key", "X-Timestamp", "X-Nonce", "X-Signature")
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
-# Spec 5 (each header is required) and profile 1 (a request without one, or with one malformed,
-# is answered with the profile's auth error), as the auth family names them.
-AUTH_HEADER_IDS = {
-    "X-Api-Key": "AUTH-001",
-    "X-Signature": "AUTH-002",
-    "X-Timestamp": "AUTH-003",
-    "X-Nonce": "AUTH-004",
-}
-AUTH_MISSING, AUTH_TIMESTAMP, AUTH_NONCE = "AUTH-006", "AUTH-007", "AUTH-008"
-SIGNATURE_FORMATS = {scheme: signing.signature_pattern(scheme) for scheme in signing.SCHEMES}
-TIMESTAMP_FORMATS = {
-    "unix-seconds": r"^[0-9]+$",
-    "unix-millis": r"^[0-9]+$",
-    "rfc3339": signing.timestamp_pattern("rfc3339"),
-}
 # Spec 4 / profile 2: a required key missing (IDEM-001, IDEM-005), a key out of bounds
 # (LIMIT-001, IDEM-006), a key that must not be required (IDEM-002/018 on settle, IDEM-003 GET).
 IDEM_MISSING_IDS, IDEM_INVALID_IDS = MISSING_KEY_IDS, INVALID_KEY_IDS
@@ -102,7 +87,6 @@ UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-
 # An operation's path without its version prefix is no operation (the robustness family's ids).
 VERSION_PREFIX = "/v1"
 UNVERSIONED_IDS = ("VER-001", UNKNOWN_PATH_404)
-HELPER_AUTH = "HELP-007"  # the test helpers authenticate like every operation (profile 6)
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -382,14 +366,7 @@ class ExchangeValidator:
         self._checker = format_checker()
         auth = profile.auth
         self._auth_missing = auth.error_for("missing")
-        self._auth_malformed = auth.error_for("malformed")
         self._auth_statuses = auth.statuses
-        self._nonce_pattern = auth.nonce_pattern
-        self._timestamp_pattern = TIMESTAMP_FORMATS.get(auth.timestamp_format, r"^.+$")
-        # a hook's signatures may have any form
-        self._signature_pattern = (
-            r"^.+$" if auth.signer else SIGNATURE_FORMATS.get(auth.scheme, r"^.+$")
-        )
         idem = profile.idempotency
         self._key_bounds = (idem.min_length, idem.max_length)
         self._max_body = profile.status.max_body_bytes
@@ -404,6 +381,7 @@ class ExchangeValidator:
         self._media_answers = profile.status.unsupported_media_type
         self._auth_before_routing = profile.status.auth_before_routing
         self._secrets = tuple(c.api_secret for c in profile.credentials)
+        self._auth = AuthRules(profile)
         self._signatures = SignatureVerifier(profile)
         self._answers = AnswerChecks(profile)
         self._constraints = ConstraintIds(profile)
@@ -509,10 +487,6 @@ class ExchangeValidator:
             return []  # a rate limit is the server's right: the suite judged the resend
         findings: list[_Finding] = []
         headers = request_headers(exchange)
-        auth_ok = self._auth(headers, status, findings)
-        if op.helper and findings:  # the helpers authenticate like every operation (profile 6)
-            auth = findings[-1]
-            findings[-1] = auth._replace(ids=(*auth.ids, HELPER_AUTH))
         body: Any = _NOT_JSON
         if exchange.response_body_missing:
             body = _MISSING
@@ -521,6 +495,15 @@ class ExchangeValidator:
                 body = parsed_json(exchange.response_body)
             except ValueError:
                 body = _NOT_JSON
+        # missing or malformed: the only right answer is the profile's auth error, whatever else
+        # the request holds
+        breach = self._auth.headers(header_reader(headers))
+        auth_ok = breach is None
+        if breach is not None:
+            answer = NOT_READ if body is _MISSING else None if body is _NOT_JSON else body
+            findings += self._auth.refusal(
+                breach, status, answer, known_valid=False, helper=op.helper
+            )
         if status >= 500:
             findings.append(
                 _Finding(
@@ -682,50 +665,6 @@ class ExchangeValidator:
             out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.PASSED, message))
 
     # -- the request -----------------------------------------------------------------------
-    def _auth(self, headers: Mapping[str, str], status: int, out: list[_Finding]) -> bool:
-        """Judge the authentication headers; False when they are missing or malformed (then the
-        only right answer is the profile's auth error, whatever else the request holds)."""
-        broken: list[str] = []
-        ids: list[str] = []
-        answers: list[ErrorSpec] = []  # the server may answer for any one of the faults
-        for name in AUTH_HEADERS:
-            value = headers.get(name.lower())
-            if not _header_ok(value):
-                broken.append(f"no {name} header")
-                ids += [AUTH_HEADER_IDS[name], AUTH_MISSING]
-                answers.append(self._auth_missing)
-                if value == "":
-                    answers.append(self._auth_malformed)  # empty: missing, or malformed
-                continue
-            assert value is not None
-            if value in MASKED_VALUES:
-                continue  # masked in the recording: present, its form unknown
-            if name == "X-Timestamp" and not ecma_search(self._timestamp_pattern, value):
-                broken.append(f"X-Timestamp {value[:40]!r} is not {self._timestamp_pattern}")
-                ids.append(AUTH_TIMESTAMP)
-                answers.append(self._auth_malformed)
-            elif name == "X-Nonce" and not ecma_search(self._nonce_pattern, value):
-                broken.append(f"X-Nonce {value[:40]!r} does not match {self._nonce_pattern}")
-                ids.append(AUTH_NONCE)
-                answers.append(self._auth_malformed)
-            elif name == "X-Signature" and not ecma_search(self._signature_pattern, value):
-                broken.append(f"X-Signature is not of the form {self._signature_pattern}")
-                ids.append(AUTH_MISSING)
-                answers.append(self._auth_malformed)
-        if not broken:
-            return True
-        rids = tuple(dict.fromkeys(ids))
-        statuses = tuple(dict.fromkeys(a.status for a in answers))
-        what = "; ".join(broken)
-        if status in statuses:
-            message = f"{what}: refused with {status} as the profile states"
-            out.append(_Finding("auth", rids, Outcome.PASSED, message))
-        else:
-            wanted = " or ".join(str(s) for s in statuses)
-            message = f"{what}: answered {status}, the profile's answer is {wanted}"
-            out.append(_Finding("auth", rids, Outcome.FAILED, message))
-        return False
-
     def _idempotency(
         self,
         headers: Mapping[str, str],

@@ -48,7 +48,7 @@ replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the record
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 from urllib.parse import unquote
@@ -56,12 +56,13 @@ from urllib.parse import unquote
 from conformance.core import contract as contract_module
 from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
-from conformance.core.signing import parse_timestamp
+from conformance.core.signing import API_KEY_HEADER, NONCE_HEADER, TIMESTAMP_HEADER
+from conformance.judge.auth import NonceUse, NonceUses
 from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.outcomes import malformed_refusal
 from conformance.judge.values import digits
 from conformance.judge.x402_rules import other_codes, settle_result
-from conformance.validator.auth import AuthChecks
+from conformance.validator.auth import AuthChecks, answer_of
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
@@ -88,9 +89,6 @@ from conformance.validator.walks import WalkChecks
 __all__ = ["TABLE_LIMIT", "BoundedTable", "CrossExchangeChecks"]
 
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
-API_KEY_HEADER = "X-Api-Key"
-NONCE_HEADER = "X-Nonce"
-TIMESTAMP_HEADER = "X-Timestamp"
 SETTLE = "settleX402Payment"
 USAGE = "reportX402Usage"
 
@@ -153,10 +151,6 @@ REFUSED_TRANSITION_IDS = {
 }
 DEPOSIT = "testDepositPayment"
 EARLIER = "an earlier exchange"
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.isdigit() and len(text) < 20 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,9 +269,7 @@ class CrossExchangeChecks:
         self._in_use = idem.in_use
         auth = profile.auth
         self._auth_statuses = auth.statuses
-        self._timestamp_format = auth.timestamp_format
         self._nonce_single_use = auth.nonce_single_use
-        self._window = auth.clock_window_secs
         # the refusal of a malformed request: its code too where a business rule shares it
         self._refusal = malformed_refusal(profile)
         x402 = profile.x402
@@ -306,8 +298,6 @@ class CrossExchangeChecks:
         # (IDEM-015).
         self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
         self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
-        # (timestamp, source, accepted) of the first use of a nonce with an API key
-        self._nonces: BoundedTable[bytes, tuple[float | None, str, bool]] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
@@ -317,6 +307,9 @@ class CrossExchangeChecks:
         self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
+        # the first use of a nonce with an API key
+        self._nonces: BoundedTable[Hashable, NonceUse] = BoundedTable(limit)
+        self._nonce_uses = NonceUses(self._auth.rules, self._nonces)
         # the operations whose answers the checks read (parsed once, for those only)
         self._reads_body = {
             ISSUE,
@@ -710,11 +703,6 @@ class CrossExchangeChecks:
         return is_marked(exchange.header(self._replay_header, response=True))
 
     # -- authentication nonces -------------------------------------------------------------
-    def _timestamp(self, text: str | None) -> float | None:
-        if self._timestamp_format == "unix-seconds":
-            return _int(text)
-        return None if text is None else parse_timestamp(text, self._timestamp_format)
-
     def _auth_nonce(
         self, exchange: Exchange, headers: dict[str, str]
     ) -> tuple[list[Finding], bool]:
@@ -722,32 +710,22 @@ class CrossExchangeChecks:
         window (then a refusal may be for the nonce alone)."""
         nonce = headers.get(NONCE_HEADER.lower())
         api_key = headers.get(API_KEY_HEADER.lower())
-        if not nonce or not api_key or not self._nonce_single_use:
+        status = exchange.status
+        if not nonce or not api_key or not self._nonce_single_use or status is None:
             return [], False
         # a request whose signature does not verify takes no nonce, whatever the answer
         forged = self._auth.forged(exchange, headers)
-        accepted = exchange.status not in self._auth_statuses and not forged
-        timestamp = self._timestamp(headers.get(TIMESTAMP_HEADER.lower()))
-        scope = digest(api_key, nonce)
-        earlier = self._nonces.get(scope)
-        if earlier is not None:
-            then = earlier[0]
-            if then is not None and timestamp is not None and abs(timestamp - then) > self._window:
-                earlier = None  # outside the clock window: the server may have forgotten it
-        if earlier is None or not earlier[2]:
-            if earlier is None or accepted:
-                self._nonces.put(scope, (timestamp, exchange.source, accepted))
-            return [], earlier is not None
-        if forged:
-            return [], True  # the server may refuse it for its signature: AUTH-013 judges that
-        finding = (
-            AUTH_NONCE_REUSE,
-            ("AUTH-016",),
-            Outcome.FAILED if accepted else Outcome.PASSED,
-            f"nonce already accepted with this API key in {earlier[1] or 'an earlier exchange'}: "
-            + (f"accepted again ({exchange.status})" if accepted else "refused"),
+        text = headers.get(TIMESTAMP_HEADER.lower())
+        breach, seen = self._nonce_uses.observe(
+            digest(api_key, nonce),
+            None if text is None else self._auth.rules.timestamp(text),
+            exchange.source or EARLIER,
+            accepted=status not in self._auth_statuses and not forged,
         )
-        return [finding], True
+        if breach is None or forged:
+            return [], seen  # a forged one may be refused for its signature: AUTH-013 judges it
+        verdict = self._auth.rules.refusal(breach, status, answer_of(exchange), known_valid=False)
+        return [(AUTH_NONCE_REUSE, f.ids, f.outcome, f.message) for f in verdict], True
 
     # -- x402 settlement -------------------------------------------------------------------
     def _issue(self, exchange: Exchange, headers: dict[str, str], body: Any) -> Iterator[Finding]:

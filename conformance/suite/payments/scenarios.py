@@ -17,12 +17,15 @@ be reached in every run (``--quick`` too).
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.signing import SIGNATURE_HEADER
+from conformance.judge.auth import HELPER_AUTH, AuthRules
+from conformance.judge.outcomes import json_object
 from conformance.judge.payment_rules import (
     ACCEPT,
     CANCEL,
@@ -31,6 +34,7 @@ from conformance.judge.payment_rules import (
     LIST,
     amount_text,
 )
+from conformance.judge.signatures import Signed
 from conformance.suite.payments.book import ModelPayment, PaymentBook, Quote
 from conformance.suite.payments.listing import walk
 from conformance.suite.stateful import body_of
@@ -235,22 +239,35 @@ def helper_rules(book: PaymentBook) -> None:
     payment = fresh(book, some)
     q = payment.quotes[some]
     body = {"currency_id": some, "chain_id": (q.deployments or ("",))[0], "amount": q.amount}
-    auth = book.ctx.profile.auth
-    # "0" * 64 may not even have the scheme's form: malformed or wrong, as the server reads it
-    unsigned, forged = (auth.error_for("missing"),), auth.errors_for("malformed", "bad_signature")
-    for op, what, kwargs, expected in (
-        (DEPOSIT, "deposit helper without authentication", {"sign": False}, unsigned),
+    profile = book.ctx.profile
+    auth = AuthRules(profile)
+    known_keys = {c.api_key for c in profile.credentials}
+    # "0" * 64 may not even have the scheme's form: the judge then reads it as malformed
+    for op, what, kwargs, signed in (
+        (DEPOSIT, "deposit helper without authentication", {"sign": False}, Signed.AS_SENT),
         (
             DEPOSIT,
             "deposit helper with a wrong signature",
             {"auth": {SIGNATURE_HEADER: "0" * 64}},
-            forged,
+            Signed.UNKNOWN,
         ),
-        (EXPIRE, "expire helper without authentication", {"sign": False}, unsigned),
+        (EXPIRE, "expire helper without authentication", {"sign": False}, Signed.AS_SENT),
     ):
         book.step(what)
+        sent_at = time.time()
         response = book.helper(op, payment.id, body if op == DEPOSIT else None, **kwargs)
-        book.verdicts.status_any(["HELP-007"], response, expected, what)
+        breach = auth.breach(
+            response.request.headers.get, sent_at=sent_at, signed=signed, known_keys=known_keys
+        )
+        if breach is None:
+            raise RuntimeError(f"{what}: the judge sees no authentication rule broken")
+        found = auth.refusal(
+            breach, response.status_code, json_object(response), known_valid=True, helper=True
+        )
+        # the auth family judges the AUTH ids of such requests; here the helpers' own rule
+        book.verdicts.findings(
+            [f._replace(ids=(HELPER_AUTH,)) for f in found if HELPER_AUTH in f.ids], what
+        )
     book.reread(payment, ["HELP-007"], "unauthenticated helper calls")
     not_found = rules.error("not_found")
     unknown = book.ctx.factories.unique("pay_conformance_unknown_")

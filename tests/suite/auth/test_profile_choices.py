@@ -101,7 +101,7 @@ def test_per_kind_auth_errors_are_each_expected(tmp_path: Path, default_server: 
     failed = family_failures(run(path, default_server), "auth")
     assert {"AUTH-007", "AUTH-008", "AUTH-010", "AUTH-011", "AUTH-013", "AUTH-016"} <= set(failed)
     assert not {"AUTH-009", "AUTH-019", "AUTH-020"} & set(failed)
-    assert any(m.startswith("expected 403, got 401") for m in failed["AUTH-013"])
+    assert any("answered 401" in m and "answer is 403" in m for m in failed["AUTH-013"])
 
 
 def test_other_families_expect_the_auth_error_of_its_kind(
@@ -142,7 +142,7 @@ def test_the_bad_signature_fault_is_caught_where_the_profile_answers_403(tmp_pat
         embedded_fault="auth-bad-signature-403",
     )
     failed = family_failures(run_suite(options), "auth")
-    assert any(m.startswith("expected 403, got 401") for m in failed["AUTH-013"])
+    assert any("answered 401" in m and "answer is 403" in m for m in failed["AUTH-013"])
 
 
 def test_a_reusable_nonce_is_not_refused_where_the_profile_allows_it(
