@@ -58,6 +58,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import parse_timestamp
 from conformance.judge.idempotency import is_marked, replays
+from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
 from conformance.judge.outcomes import malformed_refusal
 from conformance.judge.values import digits
 from conformance.judge.x402_rules import other_codes, settle_result
@@ -65,6 +66,7 @@ from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
+from conformance.validator.findings import Call
 from conformance.validator.isolation import CREATED, TenantChecks
 from conformance.validator.orders import OrderChecks
 from conformance.validator.pauses import PauseChecks
@@ -136,20 +138,6 @@ RESOURCE_OPERATIONS = {
         "pausePayoutSchedule",
         "retirePayoutSchedule",
     ),
-}
-# A resource's status changing to one its state machine cannot reach: the requirements that say
-# a refused transition leaves the resource unchanged (terminal states stay as they are).
-ILLEGAL_CHANGE_IDS = {
-    "payments": ("PAY-STATE-005", "PAY-STATE-009"),
-    "subscriptions": ("SUB-STATE-003",),
-    "payout_schedules": ("PAYOUT-STATE-006", "PAYOUT-STATE-009", "PAYOUT-STATE-012"),
-}
-# A transition operation accepted from a state it does not start from, as the suite names it.
-REFUSED_TRANSITION_IDS = {
-    "cancelSubscription": ("SUB-STATE-003",),
-    "replacePayoutSchedule": ("PAYOUT-STATE-006",),
-    "pausePayoutSchedule": ("PAYOUT-STATE-009",),
-    "retirePayoutSchedule": ("PAYOUT-STATE-012",),
 }
 DEPOSIT = "testDepositPayment"
 EARLIER = "an earlier exchange"
@@ -225,44 +213,6 @@ class _Seen:
     when: When
 
 
-class _StateMachine:
-    """One resource's states and the states reachable from each (profile 5)."""
-
-    def __init__(self, profile: Profile, resource: str) -> None:
-        lifecycle = profile.lifecycle(resource)
-        self.states = lifecycle.states
-        self.initial = lifecycle.initial_state
-        self.transitions = {t.operation: t for t in lifecycle.transitions}
-        edges: dict[str, set[str]] = {s: set() for s in self.states}
-        for t in self.transitions.values():
-            for source in t.sources:
-                edges.setdefault(source, set()).add(t.target)
-        if resource == "payments":
-            # Deposits (on chain, or by the deposit helper) and expiry happen without a
-            # transition of the profile's table: a short deposit leads where accept-underpaid
-            # starts, a full one where it ends; a pending payment expires by itself.
-            accept = self.transitions.get("acceptUnderpaidPayment")
-            if accept is not None:
-                for source in accept.sources:
-                    edges.setdefault(self.initial, set()).update({source, accept.target})
-            expire = self.transitions.get("testExpirePayment")
-            if expire is not None:
-                for source in expire.sources:
-                    edges.setdefault(source, set()).add(expire.target)
-        self.reachable = {s: self._closure(s, edges) for s in edges}
-
-    @staticmethod
-    def _closure(start: str, edges: dict[str, set[str]]) -> frozenset[str]:
-        seen = {start}
-        todo = [start]
-        while todo:
-            for nxt in edges.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return frozenset(seen)
-
-
 class CrossExchangeChecks:
     """Judges each exchange against the ones recorded before it (module docstring)."""
 
@@ -314,7 +264,7 @@ class CrossExchangeChecks:
         # requirements nonces issued (digest of the nonce in lower case): payment_id, source
         self._issued_nonces: BoundedTable[bytes, tuple[str, str]] = BoundedTable(limit)
         self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
-        self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
+        self._machines = {r: StateMachine.of(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
         # the operations whose answers the checks read (parsed once, for those only)
@@ -944,62 +894,47 @@ class CrossExchangeChecks:
         self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: When
     ) -> Iterator[Finding]:
         status = exchange.status or 0
-        if not 200 <= status < 300:
-            return
         machine = self._machines[resource]
-        seen = list(_resources(body))
-        transition = machine.transitions.get(operation_id)
-        target_id = _target_id(exchange, seen) if transition is not None else None
-        if transition is not None and target_id is not None:
-            before = self._before(digest(resource, target_id), when, machine)
-            if before:
-                sources = set(transition.sources)
-                wrong = [s for s in before if not machine.reachable[s.state] & sources]
-                shown = wrong[0] if wrong else before[-1]
-                yield (
-                    STATE_TRANSITION,
-                    _refused_ids(operation_id, shown.state, machine),
-                    Outcome.FAILED if wrong else Outcome.PASSED,
-                    f"{operation_id} of {target_id}, {shown.state} in {shown.source}: "
-                    + (
-                        f"accepted, but it starts only from {', '.join(transition.sources)}"
-                        if wrong
-                        else "accepted from a state it starts from"
-                    ),
-                )
+        seen = list(_resources(body)) if 200 <= status < 300 else []
+        if operation_id in machine.operations:
+            target_id = _target_id(exchange, seen)
+            if target_id is not None:
+                before = self._earlier(digest(resource, target_id), when, machine)
+                call = Call(exchange, operation_id, {}, status, body)
+                where = ", ".join(f"{s.state} in {s.source or EARLIER}" for s in before)
+                for finding in refusal_findings(
+                    machine,
+                    operation_id,
+                    machine.possible([s.state for s in before]),
+                    call,
+                    known_valid=False,
+                    resource_id=f"{target_id} (seen {where})",
+                ):
+                    yield finding._replace(check=STATE_TRANSITION)
         for rid, state in seen:
             key = digest(resource, rid)
             history = self._states.get(key) or ()
-            before = _earlier(history, when, machine)
+            before = self._earlier(key, when, machine)
             self._states.put(
                 key, (*history[1 - OBSERVATIONS_KEPT :], _Seen(state, exchange.source, when))
             )
-            if not before or all(s.state == state for s in before):
+            if all(s.state == state for s in before):
                 continue
-            wrong = [s for s in before if state not in machine.reachable[s.state]]
-            shown = wrong[0] if wrong else before[-1]
-            yield (
-                STATE_TRANSITION,
-                ILLEGAL_CHANGE_IDS[resource],
-                Outcome.FAILED if wrong else Outcome.PASSED,
-                f"{rid} was {shown.state} in {shown.source or 'an earlier exchange'}, now "
-                f"{state}: "
-                + (
-                    f"{shown.state} never leads to {state}"
-                    if wrong
-                    else "a change its state machine allows"
-                ),
-            )
+            found = [
+                f
+                for s in before
+                for f in change_findings(machine, rid, s.state, state, s.source or EARLIER)
+            ]
+            if found:
+                failed = [f for f in found if f.outcome is Outcome.FAILED]
+                yield (failed or found)[0]._replace(check=STATE_TRANSITION)
 
-    def _before(self, key: bytes, when: When, machine: _StateMachine) -> list[_Seen]:
-        return _earlier(self._states.get(key) or (), when, machine)
-
-
-def _earlier(history: tuple[_Seen, ...], when: When, machine: _StateMachine) -> list[_Seen]:
-    """The states a resource showed in exchanges that ended before this one began: each held at
-    some time before it, so each must lead to what it shows. States shown by exchanges that
-    overlap this one in time are not compared (no order between them)."""
-    return [s for s in history if when.after(s.when) and s.state in machine.reachable]
+    def _earlier(self, key: bytes, when: When, machine: StateMachine) -> list[_Seen]:
+        """The states a resource showed in exchanges that ended before this one began: each
+        held at some time before it, so each must lead to what it shows. States shown by
+        exchanges that overlap this one in time are not compared (no order between them)."""
+        history = self._states.get(key) or ()
+        return [s for s in history if when.after(s.when) and s.state in machine.reachable]
 
 
 def _replay(
@@ -1137,14 +1072,3 @@ def _target_id(exchange: Exchange, seen: list[tuple[str, str]]) -> str | None:
         return seen[0][0]
     parts = [p for p in exchange.path.split("/") if p]
     return parts[-2] if len(parts) >= 2 else None
-
-
-def _refused_ids(operation_id: str, before: str, machine: _StateMachine) -> tuple[str, ...]:
-    if operation_id == "cancelPayment":
-        canceled = machine.transitions[operation_id].target
-        return ("PAY-STATE-004",) if before == canceled else ("PAY-STATE-005",)
-    if operation_id == "acceptUnderpaidPayment":
-        return ("PAY-STATE-008",) if before == machine.initial else ("PAY-STATE-009",)
-    if operation_id == "testExpirePayment":
-        return ("HELP-006",)
-    return REFUSED_TRANSITION_IDS.get(operation_id, ())
