@@ -47,7 +47,6 @@ replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the record
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
@@ -60,8 +59,14 @@ from conformance.core.signing import parse_timestamp
 from conformance.judge.idempotency import is_marked, replays
 from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
 from conformance.judge.outcomes import malformed_refusal
-from conformance.judge.values import digits
+from conformance.judge.values import canonical, digits
 from conformance.judge.x402_rules import other_codes, settle_result
+from conformance.judge.x402_settlements import (
+    CLOCK_MARGIN_S,
+    IssuedEntry,
+    contradictions,
+    settlement_findings,
+)
 from conformance.validator.auth import AuthChecks
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
@@ -78,7 +83,6 @@ from conformance.validator.tables import (
     Waiting,
     WaitingRoom,
     When,
-    canonical,
     digest,
     json_body,
     request_headers,
@@ -108,10 +112,6 @@ X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
 X402_FRESH_NONCE = f"{FAMILY}.x402_fresh_nonce"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
 ISSUE = "createX402Requirements"
-CLOCK_MARGIN_S = 30.0
-"""Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
-the server's: an authorization's valid_after or valid_before that close to the time a settle
-request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
 CLOCKS_AGREE_S = 2.0
 """The issue time an x402 answer shows (its ``valid_before`` less the profile's offset, in
 whole seconds) within this of the issue exchange's recorded span: the server's clock agrees with
@@ -184,22 +184,11 @@ class _Settled:
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
-    """One ``accepts`` entry of issued x402 requirements, as a settlement must answer it."""
-
-    digest: bytes  # of the whole entry
-    scheme: str
-    pay_to: bytes  # digest of the address in lower case
-    max_raw: int | None
-    nonce: bytes  # digest of the nonce in lower case
-
-
-@dataclass(frozen=True, slots=True)
 class _Issued:
     """The x402 requirements issued for one payment, and to which API key."""
 
     api_key: str
-    entries: tuple[_Entry, ...]
+    entries: tuple[IssuedEntry, ...]
     source: str
     # Seconds by which the server's clock may differ from the recorder's: CLOCK_MARGIN_S, or
     # less when the issued valid_before showed the two clocks agree.
@@ -231,7 +220,7 @@ class CrossExchangeChecks:
         # the refusal of a malformed request: its code too where a business rule shares it
         self._refusal = malformed_refusal(profile)
         x402 = profile.x402
-        self._settle_failure = x402.settle_failure.status
+        self._settle_failure = x402.settle_failure
         self._settled_conflict = x402.settled_conflict
         # with a pinned code, the codes of a refusal of another kind (any code is the conflict's
         # where the profile pins none)
@@ -711,7 +700,7 @@ class CrossExchangeChecks:
         if not isinstance(payment_id, str) or not isinstance(accepts, list):
             return
         yield from self._fresh_nonces(payment_id, accepts, exchange.source)
-        entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
+        entries = tuple(e for e in (IssuedEntry.of(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
             margin = self._clock_margin(exchange, accepts)
@@ -819,8 +808,7 @@ class CrossExchangeChecks:
     def _issued_nonce(self, payment_id: str, nonce: str) -> bool:
         """``nonce`` is one the requirements issued for ``payment_id`` carry."""
         issued = self._issued.get(payment_id)
-        key = digest(nonce.lower())
-        return issued is not None and any(e.nonce == key for e in issued.entries)
+        return issued is not None and any(e.has_nonce(nonce) for e in issued.entries)
 
     def _settled_again(
         self, settled: _Settled, this: _Settled, accepted: bool, formal: bool, code: str | None
@@ -869,25 +857,26 @@ class CrossExchangeChecks:
         now: float | None,
     ) -> Iterator[Finding]:
         """A settlement that contradicts the requirements issued for its payment (recorded
-        earlier, to the same API key) must be refused with the profile's settle failure."""
-        status = exchange.status or 0
-        accepted = 200 <= status < 300
-        if not accepted and status != self._settle_failure:
-            return  # refused for another reason (its form, an unknown or settled payment)
+        earlier, to the same API key): the judge's verdict (``x402_settlements``)."""
         issued = self._issued.get(str(body["payment_id"]))
         if issued is None or issued.api_key != headers.get(API_KEY_HEADER.lower(), ""):
             return  # not seen issued, or another merchant's payment (the isolation checks)
-        broken = _contradictions(issued, body.get("payment_requirements"), authorization, now)
+        broken = contradictions(
+            issued.entries, body.get("payment_requirements"), authorization, now, issued.margin
+        )
         if not broken:
             return
-        yield (
-            X402_SETTLEMENT,
-            tuple(dict.fromkeys(rid for rid, _ in broken)),
-            Outcome.FAILED if accepted else Outcome.PASSED,
-            f"settlement of payment {body['payment_id']} against the requirements issued in "
-            f"{issued.source or 'an earlier exchange'}: {'; '.join(t for _, t in broken)}: "
-            + (f"accepted ({status})" if accepted else f"refused ({status})"),
-        )
+        status = exchange.status or 0
+        answer = None if exchange.response_body_missing else json_body(exchange.response_body)
+        for finding in settlement_findings(
+            broken,
+            Call(exchange, SETTLE, {}, status, answer),
+            self._settle_failure,
+            known_valid=False,
+            what=f"settlement of payment {body['payment_id']} against the requirements issued "
+            f"in {issued.source or EARLIER}",
+        ):
+            yield finding._replace(check=X402_SETTLEMENT)
 
     # -- states ----------------------------------------------------------------------------
     def _state(
@@ -952,58 +941,6 @@ def _replay(
     if body is not None and body == stored.body:
         message += " with the same body"
     return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.FAILED, message)
-
-
-def _entry(item: Any) -> _Entry | None:
-    if not isinstance(item, dict):
-        return None
-    maximum = item.get("max_amount_required")
-    return _Entry(
-        digest(canonical(item)),
-        sys.intern(str(item.get("scheme", ""))),
-        digest(str(item.get("pay_to", "")).lower()),
-        int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
-        digest(str(item.get("nonce", "")).lower()),
-    )
-
-
-def _contradictions(
-    issued: _Issued, requirements: Any, authorization: dict[str, Any], now: float | None
-) -> list[tuple[str, str]]:
-    """What a settlement's requirements and authorization contradict of the issued ones, as
-    (requirement id, what), named as the x402 family's tamperings name them. ``now``: when the
-    request was sent (None: the times are not judged)."""
-    broken: list[tuple[str, str]] = []
-    entry = None
-    if isinstance(requirements, dict):
-        sent = digest(canonical(requirements))
-        entry = next((e for e in issued.entries if e.digest == sent), None)
-        if entry is None:
-            # What the authorization contradicts then follows from the requirements it answers
-            # (another pay_to, another maximum): one rule broken, named once, as the suite does.
-            return [("X402-014", "payment_requirements differ from the ones issued")]
-    if entry is None and len(issued.entries) == 1:
-        entry = issued.entries[0]
-    if entry is None:
-        return broken
-    to, nonce = authorization.get("to"), authorization.get("nonce")
-    if isinstance(to, str) and digest(to.lower()) != entry.pay_to:
-        broken.append(("X402-015", f"authorization.to {to} is not the issued pay_to"))
-    if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
-        broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
-    after, before = authorization.get("valid_after"), authorization.get("valid_before")
-    if now is not None and _time(after) and after > now + issued.margin:
-        broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
-    if now is not None and _time(before) and before < now - issued.margin:
-        broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
-    value = authorization.get("value")
-    amount = int(value) if isinstance(value, str) and value.isdigit() else None
-    if amount is not None and entry.max_raw is not None:
-        if entry.scheme == "exact" and amount != entry.max_raw:
-            broken.append(("X402-019", f"exact value {amount} is not {entry.max_raw}"))
-        elif entry.scheme == "upto" and amount > entry.max_raw:
-            broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
-    return broken
 
 
 def _created_at(

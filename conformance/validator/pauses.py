@@ -17,6 +17,7 @@ from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.judge.lifecycle import StateMachine, idle_findings
+from conformance.judge.values import canonical
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
 from conformance.validator.findings import Call
@@ -25,7 +26,6 @@ from conformance.validator.tables import (
     BoundedTable,
     Finding,
     Moment,
-    canonical,
     digest,
 )
 
