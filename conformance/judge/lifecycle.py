@@ -159,17 +159,17 @@ class StateMachine:
 
 def refusal_findings(
     machine: StateMachine,
-    operation: str,
     states: Collection[str],
     call: Call,
     *,
     known_valid: bool,
     resource_id: str = "",
 ) -> list[Finding]:
-    """The answer to ``operation`` asked of a resource in one of ``states``: where the profile
-    allows it from none of them, the profile's ``invalid_state`` error. ``known_valid``: the
-    request is valid but for the state (the suite built it so), so another refusal fails too;
-    otherwise (a recorded request) only an acceptance does."""
+    """The answer to ``call``'s operation asked of a resource in one of ``states``: where the
+    profile allows it from none of them, the profile's ``invalid_state`` error. ``known_valid``:
+    the request is valid but for the state (the suite built it so), so another refusal fails
+    too; otherwise (a recorded request) only an acceptance does."""
+    operation = call.operation_id
     if not states or any(machine.target(operation, s) is not None for s in states):
         return []
     ids = tuple(dict.fromkeys(i for s in sorted(states) for i in machine.refusal_ids(operation, s)))

@@ -20,9 +20,10 @@ from conformance.judge.values import canonical, digits
 
 CHECK = "x402_settlement"
 CLOCK_MARGIN_S = 30.0
-"""Seconds by which the payer's clock (when a settle request was sent) may differ from the
-server's: an authorization's valid_after or valid_before that close to that time is not judged
-(the x402 family's tamperings are 60 s and more away)."""
+"""Seconds by which the clock that says when a settle request was sent (the recorder's, the
+suite's) may differ from the payer's and the server's: an authorization's valid_after or
+valid_before that close to that time is not judged (the x402 family's tamperings are 60 s and
+more away)."""
 
 
 def _digest(text: str) -> int:

@@ -226,9 +226,7 @@ class Verdicts:
     ) -> bool:
         """The answer to a transition the profile does not allow from ``state``, the rest of
         the request valid (``lifecycle.refusal_findings``)."""
-        found = refusal_findings(
-            machine, call.operation_id, [state], call, known_valid=True, resource_id=what
-        )
+        found = refusal_findings(machine, [state], call, known_valid=True, resource_id=what)
         if not found:
             raise RuntimeError(f"{call.operation_id} is allowed from {state}: no refusal to judge")
         return self.findings(found, fatal=fatal)

@@ -15,7 +15,8 @@ judges it against what came before:
   for another (X402-016; unless it issued that nonce for both: X402-007's); the same settle
   request sent again got the same result (X402-023); a different payload for an already
   settled payment was refused (X402-024); a settlement contradicting the requirements issued
-  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020).
+  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020,
+  ``judge.x402_settlements``).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
@@ -29,8 +30,9 @@ judges it against what came before:
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
-  reachable from the states seen before; a transition operation the server accepted must start
-  from a state that could have been the resource's.
+  reachable from the states seen before; a transition operation the profile allows from none
+  of the states the resource could be in must be refused with its invalid_state error
+  (``judge.lifecycle``).
 
 Exchanges that overlap in time (start and duration recorded) have no order: the server may
 have answered the later one first. States and repeated settlements are compared only with
@@ -893,7 +895,6 @@ class CrossExchangeChecks:
                 where = ", ".join(f"{s.state} in {s.source or EARLIER}" for s in before)
                 for finding in refusal_findings(
                     machine,
-                    operation_id,
                     machine.possible([s.state for s in before]),
                     call,
                     known_valid=False,

@@ -42,7 +42,6 @@ def test_a_cancel_refused_with_invalid_state_passes_the_requirement_of_its_state
 ) -> None:
     found = refusal_findings(
         PAYMENTS,
-        "cancelPayment",
         [state],
         call("cancelPayment", 409, INVALID_STATE),
         known_valid=True,
@@ -58,32 +57,23 @@ def test_an_accept_underpaid_of_the_initial_state_is_pay_state_008() -> None:
 def test_an_accepted_refused_transition_fails_whoever_sent_it() -> None:
     accepted = call("retirePayoutSchedule", 200, {"id": "ps_1", "status": "retired"})
     for known in (True, False):
-        found = refusal_findings(
-            SCHEDULES, "retirePayoutSchedule", ["retired"], accepted, known_valid=known
-        )
+        found = refusal_findings(SCHEDULES, ["retired"], accepted, known_valid=known)
         assert verdicts(found) == [(("PAYOUT-STATE-012",), Outcome.FAILED)]
         assert "starts only from active, paused" in found[0].message
 
 
 def test_another_refusal_fails_only_a_request_known_valid() -> None:
     other = call("pausePayoutSchedule", 422, {"code": "business_rule", "message": "m"})
-    found = refusal_findings(SCHEDULES, "pausePayoutSchedule", ["retired"], other, known_valid=True)
+    found = refusal_findings(SCHEDULES, ["retired"], other, known_valid=True)
     assert verdicts(found) == [(("PAYOUT-STATE-009",), Outcome.FAILED)]
     assert "expected 409 invalid_state, got 422 business_rule" in found[0].message
-    unknown = refusal_findings(
-        SCHEDULES, "pausePayoutSchedule", ["retired"], other, known_valid=False
-    )
+    unknown = refusal_findings(SCHEDULES, ["retired"], other, known_valid=False)
     assert unknown == []
 
 
 def test_a_transition_allowed_from_a_possible_state_is_not_judged() -> None:
     accepted = call("cancelPayment", 200, {"id": "pay_1", "status": "canceled"})
-    assert (
-        refusal_findings(
-            PAYMENTS, "cancelPayment", ["pending", "settled"], accepted, known_valid=False
-        )
-        == []
-    )
+    assert refusal_findings(PAYMENTS, ["pending", "settled"], accepted, known_valid=False) == []
 
 
 def test_the_possible_states_are_those_every_earlier_one_leads_to() -> None:
