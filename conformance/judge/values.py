@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import TypeGuard
+
+canonical = json.JSONEncoder(sort_keys=True).encode
+"""A JSON document as text with its keys sorted (``json.dumps(value, sort_keys=True)``, one
+encoder for every call): equal documents give equal texts, to compare or digest."""
 
 
 def json_int(value: object) -> int | None:

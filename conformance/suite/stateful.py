@@ -42,6 +42,7 @@ from conformance.core.results import STEPS_HEADING, Evidence, Outcome
 from conformance.judge.admission import AdmissionChecks
 from conformance.judge.answers import Call
 from conformance.judge.findings import Finding
+from conformance.judge.lifecycle import StateMachine, refusal_findings
 from conformance.judge.outcomes import (
     json_object,
     status_problems,
@@ -221,6 +222,16 @@ class Verdicts:
             message = f"{what}: {finding.message}" if what and not ok else finding.message
             held = self.check(finding.ids, ok, message, fatal=fatal) and held
         return held
+
+    def refusal(
+        self, machine: StateMachine, state: str, call: Call, what: str, *, fatal: bool = True
+    ) -> bool:
+        """The answer to a transition the profile does not allow from ``state``, the rest of
+        the request valid (``lifecycle.refusal_findings``)."""
+        found = refusal_findings(machine, [state], call, known_valid=True, resource_id=what)
+        if not found:
+            raise RuntimeError(f"{call.operation_id} is allowed from {state}: no refusal to judge")
+        return self.findings(found, fatal=fatal)
 
     def status(
         self,

@@ -15,7 +15,8 @@ judges it against what came before:
   for another (X402-016; unless it issued that nonce for both: X402-007's); the same settle
   request sent again got the same result (X402-023); a different payload for an already
   settled payment was refused (X402-024); a settlement contradicting the requirements issued
-  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020).
+  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020,
+  ``judge.x402_settlements``).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
@@ -29,8 +30,9 @@ judges it against what came before:
 - States (profile 5): the statuses a payment, subscription or payout schedule shows in
   successive responses follow the profile's state machine. A step the traffic did not show may
   have happened (a deposit on chain, an expiry), so a change is judged against every state
-  reachable from the states seen before; a transition operation the server accepted must start
-  from a state that could have been the resource's.
+  reachable from the states seen before; a transition operation the profile allows from none
+  of the states the resource could be in must be refused with its invalid_state error
+  (``judge.lifecycle``).
 
 Exchanges that overlap in time (start and duration recorded) have no order: the server may
 have answered the later one first. States and repeated settlements are compared only with
@@ -47,7 +49,6 @@ replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the record
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
@@ -59,13 +60,21 @@ from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import API_KEY_HEADER, NONCE_HEADER, TIMESTAMP_HEADER
 from conformance.judge.auth import NonceUse, NonceUses
 from conformance.judge.idempotency import is_marked, replays
+from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
 from conformance.judge.outcomes import malformed_refusal
-from conformance.judge.values import digits
+from conformance.judge.values import canonical, digits
 from conformance.judge.x402_rules import other_codes, settle_result
+from conformance.judge.x402_settlements import (
+    CLOCK_MARGIN_S,
+    IssuedEntry,
+    contradictions,
+    settlement_findings,
+)
 from conformance.validator.auth import AuthChecks, answer_of
 from conformance.validator.checks import FAMILY, exchange_evidence
 from conformance.validator.deposits import DepositChecks
 from conformance.validator.exchange import Exchange
+from conformance.validator.findings import Call
 from conformance.validator.isolation import CREATED, TenantChecks
 from conformance.validator.orders import OrderChecks
 from conformance.validator.pauses import PauseChecks
@@ -77,7 +86,6 @@ from conformance.validator.tables import (
     Waiting,
     WaitingRoom,
     When,
-    canonical,
     digest,
     json_body,
     request_headers,
@@ -104,10 +112,6 @@ X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
 X402_FRESH_NONCE = f"{FAMILY}.x402_fresh_nonce"
 STATE_TRANSITION = f"{FAMILY}.state_transition"
 ISSUE = "createX402Requirements"
-CLOCK_MARGIN_S = 30.0
-"""Seconds by which the recorder's clock (an exchange's start) may differ from the payer's and
-the server's: an authorization's valid_after or valid_before that close to the time a settle
-request was sent is not judged (the x402 family's tamperings are 60 s and more away)."""
 CLOCKS_AGREE_S = 2.0
 """The issue time an x402 answer shows (its ``valid_before`` less the profile's offset, in
 whole seconds) within this of the issue exchange's recorded span: the server's clock agrees with
@@ -134,20 +138,6 @@ RESOURCE_OPERATIONS = {
         "pausePayoutSchedule",
         "retirePayoutSchedule",
     ),
-}
-# A resource's status changing to one its state machine cannot reach: the requirements that say
-# a refused transition leaves the resource unchanged (terminal states stay as they are).
-ILLEGAL_CHANGE_IDS = {
-    "payments": ("PAY-STATE-005", "PAY-STATE-009"),
-    "subscriptions": ("SUB-STATE-003",),
-    "payout_schedules": ("PAYOUT-STATE-006", "PAYOUT-STATE-009", "PAYOUT-STATE-012"),
-}
-# A transition operation accepted from a state it does not start from, as the suite names it.
-REFUSED_TRANSITION_IDS = {
-    "cancelSubscription": ("SUB-STATE-003",),
-    "replacePayoutSchedule": ("PAYOUT-STATE-006",),
-    "pausePayoutSchedule": ("PAYOUT-STATE-009",),
-    "retirePayoutSchedule": ("PAYOUT-STATE-012",),
 }
 DEPOSIT = "testDepositPayment"
 EARLIER = "an earlier exchange"
@@ -190,22 +180,11 @@ class _Settled:
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
-    """One ``accepts`` entry of issued x402 requirements, as a settlement must answer it."""
-
-    digest: bytes  # of the whole entry
-    scheme: str
-    pay_to: bytes  # digest of the address in lower case
-    max_raw: int | None
-    nonce: bytes  # digest of the nonce in lower case
-
-
-@dataclass(frozen=True, slots=True)
 class _Issued:
     """The x402 requirements issued for one payment, and to which API key."""
 
     api_key: str
-    entries: tuple[_Entry, ...]
+    entries: tuple[IssuedEntry, ...]
     source: str
     # Seconds by which the server's clock may differ from the recorder's: CLOCK_MARGIN_S, or
     # less when the issued valid_before showed the two clocks agree.
@@ -217,44 +196,6 @@ class _Seen:
     state: str
     source: str
     when: When
-
-
-class _StateMachine:
-    """One resource's states and the states reachable from each (profile 5)."""
-
-    def __init__(self, profile: Profile, resource: str) -> None:
-        lifecycle = profile.lifecycle(resource)
-        self.states = lifecycle.states
-        self.initial = lifecycle.initial_state
-        self.transitions = {t.operation: t for t in lifecycle.transitions}
-        edges: dict[str, set[str]] = {s: set() for s in self.states}
-        for t in self.transitions.values():
-            for source in t.sources:
-                edges.setdefault(source, set()).add(t.target)
-        if resource == "payments":
-            # Deposits (on chain, or by the deposit helper) and expiry happen without a
-            # transition of the profile's table: a short deposit leads where accept-underpaid
-            # starts, a full one where it ends; a pending payment expires by itself.
-            accept = self.transitions.get("acceptUnderpaidPayment")
-            if accept is not None:
-                for source in accept.sources:
-                    edges.setdefault(self.initial, set()).update({source, accept.target})
-            expire = self.transitions.get("testExpirePayment")
-            if expire is not None:
-                for source in expire.sources:
-                    edges.setdefault(source, set()).add(expire.target)
-        self.reachable = {s: self._closure(s, edges) for s in edges}
-
-    @staticmethod
-    def _closure(start: str, edges: dict[str, set[str]]) -> frozenset[str]:
-        seen = {start}
-        todo = [start]
-        while todo:
-            for nxt in edges.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return frozenset(seen)
 
 
 class CrossExchangeChecks:
@@ -273,7 +214,7 @@ class CrossExchangeChecks:
         # the refusal of a malformed request: its code too where a business rule shares it
         self._refusal = malformed_refusal(profile)
         x402 = profile.x402
-        self._settle_failure = x402.settle_failure.status
+        self._settle_failure = x402.settle_failure
         self._settled_conflict = x402.settled_conflict
         # with a pinned code, the codes of a refusal of another kind (any code is the conflict's
         # where the profile pins none)
@@ -304,7 +245,7 @@ class CrossExchangeChecks:
         # requirements nonces issued (digest of the nonce in lower case): payment_id, source
         self._issued_nonces: BoundedTable[bytes, tuple[str, str]] = BoundedTable(limit)
         self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
-        self._machines = {r: _StateMachine(profile, r) for r in RESOURCE_OPERATIONS}
+        self._machines = {r: StateMachine.of(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
         self._auth = AuthChecks(profile)
         # the first use of a nonce with an API key
@@ -739,7 +680,7 @@ class CrossExchangeChecks:
         if not isinstance(payment_id, str) or not isinstance(accepts, list):
             return
         yield from self._fresh_nonces(payment_id, accepts, exchange.source)
-        entries = tuple(e for e in (_entry(item) for item in accepts) if e is not None)
+        entries = tuple(e for e in (IssuedEntry.of(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
             margin = self._clock_margin(exchange, accepts)
@@ -847,8 +788,7 @@ class CrossExchangeChecks:
     def _issued_nonce(self, payment_id: str, nonce: str) -> bool:
         """``nonce`` is one the requirements issued for ``payment_id`` carry."""
         issued = self._issued.get(payment_id)
-        key = digest(nonce.lower())
-        return issued is not None and any(e.nonce == key for e in issued.entries)
+        return issued is not None and any(e.has_nonce(nonce) for e in issued.entries)
 
     def _settled_again(
         self, settled: _Settled, this: _Settled, accepted: bool, formal: bool, code: str | None
@@ -897,87 +837,72 @@ class CrossExchangeChecks:
         now: float | None,
     ) -> Iterator[Finding]:
         """A settlement that contradicts the requirements issued for its payment (recorded
-        earlier, to the same API key) must be refused with the profile's settle failure."""
-        status = exchange.status or 0
-        accepted = 200 <= status < 300
-        if not accepted and status != self._settle_failure:
-            return  # refused for another reason (its form, an unknown or settled payment)
+        earlier, to the same API key): the judge's verdict (``x402_settlements``)."""
         issued = self._issued.get(str(body["payment_id"]))
         if issued is None or issued.api_key != headers.get(API_KEY_HEADER.lower(), ""):
             return  # not seen issued, or another merchant's payment (the isolation checks)
-        broken = _contradictions(issued, body.get("payment_requirements"), authorization, now)
+        broken = contradictions(
+            issued.entries, body.get("payment_requirements"), authorization, now, issued.margin
+        )
         if not broken:
             return
-        yield (
-            X402_SETTLEMENT,
-            tuple(dict.fromkeys(rid for rid, _ in broken)),
-            Outcome.FAILED if accepted else Outcome.PASSED,
-            f"settlement of payment {body['payment_id']} against the requirements issued in "
-            f"{issued.source or 'an earlier exchange'}: {'; '.join(t for _, t in broken)}: "
-            + (f"accepted ({status})" if accepted else f"refused ({status})"),
-        )
+        status = exchange.status or 0
+        answer = None if exchange.response_body_missing else json_body(exchange.response_body)
+        for finding in settlement_findings(
+            broken,
+            Call(exchange, SETTLE, {}, status, answer),
+            self._settle_failure,
+            known_valid=False,
+            what=f"settlement of payment {body['payment_id']} against the requirements issued "
+            f"in {issued.source or EARLIER}",
+        ):
+            yield finding._replace(check=X402_SETTLEMENT)
 
     # -- states ----------------------------------------------------------------------------
     def _state(
         self, exchange: Exchange, operation_id: str, resource: str, body: Any, when: When
     ) -> Iterator[Finding]:
         status = exchange.status or 0
-        if not 200 <= status < 300:
-            return
         machine = self._machines[resource]
-        seen = list(_resources(body))
-        transition = machine.transitions.get(operation_id)
-        target_id = _target_id(exchange, seen) if transition is not None else None
-        if transition is not None and target_id is not None:
-            before = self._before(digest(resource, target_id), when, machine)
-            if before:
-                sources = set(transition.sources)
-                wrong = [s for s in before if not machine.reachable[s.state] & sources]
-                shown = wrong[0] if wrong else before[-1]
-                yield (
-                    STATE_TRANSITION,
-                    _refused_ids(operation_id, shown.state, machine),
-                    Outcome.FAILED if wrong else Outcome.PASSED,
-                    f"{operation_id} of {target_id}, {shown.state} in {shown.source}: "
-                    + (
-                        f"accepted, but it starts only from {', '.join(transition.sources)}"
-                        if wrong
-                        else "accepted from a state it starts from"
-                    ),
-                )
+        seen = list(_resources(body)) if 200 <= status < 300 else []
+        if operation_id in machine.operations:
+            target_id = _target_id(exchange, seen)
+            if target_id is not None:
+                before = self._earlier(digest(resource, target_id), when, machine)
+                call = Call(exchange, operation_id, {}, status, body)
+                where = ", ".join(f"{s.state} in {s.source or EARLIER}" for s in before)
+                for finding in refusal_findings(
+                    machine,
+                    machine.possible([s.state for s in before]),
+                    call,
+                    known_valid=False,
+                    resource_id=f"{target_id} (seen {where})",
+                ):
+                    yield finding._replace(check=STATE_TRANSITION)
         for rid, state in seen:
             key = digest(resource, rid)
             history = self._states.get(key) or ()
-            before = _earlier(history, when, machine)
+            before = self._earlier(key, when, machine)
             self._states.put(
                 key, (*history[1 - OBSERVATIONS_KEPT :], _Seen(state, exchange.source, when))
             )
-            if not before or all(s.state == state for s in before):
+            if all(s.state == state for s in before):
                 continue
-            wrong = [s for s in before if state not in machine.reachable[s.state]]
-            shown = wrong[0] if wrong else before[-1]
-            yield (
-                STATE_TRANSITION,
-                ILLEGAL_CHANGE_IDS[resource],
-                Outcome.FAILED if wrong else Outcome.PASSED,
-                f"{rid} was {shown.state} in {shown.source or 'an earlier exchange'}, now "
-                f"{state}: "
-                + (
-                    f"{shown.state} never leads to {state}"
-                    if wrong
-                    else "a change its state machine allows"
-                ),
-            )
+            found = [
+                f
+                for s in before
+                for f in change_findings(machine, rid, s.state, state, s.source or EARLIER)
+            ]
+            if found:
+                failed = [f for f in found if f.outcome is Outcome.FAILED]
+                yield (failed or found)[0]._replace(check=STATE_TRANSITION)
 
-    def _before(self, key: bytes, when: When, machine: _StateMachine) -> list[_Seen]:
-        return _earlier(self._states.get(key) or (), when, machine)
-
-
-def _earlier(history: tuple[_Seen, ...], when: When, machine: _StateMachine) -> list[_Seen]:
-    """The states a resource showed in exchanges that ended before this one began: each held at
-    some time before it, so each must lead to what it shows. States shown by exchanges that
-    overlap this one in time are not compared (no order between them)."""
-    return [s for s in history if when.after(s.when) and s.state in machine.reachable]
+    def _earlier(self, key: bytes, when: When, machine: StateMachine) -> list[_Seen]:
+        """The states a resource showed in exchanges that ended before this one began: each
+        held at some time before it, so each must lead to what it shows. States shown by
+        exchanges that overlap this one in time are not compared (no order between them)."""
+        history = self._states.get(key) or ()
+        return [s for s in history if when.after(s.when) and s.state in machine.reachable]
 
 
 def _replay(
@@ -995,58 +920,6 @@ def _replay(
     if body is not None and body == stored.body:
         message += " with the same body"
     return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.FAILED, message)
-
-
-def _entry(item: Any) -> _Entry | None:
-    if not isinstance(item, dict):
-        return None
-    maximum = item.get("max_amount_required")
-    return _Entry(
-        digest(canonical(item)),
-        sys.intern(str(item.get("scheme", ""))),
-        digest(str(item.get("pay_to", "")).lower()),
-        int(maximum) if isinstance(maximum, str) and maximum.isdigit() else None,
-        digest(str(item.get("nonce", "")).lower()),
-    )
-
-
-def _contradictions(
-    issued: _Issued, requirements: Any, authorization: dict[str, Any], now: float | None
-) -> list[tuple[str, str]]:
-    """What a settlement's requirements and authorization contradict of the issued ones, as
-    (requirement id, what), named as the x402 family's tamperings name them. ``now``: when the
-    request was sent (None: the times are not judged)."""
-    broken: list[tuple[str, str]] = []
-    entry = None
-    if isinstance(requirements, dict):
-        sent = digest(canonical(requirements))
-        entry = next((e for e in issued.entries if e.digest == sent), None)
-        if entry is None:
-            # What the authorization contradicts then follows from the requirements it answers
-            # (another pay_to, another maximum): one rule broken, named once, as the suite does.
-            return [("X402-014", "payment_requirements differ from the ones issued")]
-    if entry is None and len(issued.entries) == 1:
-        entry = issued.entries[0]
-    if entry is None:
-        return broken
-    to, nonce = authorization.get("to"), authorization.get("nonce")
-    if isinstance(to, str) and digest(to.lower()) != entry.pay_to:
-        broken.append(("X402-015", f"authorization.to {to} is not the issued pay_to"))
-    if isinstance(nonce, str) and digest(nonce.lower()) != entry.nonce:
-        broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
-    after, before = authorization.get("valid_after"), authorization.get("valid_before")
-    if now is not None and _time(after) and after > now + issued.margin:
-        broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
-    if now is not None and _time(before) and before < now - issued.margin:
-        broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
-    value = authorization.get("value")
-    amount = int(value) if isinstance(value, str) and value.isdigit() else None
-    if amount is not None and entry.max_raw is not None:
-        if entry.scheme == "exact" and amount != entry.max_raw:
-            broken.append(("X402-019", f"exact value {amount} is not {entry.max_raw}"))
-        elif entry.scheme == "upto" and amount > entry.max_raw:
-            broken.append(("X402-020", f"upto value {amount} is above {entry.max_raw}"))
-    return broken
 
 
 def _created_at(
@@ -1115,14 +988,3 @@ def _target_id(exchange: Exchange, seen: list[tuple[str, str]]) -> str | None:
         return seen[0][0]
     parts = [p for p in exchange.path.split("/") if p]
     return parts[-2] if len(parts) >= 2 else None
-
-
-def _refused_ids(operation_id: str, before: str, machine: _StateMachine) -> tuple[str, ...]:
-    if operation_id == "cancelPayment":
-        canceled = machine.transitions[operation_id].target
-        return ("PAY-STATE-004",) if before == canceled else ("PAY-STATE-005",)
-    if operation_id == "acceptUnderpaidPayment":
-        return ("PAY-STATE-008",) if before == machine.initial else ("PAY-STATE-009",)
-    if operation_id == "testExpirePayment":
-        return ("HELP-006",)
-    return REFUSED_TRANSITION_IDS.get(operation_id, ())

@@ -104,11 +104,6 @@ def list_items(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     yield item
 
 
-canonical = json.JSONEncoder(sort_keys=True).encode
-"""A JSON document as text with its keys sorted (``json.dumps(value, sort_keys=True)``, one
-encoder for every call): equal documents give equal texts, for ``digest``."""
-
-
 # The bodies parsed last, (raw, document), newest first: the per-exchange checks and the
 # cross-exchange ones read the same request and response. Rebound whole, never changed.
 _parsed: tuple[tuple[bytes, Any], ...] = ()

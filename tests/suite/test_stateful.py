@@ -22,6 +22,7 @@ from conformance.core.contract import effective_contract
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import STEPS_HEADING, CheckResult, Outcome, split_steps
 from conformance.judge.findings import Finding, passed, verdict
+from conformance.judge.lifecycle import StateMachine
 from conformance.reference.server import ReferenceServer
 from conformance.suite.factories import Factories
 from conformance.suite.stateful import (
@@ -37,6 +38,7 @@ from conformance.suite.stateful import (
 )
 from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import NoAnswerError, SuiteClient
+from conformance.suite.wire.judged_call import JudgedCall
 
 IDS = ["SUB-002", "SUB-STATE-003"]
 
@@ -334,3 +336,17 @@ def test_the_judges_findings_count_their_passes_before_a_failure_raises() -> Non
         "PAY-007": Outcome.PASSED,
         "FIX-003": Outcome.PASSED,
     }
+
+
+def test_a_refusal_the_judge_does_not_see_is_a_tool_bug() -> None:
+    """A case built to break a state rule asks the judge; an operation the profile allows from
+    the state is no such case: raised as the suite's error, never a server's failure."""
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+    machine = StateMachine.of(load_profile("default"), "subscriptions")
+    request = httpx.Request("POST", "https://api.test/v1/subscriptions/sub_1/cancel")
+    refused = httpx.Response(409, json={"code": "invalid_state", "message": "m"}, request=request)
+    call = JudgedCall(refused, "cancelSubscription", {"id": "sub_1"})
+    assert verdicts.refusal(machine, "canceled", call, "subscription sub_1") is True
+    with pytest.raises(RuntimeError, match="allowed from pending_authorization"):
+        verdicts.refusal(machine, "pending_authorization", call, "subscription sub_1")

@@ -311,7 +311,7 @@ def test_pending_then_expired_then_settled_is_not_allowed(cross: CrossExchangeCh
         cross.observe(listed(("pay_1", "expired")), "listPayments"), "PAY-STATE-005"
     ) == [Outcome.PASSED]
     results = cross.observe(listed(("pay_1", "settled")), "listPayments")
-    assert outcomes(results, "PAY-STATE-005") == [Outcome.FAILED]
+    assert outcomes(results, "PAY-STATE-009") == [Outcome.FAILED]  # an accept-underpaid's
     assert "expired never leads to settled" in judged(results)[0].message
 
 
@@ -348,7 +348,7 @@ def test_the_expire_helper_accepted_for_a_settled_payment_fails_help_006(
         response_body={"id": "pay_1", "status": "expired"},
     )
     results = cross.observe(expire, "testExpirePayment")
-    assert outcomes(results, "HELP-006") == [Outcome.FAILED]
+    assert outcomes(results, "HELP-006") == [Outcome.FAILED, Outcome.FAILED]  # and the change
 
 
 def test_a_retired_schedule_stays_retired(cross: CrossExchangeChecks) -> None:
@@ -367,6 +367,28 @@ def test_a_retired_schedule_stays_retired(cross: CrossExchangeChecks) -> None:
     )
     results = cross.observe(paused, "pausePayoutSchedule")
     assert outcomes(results, "PAYOUT-STATE-009") == [Outcome.FAILED, Outcome.FAILED]
+
+
+def test_a_cancel_of_a_canceled_subscription_refused_with_invalid_state_passes(
+    cross: CrossExchangeChecks,
+) -> None:
+    cancel = signed(
+        "POST",
+        "/v1/subscriptions/sub_1/cancel",
+        key="c1",
+        response_body={"id": "sub_1", "status": "canceled"},
+    )
+    cross.observe(cancel, "cancelSubscription")
+    again = signed(
+        "POST",
+        "/v1/subscriptions/sub_1/cancel",
+        key="c2",
+        status=409,
+        response_body={"code": "invalid_state", "message": "m"},
+    )
+    assert outcomes(cross.observe(again, "cancelSubscription"), "SUB-STATE-003") == [Outcome.PASSED]
+    other = replace(again, status=404, response_body=b'{"code":"not_found","message":"m"}')
+    assert outcomes(cross.observe(other, "cancelSubscription"), "SUB-STATE-003") == []
 
 
 # -- memory ------------------------------------------------------------------------------------

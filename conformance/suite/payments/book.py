@@ -21,6 +21,7 @@ import httpx
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.judge.answers import AnswerChecks
+from conformance.judge.lifecycle import StateMachine
 from conformance.judge.payment_quotes import AMOUNT, deployed_chains, quote_problems
 from conformance.judge.payment_rules import (
     ACCEPT,
@@ -107,6 +108,7 @@ class PaymentBook:
 
     def __post_init__(self) -> None:
         self.rules = PaymentRules(self.ctx.profile)
+        self.machine = StateMachine.of(self.ctx.profile, "payments")
         self.answers = AnswerChecks(self.ctx.profile)
         self.clock = ExpiryClock()
         # how far the server's clock and its whole-second times may be from the suite's
@@ -315,17 +317,15 @@ class PaymentBook:
         return item
 
     # -- transitions ----------------------------------------------------------------------------
-    def refused(
-        self,
-        response: httpx.Response,
-        operation_id: str,
-        payment: ModelPayment,
-        ids: Sequence[str],
-        what: str,
-    ) -> None:
-        self.verdicts.status(ids, response, self.rules.error("invalid_state"), what)
+    def refused(self, response: httpx.Response, operation_id: str, payment: ModelPayment) -> None:
+        """A transition the profile does not allow from the payment's state: refused with the
+        profile's error (the judge's), and the payment re-read unchanged."""
+        what = payment.describe()
+        call = JudgedCall(response, operation_id, {"id": payment.id})
+        self.verdicts.refusal(self.machine, payment.status, call, what)
         self.judge(response, operation_id, payment.id)
-        self.reread(payment, ids, f"the refused {what}")
+        ids = self.machine.refusal_ids(operation_id, payment.status)
+        self.reread(payment, ids, f"the refused {operation_id} of {what}")
 
     def cancel(self, payment: ModelPayment, *, key: str | None = None) -> None:
         source = payment.status
@@ -334,9 +334,7 @@ class PaymentBook:
         response = self.send(CANCEL, payment.id, key=key)
         what = f"cancel of a {source} payment"
         if target is None:
-            canceled = self.rules.transitions[CANCEL].target
-            ids = ["PAY-STATE-004"] if source == canceled else ["PAY-STATE-005"]
-            self.refused(response, CANCEL, payment, ids, what)
+            self.refused(response, CANCEL, payment)
             return
         ids = ["PAY-STATE-003", "OPS-001"]
         self.verdicts.status(ids, response, self.rules.success(CANCEL), what)
@@ -351,8 +349,7 @@ class PaymentBook:
         response = self.send(ACCEPT, payment.id)
         what = f"accept-underpaid of a {source} payment"
         if target is None:
-            ids = ["PAY-STATE-008"] if source == self.rules.initial else ["PAY-STATE-009"]
-            self.refused(response, ACCEPT, payment, ids, what)
+            self.refused(response, ACCEPT, payment)
             return
         self.verdicts.status(
             ["PAY-STATE-006", "OPS-001", "OPS-019"], response, self.rules.success(ACCEPT), what
@@ -389,7 +386,7 @@ class PaymentBook:
         response = self.helper(EXPIRE, payment.id, key=key)
         what = f"expire helper on a {source} payment"
         if target is None:
-            self.refused(response, EXPIRE, payment, ["HELP-006"], what)
+            self.refused(response, EXPIRE, payment)
             return
         self.verdicts.status(["HELP-005", "HELP-008"], response, self.rules.success(EXPIRE), what)
         self.judge(response, EXPIRE, payment.id)

@@ -18,6 +18,7 @@ from typing import Any
 from conformance.core.contract import operation as contract_operation
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
+from conformance.judge.lifecycle import StateMachine, idle_findings
 from conformance.judge.outcomes import status_problems, summary
 from conformance.judge.schedule_rules import ScheduleRules, field_problems
 from conformance.suite.factories import ABSENT
@@ -28,20 +29,12 @@ from conformance.suite.schedules.payout_requests import (
     ScheduleRequest,
     refused,
 )
-from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import MachineContext, compact
 from conformance.suite.wire.client import SuiteClient
 
 RESOURCE = "payout_schedules"
 CREATE = "createPayoutSchedule"
 RETIRE = "retirePayoutSchedule"
-# Per operation of the profile's transitions: the requirement of the move from the initial
-# state, of the move from any other state, and of the refusal.
-TRANSITION_IDS: dict[str, tuple[str, str, str]] = {
-    "replacePayoutSchedule": ("PAYOUT-STATE-004", "PAYOUT-STATE-005", "PAYOUT-STATE-006"),
-    "pausePayoutSchedule": ("PAYOUT-STATE-007", "PAYOUT-STATE-008", "PAYOUT-STATE-009"),
-    "retirePayoutSchedule": ("PAYOUT-STATE-010", "PAYOUT-STATE-011", "PAYOUT-STATE-012"),
-}
 
 
 @dataclass
@@ -84,7 +77,6 @@ class PayoutDriver:
             )
         self.fixtures, self.machine, self._with_body = ctx.extra[key]
         self.retired = self.machine.targets(RETIRE)
-        self.invalid_state = profile.error("status", "invalid_state")
         self.business_rule = profile.error("status", "business_rule")
         self.rules = ScheduleRules(profile)
 
@@ -110,14 +102,6 @@ class PayoutDriver:
         return self.ctx.verdicts.status(
             list(ids), answer.response, expected, operation, fatal=self.fatal
         )
-
-    def transition_ids(self, operation: str, source: str, *, refused: bool) -> tuple[str, ...]:
-        ids = TRANSITION_IDS.get(operation)
-        if ids is None:
-            return ("OPS-003",)
-        if refused:
-            return (ids[2],)
-        return (ids[0] if source == self.machine.initial else ids[1],)
 
     def send(self, operation: str, *, path_id: str | None = None, body: Any = ABSENT) -> Answer:
         return self.calls.send(operation, path_id=path_id, body=body, client=self.client)
@@ -182,24 +166,33 @@ class PayoutDriver:
         title = f": {title}" if title else ""
         self.ctx.transcript.step(f"{verb}{operation} of the {source} {model.id}{title}")
         answer = self.send(operation, path_id=model.id, body=body)
-        ids = self.transition_ids(operation, source, refused=target is None)
-        if target is None:
-            what = f"{operation} of a {source} schedule"
-            self.expect((*ids, *unchanged_ids), answer, [self.invalid_state], what)
-            if not unchanged_ids:
-                self.reread(model, operation, request, ids)
+        if target is None:  # a re-read is an allowed operation: this is no re-read
+            self.ctx.verdicts.refusal(
+                self.machine, source, self.calls.judged(answer), model.id, fatal=self.fatal
+            )
+            self.reread(model, operation, request, self.machine.refusal_ids(operation, source))
             return
+        ids = self.machine.move_ids(operation, source) or ("OPS-003",)
         if not self.succeeded((*ids, *unchanged_ids, "OPS-003"), answer, operation):
             return
         found = answer.body
         if unchanged_ids and not self.same_fields(answer, model, unchanged_ids):
             return  # the refused operation did change it: the model no longer says what is
         if request is None and target == source:  # nothing to do: the schedule as it was
-            self.check(
-                ids,
-                found == model.seen,
-                f"{operation} of a {source} schedule changed it: {_difference(model.seen, found)}",
+            changed = [
+                k for k in model.seen.keys() | found.keys() if model.seen.get(k) != found.get(k)
+            ]
+            idle = idle_findings(
+                self.machine,
+                source,
+                self.calls.judged(answer),
+                changed,
+                known_valid=True,
+                resource_id=model.id,
             )
+            if not idle:
+                raise RuntimeError(f"{operation} of a {source} schedule is no idle transition")
+            self.ctx.verdicts.findings(idle, _difference(model.seen, found), fatal=self.fatal)
         self.check(
             ids,
             found.get("status") == target,
@@ -244,7 +237,7 @@ class PayoutDriver:
         answer = self.send(operation, path_id=model.id, body=body)
         specs = [self.business_rule]
         if self.machine.target(operation, model.status) is None:
-            specs.append(self.invalid_state)
+            specs.append(self.machine.invalid_state)
         what = f"{operation} with {name}"
         if refusal.judged:
             call = self.calls.judged(answer)
@@ -282,12 +275,12 @@ class PayoutDriver:
             body = refused_request.body(self.calls.clock)
         self.ctx.transcript.step(f"re-read: {refused_operation} of the {model.status} {model.id}")
         answer = self.send(refused_operation, path_id=model.id, body=body)
-        self.expect(
-            ids,
-            answer,
-            specs or [self.invalid_state],
-            f"{refused_operation} again: the {model.status} schedule",
-        )
+        what = f"{refused_operation} again: the {model.status} schedule"
+        if specs is None:
+            call = self.calls.judged(answer)
+            self.ctx.verdicts.refusal(self.machine, model.status, call, what, fatal=self.fatal)
+        else:
+            self.expect(ids, answer, specs, what)
 
     # -- checks of a representation -------------------------------------------------------
     def same_fields(self, answer: Answer, model: ScheduleModel, ids: tuple[str, ...]) -> bool:

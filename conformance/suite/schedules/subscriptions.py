@@ -21,22 +21,18 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, multiple, rule
 
 from conformance.core.profile import ErrorSpec
+from conformance.judge.lifecycle import StateMachine
 from conformance.judge.outcomes import status_problems
 from conformance.judge.schedule_rules import ScheduleRules
 from conformance.suite.schedules.amounts import Amount, amounts
 from conformance.suite.schedules.calls import Answer, Calls
 from conformance.suite.schedules.payout_requests import Deployment, deployments, unknown_id
-from conformance.suite.schedules.states import StateMachine
 from conformance.suite.stateful import ConformanceMachine, MachineContext, compact
 
 RESOURCE = "subscriptions"
 # what, requirement ids, expected error (None: the judge's), fields changed
 SubscriptionRefusal = tuple[str, tuple[str, ...], ErrorSpec | None, dict[str, Any]]
 CREATE = "createSubscription"
-# Per operation of the profile's transitions: the requirement of the move, of the refusal.
-TRANSITION_IDS: dict[str, tuple[str, str]] = {
-    "cancelSubscription": ("SUB-STATE-002", "SUB-STATE-003"),
-}
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,6 @@ class SubscriptionDriver:
         self.interval = profile.range(RESOURCE, "interval_secs")
         merchant = ctx.client.credential.merchant_id
         self.split_merchants = [m for m in profile.split_merchants if m != merchant]
-        self.invalid_state = profile.error("status", "invalid_state")
         self.business_rule = profile.error("status", "business_rule")
         self.validation = profile.error("status", "validation")
         self.rules = ScheduleRules(profile)
@@ -173,12 +168,6 @@ class SubscriptionDriver:
         problems = status_problems(answer.response, spec)
         return self.check(ids, not problems, f"{what}: " + "; ".join(problems))
 
-    def transition_ids(self, operation: str, *, refused: bool) -> tuple[str, ...]:
-        ids = TRANSITION_IDS.get(operation)
-        if ids is None:
-            return ("OPS-002",)
-        return (ids[1],) if refused else (ids[0],)
-
     # -- operations -----------------------------------------------------------------------
     def create(self, request: SubscriptionRequest) -> SubscriptionModel | None:
         self.ctx.transcript.step(f"create a subscription: {request.describe()}")
@@ -227,15 +216,18 @@ class SubscriptionDriver:
     def perform(self, model: SubscriptionModel, operation: str, *, reread: bool = False) -> None:
         source = model.status
         target = self.machine.target(operation, source)
-        ids = self.transition_ids(operation, refused=target is None)
         verb = "re-read: " if reread else ""
         self.ctx.transcript.step(f"{verb}{operation} of the {source} {model.id}")
         answer = self.calls.send(operation, path_id=model.id)
         if target is None:
-            self.expect(ids, answer, self.invalid_state, f"{operation} of a {source} subscription")
+            what = f"subscription {model.id}"
+            self.ctx.verdicts.refusal(
+                self.machine, source, self.calls.judged(answer), what, fatal=self.fatal
+            )
             if not reread:  # the same operation again: refused again, nothing changed
                 self.perform(model, operation, reread=True)
             return
+        ids = self.machine.move_ids(operation, source) or ("OPS-002",)
         expected = self.ctx.profile.success_status(operation)
         if not self.ctx.verdicts.status(
             [*ids, "OPS-002"], answer.response, expected, operation, fatal=self.fatal

@@ -15,8 +15,9 @@ from typing import Any
 
 from conformance.judge.outcomes import json_object
 from conformance.judge.x402_rules import settle_result, usage_against_payment
+from conformance.judge.x402_settlements import IssuedEntry, contradictions, settlement_findings
 from conformance.suite.stateful import Verdicts, body_of, compact
-from conformance.suite.wire.judged_call import judged
+from conformance.suite.wire.judged_call import JudgedCall, judged
 from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
 from conformance.suite.x402.checks import shape_problems, string_field_problems
 from conformance.suite.x402.model import EXACT, Issued, decimal_text
@@ -153,24 +154,70 @@ def settle_other(
     _unchanged(verdicts, api, issued, fatal=fatal)
 
 
+def settle_breaking(
+    verdicts: Verdicts,
+    api: X402Api,
+    issued: Issued,
+    body: dict[str, Any],
+    breaks: str,
+    what: str,
+    *,
+    fatal: bool,
+    forged: bool = False,
+) -> bool:
+    """A settlement built to break ``breaks`` of the requirements issued for ``issued``: the
+    judge's verdict (``x402_settlements``), then the failure's reason as code (X402-022). A
+    ``forged`` signature is the case's own to name: the judge verifies none. True when the
+    server settled it."""
+    sent = time.time()
+    response = api.settle(body)
+    payload = body.get("payment_payload")
+    authorization = payload.get("authorization") if isinstance(payload, dict) else None
+    entry = IssuedEntry.of(issued.entry)
+    assert entry is not None
+    broken = contradictions(
+        [entry],
+        body.get("payment_requirements"),
+        authorization if isinstance(authorization, dict) else {},
+        sent,
+    )
+    if breaks not in {rid for rid, _ in broken}:
+        if not forged:
+            raise RuntimeError(f"the judge does not see {what!r} break {breaks}")
+        broken = [(breaks, "the signature is not the payer's")]
+    found = settlement_findings(
+        broken,
+        JudgedCall(response, SETTLE),
+        api.rules.settle_failure,
+        known_valid=True,
+        what=what,
+    )
+    if verdicts.findings(found, fatal=fatal):
+        verdicts.findings(judged(api.answers, response, SETTLE), fatal=fatal)
+    return response.status_code == api.rules.success(SETTLE)
+
+
 def settle_tampered(
     verdicts: Verdicts, api: X402Api, issued: Issued, tampering: Tampering, *, fatal: bool
 ) -> bool:
     """A payload that does not verify: the profile's settlement failure with its reason as
     code; on a settled payment, 409 is as good an answer. True when the server settled it
     anyway (the payment can show nothing else after that)."""
-    if issued.settled:
-        _baseline(api, issued)
-    response = api.settle(tampering.build(api, issued))
-    rules = api.rules
-    accepted = response.status_code == rules.success("settleX402Payment")
+    body = tampering.build(api, issued)
     if not issued.settled:
-        ok = verdicts.status(
-            [tampering.requirement_id], response, rules.settle_failure, tampering.name, fatal=fatal
+        return settle_breaking(
+            verdicts,
+            api,
+            issued,
+            body,
+            tampering.requirement_id,
+            tampering.name,
+            fatal=fatal,
+            forged=tampering.forged,
         )
-        if ok:  # its reason as code (X402-022)
-            verdicts.findings(judged(api.answers, response, SETTLE), fatal=fatal)
-        return accepted
+    _baseline(api, issued)
+    response = api.settle(body)
+    rules = api.rules
     allowed = (rules.settle_failure.status, rules.settled_conflict.status)
     verdicts.check(
         ["X402-024"],

@@ -1,10 +1,11 @@
 """Settle requests that must be refused, as data: one broken part each.
 
 ``TAMPERINGS``: well-formed payloads that must not verify (the profile's 422, X402-014..021),
-each signed by the suite's wallet so that only the named part is wrong. ``MALFORMED``: payloads
-that miss a field of the x402 exact-EVM shape or break one of the profile's formats (400,
-X402-PAYLOAD-001); a case whose value would still satisfy the profile's pattern is left out,
-so a profile with other formats is never failed for a value it allows.
+each signed by the suite's wallet so that only the named part is wrong (which the judge, given
+the requirements issued, sees: ``judge.x402_settlements``; but for a forged signature).
+``MALFORMED``: payloads that miss a field of the x402 exact-EVM shape or break one of the
+profile's formats (400, X402-PAYLOAD-001); a case whose value would still satisfy the profile's
+pattern is left out, so a profile with other formats is never failed for a value it allows.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Tampering:
     requirement_id: str
     build: Build
     schemes: tuple[str, ...] = (EXACT, UPTO)
+    forged: bool = False  # a signature that is not the payer's: the judge verifies none
 
     def applies(self, issued: Issued, schemes: list[str]) -> bool:
         return issued.scheme in self.schemes and (
@@ -125,8 +127,12 @@ TAMPERINGS: tuple[Tampering, ...] = (
         lambda api, i: api.pay(i, value=i.max_raw + 1),
         schemes=(UPTO,),
     ),
-    Tampering("signed by another wallet than from", "X402-021", _signed_by_other_wallet),
-    Tampering("authorization changed after signing", "X402-021", _changed_after_signing),
+    Tampering(
+        "signed by another wallet than from", "X402-021", _signed_by_other_wallet, forged=True
+    ),
+    Tampering(
+        "authorization changed after signing", "X402-021", _changed_after_signing, forged=True
+    ),
     Tampering(
         "requirements: a lower max_amount_required",
         "X402-014",

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.suite.stateful import MachineContext, Verdicts
-from conformance.suite.wire.judged_call import JudgedCall, judged
+from conformance.suite.wire.judged_call import JudgedCall
 from conformance.suite.x402 import flows
-from conformance.suite.x402.api import RESOURCE, SETTLE, Requested, X402Api
+from conformance.suite.x402.api import RESOURCE, Requested, X402Api
 from conformance.suite.x402.model import EXACT, Deployment, Issued, X402Profile, decimal_text
 from conformance.suite.x402.payloads import (
     QUICK_MALFORMED,
@@ -168,17 +168,15 @@ class Scenarios:
         one = self.issue(first, scheme, full_decimals(first))
         two = self.issue(first, scheme, full_decimals(first))
         self.step("settle one payment with the requirements issued for another")
-        response = self.api.settle(self.api.pay(two) | {"payment_id": one.payment_id})
-        ok = self.verdicts.status(
-            ["X402-014"],
-            response,
-            self.rules.settle_failure,
+        flows.settle_breaking(
+            self.verdicts,
+            self.api,
+            one,
+            self.api.pay(two) | {"payment_id": one.payment_id},
+            "X402-014",
             "requirements issued for another payment",
             fatal=self.fatal,
         )
-        if ok:  # its reason as code (X402-022)
-            findings = judged(self.api.answers, response, SETTLE)
-            self.verdicts.findings(findings, fatal=self.fatal)
         self.step("settle a valid payload for an unknown payment")
         flows.settle_unknown(self.verdicts, self.api, one, fatal=self.fatal)
 

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from conformance.core.contract import effective_contract
 from conformance.core.formats import parse_date_time
 from conformance.core.profile import Profile, load_profile
+from conformance.judge.lifecycle import StateMachine
 from conformance.suite.schedules.amounts import Amount, amounts, decimal_text, too_precise
 from conformance.suite.schedules.calls import advanced
 from conformance.suite.schedules.clock import ServerClock, resolution
 from conformance.suite.schedules.payout_requests import PayoutFixtures
 from conformance.suite.schedules.splits import SplitRules
-from conformance.suite.schedules.states import StateMachine
 
 PROFILE = load_profile("default")
 CONTRACT = effective_contract(PROFILE)
