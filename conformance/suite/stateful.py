@@ -51,7 +51,7 @@ from conformance.judge.outcomes import (
 )
 from conformance.suite.factories import Factories, PrerequisiteError
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
-from conformance.suite.tool_errors import not_the_servers
+from conformance.suite.tool_errors import CaseError, not_the_servers
 from conformance.suite.wire.client import (
     RateLimitedStop,
     SuiteClient,
@@ -230,7 +230,7 @@ class Verdicts:
         the request valid (``lifecycle.refusal_findings``)."""
         found = refusal_findings(machine, [state], call, known_valid=True, resource_id=what)
         if not found:
-            raise RuntimeError(f"{call.operation_id} is allowed from {state}: no refusal to judge")
+            raise CaseError(f"{call.operation_id} is allowed from {state}: no refusal to judge")
         return self.findings(found, fatal=fatal)
 
     def status(
@@ -398,8 +398,11 @@ class MachineContext:
         """The judge's verdicts on a request built to break the rules ``ids`` that it reads
         from a request (``judge.admission``), valid otherwise but for rules whose answers
         ``also`` lists; a case the judge does not see break them is the suite's bug
-        (``ValueError``)."""
-        found = self.admission.refusal(call, ids, also)
+        (``CaseError``)."""
+        try:
+            found = self.admission.refusal(call, ids, also)
+        except ValueError as unseen:
+            raise CaseError(f"{what}: {unseen}") from None
         return self.verdicts.findings(found, what, fatal=fatal)
 
 

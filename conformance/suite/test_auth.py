@@ -69,6 +69,7 @@ from conformance.judge.outcomes import (
 from conformance.judge.signatures import Signed
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
 from conformance.suite.selection import collection_operations, is_quick, rotate
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.client import MISSING, SuiteClient
 
 pytestmark = pytest.mark.family("auth")
@@ -452,10 +453,6 @@ def _modes_for(operation_id: str, index: int, quick: bool) -> list[Mode]:
     return rotate(REFUSALS, index * 3, 3)
 
 
-class ToolBug(RuntimeError):
-    """The judge does not see a request break the rule the family built it to break."""
-
-
 # ----------------------------------------------------------------------------- the steps
 @dataclass
 class Run:
@@ -514,7 +511,9 @@ class Run:
             known_keys={c.api_key for c in self.profile.credentials},
         )
         if found is None or mode.breaks not in (*found.ids, *found.contract_ids):
-            raise ToolBug(f"{mode.name}: the judge sees {found} in the request, not {mode.breaks}")
+            raise CaseError(
+                f"{mode.name}: the judge sees {found} in the request, not {mode.breaks}"
+            )
         return found
 
 
@@ -604,7 +603,7 @@ def signed_requests_are_accepted(run: Run, edges: bool) -> None:
         response, sent_at = run.send(run.ctx.fresh(timestamp=timestamp), run.new_key())
         where = run.clock(response, sent_at)
         if where is not Clock.INSIDE:
-            raise ToolBug(f"{name}: the judge sees the timestamp {where}, not inside the window")
+            raise CaseError(f"{name}: the judge sees the timestamp {where}, not inside the window")
         found = run.rules.accepted(response.status_code, where, known_valid=True)
         run.judged(name, found, f"timestamp {window - margin} s in the {label}" if label else "")
 
@@ -636,7 +635,7 @@ def replayed_nonce_is_refused(run: Run) -> None:
     status = response.status_code
     breach, _ = uses.observe(scope, stated, "the replay", accepted=run.rules.authenticated(status))
     if breach is None:
-        raise ToolBug("the judge sees no reuse of the nonce it saw accepted")
+        raise CaseError("the judge sees no reuse of the nonce it saw accepted")
     found = run.rules.refusal(breach, status, json_object(response), known_valid=True)
     run.judged("nonce replayed", found, "the replayed nonce")
 

@@ -13,6 +13,7 @@ Not the server's answer:
   ``RateLimitedStop``, the schema phases' ``RateLimitedRequest``): its reason is the "rate
   limited (...)" one, also inside an exception group or a hypothesis error that holds one;
 - a request the profile's ``auth.signer`` hook failed to sign (``SignerHookError``);
+- a case the judge does not see break the rule it was built to break (``CaseError``);
 - a request that got no HTTP answer at all: a refused or reset connection, a TLS handshake
   error, a name that does not resolve, no byte of a response within the read timeout, a
   connection closed before any response, a request not sent (``client.NoAnswerError``, and the
@@ -35,6 +36,11 @@ SERVER_GONE = "the server stopped answering"
 such a run incomplete)."""
 
 
+class CaseError(RuntimeError):
+    """The judge does not see a request break the rule the family built it to break: the
+    suite's bug, never the server's."""
+
+
 class ServerGone(Exception):
     """Raised where several requests in a row got no answer: the server is taken as gone."""
 
@@ -53,6 +59,8 @@ def not_the_servers(exc: BaseException) -> str | None:
         if isinstance(exc, HypothesisException):
             return _tool_error(exc)
         return str(reasons[0])
+    if isinstance(exc, CaseError):
+        return _clip(f"not judged: an error of the test tool, not of the server ({exc})")
     if isinstance(exc, SignerHookError):
         return _clip(f"not judged: {exc} (the profile's code, not the server's answer)")
     rate_limited = _rate_limited(exc)

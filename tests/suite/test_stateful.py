@@ -36,6 +36,7 @@ from conformance.suite.stateful import (
     run_guarded,
     run_machine,
 )
+from conformance.suite.tool_errors import CaseError, not_the_servers
 from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import NoAnswerError, SuiteClient
 from conformance.suite.wire.judged_call import JudgedCall
@@ -348,5 +349,7 @@ def test_a_refusal_the_judge_does_not_see_is_a_tool_bug() -> None:
     refused = httpx.Response(409, json={"code": "invalid_state", "message": "m"}, request=request)
     call = JudgedCall(refused, "cancelSubscription", {"id": "sub_1"})
     assert verdicts.refusal(machine, "canceled", call, "subscription sub_1") is True
-    with pytest.raises(RuntimeError, match="allowed from pending_authorization"):
+    with pytest.raises(CaseError, match="allowed from pending_authorization") as raised:
         verdicts.refusal(machine, "pending_authorization", call, "subscription sub_1")
+    # the suite's bug, never the server's failure
+    assert str(not_the_servers(raised.value)).startswith("not judged: an error of the test tool")

@@ -38,6 +38,7 @@ from conformance.judge.signatures import Signed
 from conformance.suite.payments.book import ModelPayment, PaymentBook, Quote
 from conformance.suite.payments.listing import walk
 from conformance.suite.stateful import body_of
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.client import AUTO
 
 Scenario = Callable[[PaymentBook], None]
@@ -260,7 +261,7 @@ def helper_rules(book: PaymentBook) -> None:
             response.request.headers.get, sent_at=sent_at, signed=signed, known_keys=known_keys
         )
         if breach is None:
-            raise RuntimeError(f"{what}: the judge sees no authentication rule broken")
+            raise CaseError(f"{what}: the judge sees no authentication rule broken")
         found = auth.refusal(
             breach, response.status_code, json_object(response), known_valid=True, helper=True
         )

@@ -17,6 +17,7 @@ from conformance.judge.outcomes import json_object
 from conformance.judge.x402_rules import settle_result, usage_against_payment
 from conformance.judge.x402_settlements import IssuedEntry, contradictions, settlement_findings
 from conformance.suite.stateful import Verdicts, body_of, compact
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.judged_call import JudgedCall, judged
 from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
 from conformance.suite.x402.checks import shape_problems, string_field_problems
@@ -183,7 +184,7 @@ def settle_breaking(
     )
     if breaks not in {rid for rid, _ in broken}:
         if not forged:
-            raise RuntimeError(f"the judge does not see {what!r} break {breaks}")
+            raise CaseError(f"the judge does not see {what!r} break {breaks}")
         broken = [(breaks, "the signature is not the payer's")]
     found = settlement_findings(
         broken,
