@@ -71,6 +71,7 @@ class _ListPage:
     last: str  # the page's last payment
     first: str
     source: str
+    ids: frozenset[str]  # every payment of the page
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +172,9 @@ class WalkChecks:
                 yield from self._continued(before, ids, owner)
         following = body.get("next_cursor")
         if isinstance(following, str) and following and ids:
-            page = _ListPage(query_digest, bool(filters), ids[-1], ids[0], exchange.source)
+            page = _ListPage(
+                query_digest, bool(filters), ids[-1], ids[0], exchange.source, frozenset(ids)
+            )
             self._lists.put(digest(api_key, following), page)
 
     def _newer(self, first: str, second: str) -> bool | None:
@@ -219,15 +222,20 @@ class WalkChecks:
 
     def _continued(self, before: _ListPage, ids: list[str], owner: bytes) -> Iterator[Finding]:
         where = f"the page after {before.source or 'an earlier page'}"
-        again = [i for i in ids if i == before.last or self._listed_before(i, before.last)]
+        again = [i for i in ids if i in before.ids]
         if again:
-            yield (
-                LIST_WALK,
-                WALK_IDS,
-                Outcome.FAILED,
-                f"{where} lists {again[0]}, which the profile's order puts before that page's "
-                f"last payment {before.last}: repeated, or out of order, across the boundary",
+            message = f"{where} lists {again[0]} again: repeated across the boundary"
+            yield (LIST_WALK, WALK_IDS, Outcome.FAILED, message)
+            return
+        earlier = [i for i in ids if self._listed_before(i, before.last)]
+        if earlier:
+            # the order across pages is the list order's rule, not the walk's
+            order = "newest" if self._newest_first else "oldest"
+            message = (
+                f"{where} lists {earlier[0]}, which the profile's order puts before that page's "
+                f"last payment {before.last}: not {order} first across the boundary"
             )
+            yield (LIST_ORDER, ORDER_IDS, Outcome.FAILED, message)
             return
         if before.filtered or not ids or self._newer(ids[0], before.last) is None:
             return  # a filter may leave payments out; an unknown first item decides nothing

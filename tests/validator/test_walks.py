@@ -139,6 +139,16 @@ def test_a_payment_repeated_at_the_page_boundary_fails(recording: Recording) -> 
     ]
 
 
+def test_a_walk_out_of_the_profiles_order_fails_the_order_not_the_walk(
+    recording: Recording,
+) -> None:
+    recording.create("pay_1", "pay_2", "pay_3")
+    recording.page("limit=1", ["pay_1"], cursor="c1")  # oldest first: the profile says newest
+    found = recording.page("limit=1&cursor=c1", ["pay_2"])
+    assert outcomes(found, "PAY-018") == [Outcome.FAILED]
+    assert outcomes(found, "PAY-019") == []
+
+
 def test_a_filtered_walk_may_leave_payments_out(recording: Recording) -> None:
     """Another status's payment between the two pages is not the walk's to show."""
     recording.create("pay_1", "pay_2", "pay_3")
