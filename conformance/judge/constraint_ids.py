@@ -73,6 +73,7 @@ class ConstraintIds:
         # the profile's "refused with the validation error" ids alone
         self._status_ids: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
         self._by_name: dict[tuple[str, str, str], tuple[str, ...]] = {}  # any location
+        self._status_by_name: dict[tuple[str, str, str], tuple[str, ...]] = {}
         for operation_id in (entry.operation_id for entry in operations(contract)):
             created = profile.creates(operation_id)
             for constraint in iter_constraints(contract, operation_id):
@@ -86,6 +87,8 @@ class ConstraintIds:
                 self._status_ids[key] = _joined(status, ids.rejected_with_status)
                 loose = (operation_id, name, constraint.kind)
                 self._by_name[loose] = _joined(self._by_name.get(loose, ()), broken)
+                refused = self._status_by_name.get(loose, ())
+                self._status_by_name[loose] = _joined(refused, ids.rejected_with_status)
 
     def ids(
         self, operation_id: str, problems: Iterable[Problem], *, status_only: bool = False
@@ -102,16 +105,25 @@ class ConstraintIds:
                     found += table.get((operation_id, location, name, kind), ())
         return tuple(dict.fromkeys(found))
 
-    def of(self, operation_id: str, fields: Iterable[str], tags: Iterable[str]) -> tuple[str, ...]:
+    def of(
+        self,
+        operation_id: str,
+        fields: Iterable[str],
+        tags: Iterable[str],
+        *,
+        status_only: bool = False,
+    ) -> tuple[str, ...]:
         """The ids of the constraints a case breaks, by the fields it names and its coverage
         tags (``value_above_maximum``...); empty when no tag is a constraint's kind or no
-        field has such a constraint."""
+        field has such a constraint. ``status_only``: those of the profile's validation answer
+        alone (the case was refused, with another answer), as ``ids``."""
+        table = self._status_by_name if status_only else self._by_name
         kinds = [kind for tag in tags for kind in TAG_KINDS.get(tag, ())]
         found = [
             rid
             for field in fields
             for kind in kinds
-            for rid in self._by_name.get((operation_id, field, kind), ())
+            for rid in table.get((operation_id, field, kind), ())
         ]
         return tuple(dict.fromkeys(found))
 

@@ -37,6 +37,18 @@ def test_a_case_is_judged_by_the_constraint_its_field_and_tag_name(ids: Constrai
     assert ids.of("createPayoutSchedule", {"interval_secs"}, {"object_missing_required"}) == ()
 
 
+def test_a_case_refused_with_another_answer_breaks_only_the_ids_of_the_answer(
+    ids: ConstraintIds,
+) -> None:
+    """A split share's bps out of range refused as a business rule: it was refused (LIMIT-008
+    held); the profile's validation answer (STATUS-008, SPLIT-006) was not given."""
+    fields, tags = {"bps"}, {"value_below_minimum"}
+    assert "LIMIT-008" in ids.of("replaceSplitTemplate", fields, tags)
+    refused = ids.of("replaceSplitTemplate", fields, tags, status_only=True)
+    assert "LIMIT-008" not in refused
+    assert {"STATUS-008", "SPLIT-006"} <= set(refused)
+
+
 def test_a_refusal_is_judged_under_the_constraints_ids_when_every_problem_has_one(
     ids: ConstraintIds,
 ) -> None:

@@ -334,7 +334,8 @@ class SchemaPhaseRunner:
                     tags = {tag for problem in problems for tag in problem.tags}
                 fields |= case_fields(case)
                 tags |= scenario
-                ids = self._broken_constraint(check, case, operation_id, fields, tags)
+                refused = 400 <= status < 500  # with another answer than the profile's
+                ids = self._broken_constraint(check, case, operation_id, fields, tags, refused)
                 ids = ids or self._refused_key(check, case, response)
                 ids = ids or pin(candidates, fields, tags) or candidates
                 if not ids:  # a status the mapping does not name: every id of the check
@@ -373,11 +374,13 @@ class SchemaPhaseRunner:
         operation_id: str,
         fields: set[str],
         tags: set[str],
+        refused: bool = False,
     ) -> tuple[str, ...]:
         """A negative case without the Idempotency-Key its operation requires, or that breaks
         a constraint of the boundaries family's (a pattern, a length, a range...), is judged
-        under those ids, as the validator judges the same request; empty for any other case or
-        check."""
+        under those ids, as the validator judges the same request (``refused``: with another
+        answer than the profile's, which breaks only the ids of that answer); empty for any
+        other case or check."""
         if check != NEGATIVE_CHECK:
             return ()
         headers = {name.lower() for name in case.headers or {}}
@@ -385,7 +388,7 @@ class SchemaPhaseRunner:
             case.method, operation_id
         ):
             return MISSING_KEY_IDS
-        return self.constraints.of(operation_id, fields, tags)
+        return self.constraints.of(operation_id, fields, tags, status_only=refused)
 
     def _refused_key(
         self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
