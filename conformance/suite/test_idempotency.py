@@ -24,8 +24,15 @@ from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.constraints import parameters
-from conformance.judge.idempotency import is_marked, replays
-from conformance.judge.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
+from conformance.judge.findings import Finding
+from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked
+from conformance.judge.outcomes import (
+    ERROR_SHAPE_IDS,
+    ErrorShapes,
+    json_object,
+    status_problems,
+    summary,
+)
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
 from conformance.suite.wire.client import (
@@ -83,6 +90,15 @@ class Check:
             if self.evidence is None:
                 self.evidence = client.last_exchange
 
+    def judged(
+        self, found: tuple[Finding, ...], rule: str, client: SuiteClient, prefix: str = ""
+    ) -> None:
+        """The judge's verdicts on ``rule`` of the exchange the client sent last."""
+        for finding in found:
+            if rule in finding.ids and finding.outcome in (Outcome.PASSED, Outcome.FAILED):
+                failed = finding.outcome is Outcome.FAILED
+                self.expect([finding.message] if failed else [], client, prefix)
+
 
 @dataclass
 class Run:
@@ -94,6 +110,10 @@ class Run:
     rng: random.Random
     contract: dict[str, Any]
     shape: ErrorShapes = field(default_factory=ErrorShapes)
+    keys: KeyObserver = field(init=False)  # judges the requests sent with a key, in order
+
+    def __post_init__(self) -> None:
+        self.keys = KeyObserver(self.profile)
 
     @property
     def client(self) -> SuiteClient:
@@ -147,16 +167,43 @@ class Run:
         header = self.profile.idempotency.replay_header
         return bool(header) and is_marked(response.headers.get(header))
 
-    def not_replay(self, response: httpx.Response, earlier: httpx.Response) -> list[str]:
-        """Problems of a response that must be a first use: it replays ``earlier``, the answer
-        stored under its key (``judge.idempotency``)."""
-        replayed = replays(
+    def judge(
+        self,
+        response: httpx.Response,
+        key: str,
+        spec: RequestSpec,
+        *,
+        client: SuiteClient | None = None,
+        new_key: bool = False,
+    ) -> tuple[Finding, ...]:
+        """The judge's verdicts on a request sent with ``key`` (``judge.idempotency``), after
+        every request the test sent with that key before it, each answered before it was sent:
+        a request built ready to succeed must then be judged on what the key's rules demand."""
+        request = response.request
+        status = response.status_code
+        code = (json_object(response) or {}).get("code") if 400 <= status < 500 else None
+        use = KeyUse(
+            (client or self.client).credential.api_key,
+            key,
+            request.method,
+            request.url.path,
+            request.url.query.decode(),
+            request.content,
+            status,
+            code if isinstance(code, str) else None,
             response.content,
-            earlier.content,
-            marked=self.replayed(response),
-            marker_declared=bool(self.profile.idempotency.replay_header),
+            self.replayed(response),
         )
-        return [f"answered as a replay: {summary(response)}"] if replayed else []
+        success = self.profile.success_status(spec.operation_id) if spec.ready else None
+        return self.keys.observe(use, expected=success, new_key=new_key).findings
+
+
+def meant(found: tuple[Finding, ...], rule: str, what: str) -> tuple[Finding, ...]:
+    """``found``, checked to judge ``rule``: a case built to meet that rule that the judge
+    does not see meet it is a bug of the family, not an answer of the server."""
+    if not any(rule in f.ids for f in found):
+        raise RuntimeError(f"the judge did not see {what} as {rule} means: {found}")
+    return found
 
 
 def refused(response: httpx.Response) -> list[str]:
@@ -263,25 +310,17 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
             run.operation_id,
         )
         return
+    header = Check()
+    header.judged(
+        run.judge(first, key, spec, new_key=True), "IDEM-008", run.client, "the first use: "
+    )
     effects = visible_effects(run, spec)
     again = run.send(spec, key)
-    same, header, once = Check(), Check(), Check()
-    differences = []
-    if again.status_code != first.status_code:
-        differences.append(f"status {again.status_code}, first {first.status_code}")
-    if again.content != first.content:
-        differences.append(f"body differs: {summary(again)} (first: {summary(first)})")
-    same.expect(differences, run.client, "the replay: ")
+    found = meant(run.judge(again, key, spec), "IDEM-007", "the same request sent again")
+    same, once = Check(), Check()
+    same.judged(found, "IDEM-007", run.client)
+    header.judged(found, "IDEM-008", run.client)
     name = run.profile.idempotency.replay_header
-    if name:
-        header.expect(
-            [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
-            run.client,
-            "the replay: ",
-        )
-        header.expect(
-            [f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: "
-        )
     if effects is not None:
         after = visible_effects(run, spec)
         once.expect(
@@ -311,38 +350,38 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
     run.record("replay does nothing twice", ("IDEM-009",), once, "nothing happened twice")
     reuse(run, spec, key)
     if full:
-        scope(run, key, first, other_client)
+        scope(run, key, other_client)
 
 
 def reuse(run: Run, spec: RequestSpec, key: str) -> None:
     """The key of a stored request with another body (same path), or on another path."""
-    reused = run.profile.error("idempotency", "reused")
     if spec.has_body and isinstance(spec.body, dict):
         body = run.fresh().body
         if body == spec.body:
             body = {**spec.body, "conformance_variant": uuid.uuid4().hex}
         other_body = Check()
-        response = run.send(replace(spec, body=body), key)
-        other_body.expect(status_problems(response, reused), run.client, "another body: ")
+        changed = replace(spec, body=body)
+        found = run.judge(run.send(changed, key), key, changed)
+        other_body.judged(meant(found, "IDEM-010", "another body"), "IDEM-010", run.client)
         run.record("reused with another body", ("IDEM-010",), other_body, "refused as reused")
     if spec.path_params:
         other_path = Check()
-        response = run.send(run.factories.request_elsewhere(spec), key)
-        other_path.expect(status_problems(response, reused), run.client, "another path: ")
+        elsewhere = run.factories.request_elsewhere(spec)
+        found = run.judge(run.send(elsewhere, key), key, elsewhere)
+        other_path.judged(meant(found, "IDEM-011", "another path"), "IDEM-011", run.client)
         run.record("reused on another path", ("IDEM-011",), other_path, "refused as reused")
 
 
-def scope(run: Run, key: str, first: httpx.Response, other_client: SuiteClient) -> None:
-    """The same key from another merchant (whose ``first`` answer is stored under it) is a new
+def scope(run: Run, key: str, other_client: SuiteClient) -> None:
+    """The same key from another merchant (whose stored answer the judge was fed) is a new
     request."""
     theirs = Factories(other_client, run.profile, run.contract).request(run.operation_id)
     response = send(other_client, theirs, idempotency_key=key)
+    found = run.judge(response, key, theirs, client=other_client)
+    if theirs.ready:
+        meant(found, "IDEM-015", "another merchant's request")
     scoped = Check()
-    scoped.expect(
-        run.processed(response, theirs) + run.not_replay(response, first),
-        other_client,
-        "the other merchant: ",
-    )
+    scoped.judged(found, "IDEM-015", other_client, "the other merchant: ")
     run.record(
         "scoped per API key",
         ("IDEM-015",),
@@ -356,13 +395,12 @@ def errors_not_stored(run: Run) -> None:
     spec = run.fresh()
     key = str(uuid.uuid4())
     check = Check()
-    response = run.send(run.factories.refused_variant(spec), key)
+    variant = run.factories.refused_variant(spec)
+    response = run.send(variant, key)
     check.expect(refused(response), run.client, "the refused variant: ")
-    response = run.send(spec, key)
-    # the refusal stored and replayed would be a refusal again: a success is a first use
-    check.expect(
-        run.processed(response, spec), run.client, "the corrected request with the same key: "
-    )
+    run.judge(response, key, variant, new_key=True)
+    found = run.judge(run.send(spec, key), key, spec)
+    check.judged(found, "IDEM-014", run.client, "the corrected request with the same key: ")
     run.record(
         "errors not stored",
         ("IDEM-014",),
