@@ -24,13 +24,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from conformance.core.profile import Profile
+from conformance.core.contract import IDEMPOTENCY_HEADER
+from conformance.core.profile import ErrorSpec, Profile
+from conformance.core.redaction import REDACTED
 from conformance.core.results import Outcome
 from conformance.judge.findings import Finding
+from conformance.judge.schema_requirements import requirement_operations
 from conformance.judge.tables import TABLE_LIMIT, BoundedTable, digest
 
+# (refused at all, refused with the profile's answer)
 MISSING_KEY_IDS = ("IDEM-001", "IDEM-005")
 INVALID_KEY_IDS = ("LIMIT-001", "IDEM-006")
+NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")  # settle's key, and the GETs'
+KEY_CHECK = "idempotency"  # the check of a request's key (or its absence) against its answer
 KEY_ACCEPTED = "IDEM-004"  # keys of every length within the bounds are accepted
 ON_BOUND = "LIMIT-010"  # a value on a limit's bound is not a contract violation
 REPLAY = "idempotent_replay"  # the check of the rules across the requests sharing a key
@@ -56,6 +62,127 @@ def replays(body: bytes, earlier: bytes | None, *, marked: bool, marker_declared
 def is_marked(value: str | None) -> bool:
     """The replay marker's header value says this is a replay."""
     return (value or "").lower() == "true"
+
+
+class KeyAdmission:
+    """What a request's Idempotency-Key, or its absence, calls for (spec 4, profile 2): a
+    required key missing is refused with the profile's error (IDEM-001, IDEM-005), and so is a
+    key outside the contract's bounds (LIMIT-001, IDEM-006); a key within them is accepted
+    (IDEM-004, and LIMIT-010 on a bound); an operation that needs no key does not refuse a
+    request for lacking one (IDEM-002, IDEM-003, IDEM-018). A masked key (a recording's) is
+    taken to be within the bounds. Ids are those naming the request's operation."""
+
+    def __init__(self, profile: Profile) -> None:
+        idem = profile.idempotency
+        self.bounds = (idem.min_length, idem.max_length)
+        self._missing = idem.missing
+        self._invalid = idem.invalid
+        self._operations = requirement_operations()
+
+    def refusal(self, key: str | None, *, requires: bool, accepts: bool) -> ErrorSpec | None:
+        """The profile's refusal the request's key calls for (None: the key lets it in)."""
+        if key is None:
+            return self._missing if requires else None
+        low, high = self.bounds
+        if accepts and key != REDACTED and not low <= len(key) <= high:
+            return self._invalid
+        return None
+
+    def judge(
+        self,
+        operation_id: str,
+        key: str | None,
+        *,
+        requires: bool,
+        accepts: bool,
+        status: int,
+        code: object,
+        expected: int | None = None,
+    ) -> list[Finding]:
+        """The verdicts on the answer ``status`` (with the error ``code``) to a request with
+        ``key`` (None: without one) to an operation that ``requires`` or ``accepts`` a key.
+
+        ``expected``: the status of the request's success, given by a caller that knows the
+        request valid apart from its key: then a refusal of its key must be the profile's
+        (another refusal fails), and a request its key lets in must get that status."""
+        low, high = self.bounds
+        if key is None and requires:
+            what = f"no {IDEMPOTENCY_HEADER}"
+            found = _refused(MISSING_KEY_IDS, self._missing, what, status, code, expected)
+        elif key is None:
+            found = self._not_required(operation_id, status, code, expected)
+        elif not accepts or key == REDACTED:
+            found = []
+        else:
+            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
+            if low <= len(key) <= high:
+                found = self._accepted(key, what, status, code, expected)
+            else:
+                found = _refused(INVALID_KEY_IDS, self._invalid, what, status, code, expected)
+        return [s for f in found if (s := self._scoped(f, operation_id)) is not None]
+
+    def _not_required(
+        self, operation_id: str, status: int, code: object, expected: int | None
+    ) -> list[Finding]:
+        if code is not None and code == self._missing.code:
+            message = f"{operation_id} needs no {IDEMPOTENCY_HEADER}, yet was refused with {code}"
+            return [Finding(KEY_CHECK, NOT_REQUIRED_IDS, Outcome.FAILED, message)]
+        if expected is not None and status != expected:
+            message = f"without an {IDEMPOTENCY_HEADER}: expected {expected}, got {status} {code}"
+            return [Finding(KEY_CHECK, NOT_REQUIRED_IDS, Outcome.FAILED, message)]
+        if 200 <= status < 300:
+            message = f"without an {IDEMPOTENCY_HEADER}: processed ({status})"
+            return [Finding(KEY_CHECK, NOT_REQUIRED_IDS, Outcome.PASSED, message)]
+        return []
+
+    def _accepted(
+        self, key: str, what: str, status: int, code: object, expected: int | None
+    ) -> list[Finding]:
+        ids = accepted_key_ids(len(key), self.bounds)
+        success = 200 <= status < 300
+        if code == self._invalid.code and not success:
+            return [Finding(KEY_CHECK, ids, Outcome.FAILED, f"{what} refused with {status} {code}")]
+        if expected is not None and status != expected:
+            message = f"{what}: expected {expected}, got {status} {code}"
+            return [Finding(KEY_CHECK, ids, Outcome.FAILED, message)]
+        if success and (expected is not None or len(key) in self.bounds):
+            return [Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what} accepted")]
+        return []
+
+    def _scoped(self, finding: Finding, operation_id: str) -> Finding | None:
+        ids = tuple(r for r in finding.ids if operation_id in self._operations.get(r, ()))
+        return finding._replace(ids=ids) if ids else None
+
+
+def _refused(
+    ids: tuple[str, str],
+    answer: ErrorSpec,
+    what: str,
+    status: int,
+    code: object,
+    expected: int | None,
+) -> list[Finding]:
+    """The verdicts on a request its key must get refused: ``ids`` are (refused at all,
+    refused with the profile's ``answer``)."""
+    if 200 <= status < 300:
+        return [Finding(KEY_CHECK, ids, Outcome.FAILED, f"{what}: accepted ({status})")]
+    if answer.matches(status, code):
+        return [Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what}: refused with {status} {code}")]
+    if expected is None:
+        return []  # refused for something else, perhaps looked at first
+    refused, coded = ids
+    wanted = f"{answer.status} {answer.code or ''}".rstrip()
+    return [
+        Finding(
+            KEY_CHECK,
+            (refused,),
+            Outcome.PASSED if 400 <= status < 500 else Outcome.FAILED,
+            f"{what}: answered {status}",
+        ),
+        Finding(
+            KEY_CHECK, (coded,), Outcome.FAILED, f"{what}: expected {wanted}, got {status} {code}"
+        ),
+    ]
 
 
 def key_scope(api_key: str, key: str) -> bytes:

@@ -25,7 +25,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.constraints import parameters
 from conformance.judge.findings import Finding
-from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked
+from conformance.judge.idempotency import KeyAdmission, KeyObserver, KeyUse, is_marked
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     ErrorShapes,
@@ -111,9 +111,11 @@ class Run:
     contract: dict[str, Any]
     shape: ErrorShapes = field(default_factory=ErrorShapes)
     keys: KeyObserver = field(init=False)  # judges the requests sent with a key, in order
+    admission: KeyAdmission = field(init=False)  # judges a request's key, or its absence
 
     def __post_init__(self) -> None:
         self.keys = KeyObserver(self.profile)
+        self.admission = KeyAdmission(self.profile)
 
     @property
     def client(self) -> SuiteClient:
@@ -166,6 +168,24 @@ class Run:
         """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
         return bool(header) and is_marked(response.headers.get(header))
+
+    def admit(
+        self, response: httpx.Response, spec: RequestSpec, key: str | None, *, required: bool
+    ) -> tuple[Finding, ...]:
+        """The judge's verdicts on the answer to ``spec``, built valid apart from its ``key``
+        (None: sent without one): a ready one must succeed when its key is fine."""
+        operation_id = spec.operation_id
+        return tuple(
+            self.admission.judge(
+                operation_id,
+                key,
+                requires=required,
+                accepts=True,
+                status=response.status_code,
+                code=(json_object(response) or {}).get("code"),
+                expected=self.profile.success_status(operation_id) if spec.ready else None,
+            )
+        )
 
     def judge(
         self,
@@ -241,14 +261,15 @@ def visible_effects(run: Run, spec: RequestSpec) -> int | None:
 def missing_key(run: Run, required: bool) -> None:
     spec = run.fresh()
     response = run.send(spec, None)
+    found = run.admit(response, spec, None, required=required)
     if not required:
         optional = Check()
-        optional.expect(run.processed(response, spec), run.client)
+        optional.judged(found, "IDEM-002", run.client)
         run.record("key optional", ("IDEM-002", "IDEM-018"), optional, "processed without a key")
         return
     nothing_done, coded = Check(), Check()
-    nothing_done.expect(refused(response), run.client)
-    coded.expect(status_problems(response, run.profile.error("idempotency", "missing")), run.client)
+    nothing_done.judged(found, "IDEM-001", run.client)
+    coded.judged(found, "IDEM-005", run.client)
     # "and perform nothing": the same request with a key is then a first use that succeeds
     response = run.send(spec, str(uuid.uuid4()))
     # a new key: nothing is stored under it, so a success is a first use
@@ -264,14 +285,15 @@ def key_lengths(run: Run) -> None:
     the minimum and the maximum accepted."""
     low, high = key_bounds(run.contract, run.operation_id)
     spec = run.fresh()
-    invalid = run.profile.error("idempotency", "invalid")
     outside, coded = Check(), Check()
     for length in (low - 1, high + 1):
         if length < 0:
             continue
-        response = run.send(spec, key_of_length(length, run.rng))
-        outside.expect(refused(response), run.client, f"a key of {length} characters: ")
-        coded.expect(status_problems(response, invalid), run.client, f"a key of {length}: ")
+        key = key_of_length(length, run.rng)
+        found = run.admit(run.send(spec, key), spec, key, required=True)
+        meant(found, "LIMIT-001", f"a key of {length} characters")
+        outside.judged(found, "LIMIT-001", run.client, f"a key of {length} characters: ")
+        coded.judged(found, "IDEM-006", run.client, f"a key of {length}: ")
     run.record(
         "key length refused",
         ("LIMIT-001",),
@@ -283,10 +305,12 @@ def key_lengths(run: Run) -> None:
     reused = run.profile.error("idempotency", "reused")
     for length in sorted({max(low, 1), high}):
         bounded = run.fresh()
-        response = run.send(bounded, key_of_length(length, run.rng))
+        key = key_of_length(length, run.rng)
+        response = run.send(bounded, key)
         if not status_problems(response, reused):
             continue  # a short key an earlier run used: taken as a key, which is the point
-        inside.expect(run.processed(response, bounded), run.client, f"a key of {length}: ")
+        found = run.admit(response, bounded, key, required=True)
+        inside.judged(found, "IDEM-004", run.client, f"a key of {length}: ")
     run.record(
         "key length accepted",
         ("IDEM-004", "LIMIT-010"),
@@ -556,10 +580,23 @@ def test_no_key_needed(
     """An operation that takes no Idempotency-Key (the GET operations) is processed without."""
     factories = Factories(suite_client, conformance_profile, effective_contract)
     response = factories.send(factories.request(operation_id), idempotency_key=None)
-    expected = conformance_profile.success_status(operation_id)
-    assert response.status_code == expected, (
-        f"{operation_id} without an Idempotency-Key: expected {expected}, got {summary(response)}"
+    found = meant(
+        tuple(
+            KeyAdmission(conformance_profile).judge(
+                operation_id,
+                None,
+                requires=False,
+                accepts=False,
+                status=response.status_code,
+                code=(json_object(response) or {}).get("code"),
+                expected=conformance_profile.success_status(operation_id),
+            )
+        ),
+        "IDEM-003",
+        f"{operation_id} without an Idempotency-Key",
     )
+    failed = [f.message for f in found if f.outcome is Outcome.FAILED]
+    assert not failed, f"{operation_id}: {'; '.join(failed)} ({summary(response)})"
 
 
 @pytest.mark.requirement("IDEM-017")
