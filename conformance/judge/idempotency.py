@@ -139,13 +139,14 @@ class KeyAdmission:
         self, key: str, what: str, status: int, code: object, expected: int | None
     ) -> list[Finding]:
         ids = accepted_key_ids(len(key), self.bounds)
-        success = 200 <= status < 300
-        if code == self._invalid.code and not success:
+        invalid = self._invalid
+        # without a pinned code a refusal of that status need not be the key's
+        if invalid.code is not None and invalid.matches(status, code):
             return [Finding(KEY_CHECK, ids, Outcome.FAILED, f"{what} refused with {status} {code}")]
         if expected is not None and status != expected:
             message = f"{what}: expected {expected}, got {status} {code}"
             return [Finding(KEY_CHECK, ids, Outcome.FAILED, message)]
-        if success and (expected is not None or len(key) in self.bounds):
+        if 200 <= status < 300 and (expected is not None or len(key) in self.bounds):
             return [Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what} accepted")]
         return []
 

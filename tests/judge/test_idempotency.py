@@ -123,6 +123,17 @@ def test_a_key_within_the_bounds_must_succeed_when_the_request_is_known_to(
     assert verdicts(known) == {"IDEM-004": Outcome.FAILED}
 
 
+def test_a_key_on_a_bound_refused_as_invalid_fails_idem_004_and_limit_010(
+    admission: KeyAdmission, profile: Profile
+) -> None:
+    invalid = profile.idempotency.invalid
+    key = "k" * profile.idempotency.max_length
+    found = admission.judge(
+        "createPayment", key, requires=True, accepts=True, status=invalid.status, code=invalid.code
+    )
+    assert verdicts(found) == {"IDEM-004": Outcome.FAILED, "LIMIT-010": Outcome.FAILED}
+
+
 def test_an_operation_that_needs_no_key_must_not_refuse_its_absence(
     admission: KeyAdmission, profile: Profile
 ) -> None:
