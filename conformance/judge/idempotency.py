@@ -78,6 +78,7 @@ class KeyAdmission:
         self._missing = idem.missing
         self._invalid = idem.invalid
         self._operations = requirement_operations()
+        self._scopes: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
 
     def refusal(self, key: str | None, *, requires: bool, accepts: bool) -> ErrorSpec | None:
         """The profile's refusal the request's key calls for (None: the key lets it in)."""
@@ -151,7 +152,13 @@ class KeyAdmission:
         return []
 
     def _scoped(self, finding: Finding, operation_id: str) -> Finding | None:
-        ids = tuple(r for r in finding.ids if operation_id in self._operations.get(r, ()))
+        key = (finding.ids, operation_id)
+        ids = self._scopes.get(key)
+        if ids is None:  # worked out once per combination: this runs for every exchange
+            ids = tuple(r for r in finding.ids if operation_id in self._operations.get(r, ()))
+            self._scopes[key] = ids
+        if ids == finding.ids:
+            return finding
         return finding._replace(ids=ids) if ids else None
 
 
