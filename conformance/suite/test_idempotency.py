@@ -25,7 +25,13 @@ from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.constraints import parameters
 from conformance.judge.findings import Finding
-from conformance.judge.idempotency import KeyAdmission, KeyObserver, KeyUse, is_marked
+from conformance.judge.idempotency import (
+    KEY_ACCEPTED,
+    KeyAdmission,
+    KeyObserver,
+    KeyUse,
+    is_marked,
+)
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     ErrorShapes,
@@ -145,21 +151,6 @@ class Run:
         )
 
     # -- what a response must be ----------------------------------------------------------
-    def processed(self, response: httpx.Response, spec: RequestSpec) -> list[str]:
-        """Success; for a request that cannot succeed (``ready`` False), any refusal but an
-        Idempotency-Key one."""
-        expected = self.profile.success_status(spec.operation_id)
-        if spec.ready:
-            if response.status_code == expected:
-                return []
-            return [f"expected {expected}, got {summary(response)}"]
-        key_errors = [self.profile.error("idempotency", k) for k in ("missing", "invalid")]
-        if 400 <= response.status_code < 500 and all(
-            status_problems(response, e) for e in key_errors
-        ):
-            return []
-        return [f"expected the request to be processed, got {summary(response)}"]
-
     def replayed(self, response: httpx.Response) -> bool:
         """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
@@ -266,11 +257,13 @@ def missing_key(run: Run, required: bool) -> None:
     nothing_done, coded = Check(), Check()
     nothing_done.judged(found, "IDEM-001", run.client)
     coded.judged(found, "IDEM-005", run.client)
-    # "and perform nothing": the same request with a key is then a first use that succeeds
-    response = run.send(spec, str(uuid.uuid4()))
-    # a new key: nothing is stored under it, so a success is a first use
-    nothing_done.expect(
-        run.processed(response, spec), run.client, "the same request with a key afterwards: "
+    # "and perform nothing": the same request with a new key is then a first use, accepted
+    key = str(uuid.uuid4())
+    nothing_done.judged(
+        run.admit(run.send(spec, key), spec, key, required=True),
+        KEY_ACCEPTED,
+        run.client,
+        "the same request with a key afterwards: ",
     )
     run.record("key missing refused", ("IDEM-001",), nothing_done, "refused, nothing performed")
     run.record("key missing status", ("IDEM-005",), coded, "the profile's status and code")
