@@ -99,7 +99,7 @@ class KeyAdmission:
         status: int,
         code: object,
         expected: int | None = None,
-    ) -> list[Finding]:
+    ) -> tuple[Finding, ...]:
         """The verdicts on the answer ``status`` (with the error ``code``) to a request with
         ``key`` (None: without one) to an operation that ``requires`` or ``accepts`` a key.
 
@@ -120,7 +120,7 @@ class KeyAdmission:
                 found = self._accepted(key, what, status, code, expected)
             else:
                 found = _refused(INVALID_KEY_IDS, self._invalid, what, status, code, expected)
-        return [s for f in found if (s := self._scoped(f, operation_id)) is not None]
+        return tuple(s for f in found if (s := self._scoped(f, operation_id)) is not None)
 
     def _not_required(
         self, operation_id: str, status: int, code: object, expected: int | None

@@ -159,20 +159,7 @@ class Run:
     def admit(
         self, response: httpx.Response, spec: RequestSpec, key: str | None, *, required: bool
     ) -> tuple[Finding, ...]:
-        """The judge's verdicts on the answer to ``spec``, built valid apart from its ``key``
-        (None: sent without one): a ready one must succeed when its key is fine."""
-        operation_id = spec.operation_id
-        return tuple(
-            self.admission.judge(
-                operation_id,
-                key,
-                requires=required,
-                accepts=True,
-                status=response.status_code,
-                code=(json_object(response) or {}).get("code"),
-                expected=self.profile.success_status(operation_id) if spec.ready else None,
-            )
-        )
+        return admitted(self.admission, self.profile, response, spec, key, required=required)
 
     def judge(
         self,
@@ -188,7 +175,6 @@ class Run:
         a request built ready to succeed must then be judged on what the key's rules demand."""
         request = response.request
         status = response.status_code
-        code = (json_object(response) or {}).get("code") if 400 <= status < 500 else None
         use = KeyUse(
             (client or self.client).credential.api_key,
             key,
@@ -197,12 +183,41 @@ class Run:
             request.url.query.decode(),
             request.content,
             status,
-            code if isinstance(code, str) else None,
+            error_code(response) if 400 <= status < 500 else None,
             response.content,
             self.replayed(response),
         )
         success = self.profile.success_status(spec.operation_id) if spec.ready else None
         return self.keys.observe(use, expected=success, new_key=new_key).findings
+
+
+def error_code(response: httpx.Response) -> str | None:
+    code = (json_object(response) or {}).get("code")
+    return code if isinstance(code, str) else None
+
+
+def admitted(
+    admission: KeyAdmission,
+    profile: Profile,
+    response: httpx.Response,
+    spec: RequestSpec,
+    key: str | None,
+    *,
+    required: bool,
+    accepts: bool = True,
+) -> tuple[Finding, ...]:
+    """The judge's verdicts on the answer to ``spec``, built valid apart from its ``key``
+    (None: sent without one): a ready one must succeed when its key is fine."""
+    operation_id = spec.operation_id
+    return admission.judge(
+        operation_id,
+        key,
+        requires=required,
+        accepts=accepts,
+        status=response.status_code,
+        code=error_code(response),
+        expected=profile.success_status(operation_id) if spec.ready else None,
+    )
 
 
 def meant(found: tuple[Finding, ...], rule: str, what: str) -> tuple[Finding, ...]:
@@ -572,22 +587,13 @@ def test_no_key_needed(
 ) -> None:
     """An operation that takes no Idempotency-Key (the GET operations) is processed without."""
     factories = Factories(suite_client, conformance_profile, effective_contract)
-    response = factories.send(factories.request(operation_id), idempotency_key=None)
-    found = meant(
-        tuple(
-            KeyAdmission(conformance_profile).judge(
-                operation_id,
-                None,
-                requires=False,
-                accepts=False,
-                status=response.status_code,
-                code=(json_object(response) or {}).get("code"),
-                expected=conformance_profile.success_status(operation_id),
-            )
-        ),
-        "IDEM-003",
-        f"{operation_id} without an Idempotency-Key",
+    spec = factories.request(operation_id)
+    response = factories.send(spec, idempotency_key=None)
+    admission = KeyAdmission(conformance_profile)
+    found = admitted(
+        admission, conformance_profile, response, spec, None, required=False, accepts=False
     )
+    meant(found, "IDEM-003", f"{operation_id} without a key")
     failed = [f.message for f in found if f.outcome is Outcome.FAILED]
     assert not failed, f"{operation_id}: {'; '.join(failed)} ({summary(response)})"
 

@@ -68,7 +68,7 @@ def verdicts(found: Sequence[Finding]) -> dict[str, Outcome]:
 def test_a_missing_key_refused_with_another_answer_is_judged_only_when_the_request_is_known_valid(
     admission: KeyAdmission,
 ) -> None:
-    def judge(expected: int | None) -> list[Finding]:
+    def judge(expected: int | None) -> tuple[Finding, ...]:
         return admission.judge(
             "createPayment",
             None,
@@ -79,7 +79,7 @@ def test_a_missing_key_refused_with_another_answer_is_judged_only_when_the_reque
             expected=expected,
         )
 
-    assert judge(None) == []
+    assert judge(None) == ()
     assert verdicts(judge(201)) == {"IDEM-001": Outcome.PASSED, "IDEM-005": Outcome.FAILED}
 
 
@@ -110,7 +110,7 @@ def test_a_key_within_the_bounds_must_succeed_when_the_request_is_known_to(
     unknown = admission.judge(
         "createPayment", key, requires=True, accepts=True, status=409, code="conflict"
     )
-    assert unknown == []
+    assert unknown == ()
     known = admission.judge(
         "createPayment",
         key,
