@@ -129,7 +129,9 @@ class KeyAdmission:
             message = f"{operation_id} needs no {IDEMPOTENCY_HEADER}, yet was refused with {code}"
             return [Finding(KEY_CHECK, NOT_REQUIRED_IDS, Outcome.FAILED, message)]
         if expected is not None and status != expected:
-            message = f"without an {IDEMPOTENCY_HEADER}: expected {expected}, got {status} {code}"
+            message = (
+                f"without an {IDEMPOTENCY_HEADER}: expected {expected}, got {_answer(status, code)}"
+            )
             return [Finding(KEY_CHECK, NOT_REQUIRED_IDS, Outcome.FAILED, message)]
         if 200 <= status < 300:
             message = f"without an {IDEMPOTENCY_HEADER}: processed ({status})"
@@ -143,9 +145,13 @@ class KeyAdmission:
         invalid = self._invalid
         # without a pinned code a refusal of that status need not be the key's
         if invalid.code is not None and invalid.matches(status, code):
-            return [Finding(KEY_CHECK, ids, Outcome.FAILED, f"{what} refused with {status} {code}")]
+            return [
+                Finding(
+                    KEY_CHECK, ids, Outcome.FAILED, f"{what} refused with {_answer(status, code)}"
+                )
+            ]
         if expected is not None and status != expected:
-            message = f"{what}: expected {expected}, got {status} {code}"
+            message = f"{what}: expected {expected}, got {_answer(status, code)}"
             return [Finding(KEY_CHECK, ids, Outcome.FAILED, message)]
         if 200 <= status < 300 and (expected is not None or len(key) in self.bounds):
             return [Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what} accepted")]
@@ -175,7 +181,9 @@ def _refused(
     if 200 <= status < 300:
         return [Finding(KEY_CHECK, ids, Outcome.FAILED, f"{what}: accepted ({status})")]
     if answer.matches(status, code):
-        return [Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what}: refused with {status} {code}")]
+        return [
+            Finding(KEY_CHECK, ids, Outcome.PASSED, f"{what}: refused with {_answer(status, code)}")
+        ]
     if expected is None:
         return []  # refused for something else, perhaps looked at first
     refused, coded = ids
@@ -188,9 +196,16 @@ def _refused(
             f"{what}: answered {status}",
         ),
         Finding(
-            KEY_CHECK, (coded,), Outcome.FAILED, f"{what}: expected {wanted}, got {status} {code}"
+            KEY_CHECK,
+            (coded,),
+            Outcome.FAILED,
+            f"{what}: expected {wanted}, got {_answer(status, code)}",
         ),
     ]
+
+
+def _answer(status: int, code: object) -> str:
+    return f"{status} {code}" if code is not None else str(status)
 
 
 def key_scope(api_key: str, key: str) -> bytes:
@@ -454,7 +469,7 @@ def _answered(status: int, code: str | None, reused: bool, expected: int | None,
     if reused:
         return f"refused as a reuse ({status} {code})"
     if expected is not None and status != expected:
-        return f"answered {status} {code or ''}".rstrip() + f", expected {expected}"
+        return f"answered {_answer(status, code)}, expected {expected}"
     return new
 
 
