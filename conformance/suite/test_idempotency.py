@@ -24,8 +24,21 @@ from conformance.core.openapi import resolve
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.constraints import parameters
-from conformance.judge.idempotency import is_marked, replays
-from conformance.judge.outcomes import ERROR_SHAPE_IDS, ErrorShapes, status_problems, summary
+from conformance.judge.findings import Finding
+from conformance.judge.idempotency import (
+    KEY_ACCEPTED,
+    KeyAdmission,
+    KeyObserver,
+    KeyUse,
+    is_marked,
+)
+from conformance.judge.outcomes import (
+    ERROR_SHAPE_IDS,
+    ErrorShapes,
+    json_object,
+    status_problems,
+    summary,
+)
 from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
 from conformance.suite.wire.client import (
@@ -43,10 +56,6 @@ ALL_IDS = (*KEY_IDS, "IDEM-012", "LIMIT-010", *ERROR_SHAPE_IDS)
 # The operations that run every step in --quick (one per kind of effect: a create, a state
 # change, a ledger entry); the others run the missing key, the bounds, the replay and reuse.
 QUICK_FULL = frozenset({"createPayment", "cancelPayment", "settleX402Payment"})
-NO_REPLAY_MARKER = (
-    'the profile declares no replay marker (idempotency.replay_header = ""): a replay is '
-    "judged by its status, body and effects alone (IDEM-007, IDEM-009)"
-)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -83,6 +92,15 @@ class Check:
             if self.evidence is None:
                 self.evidence = client.last_exchange
 
+    def judged(
+        self, found: tuple[Finding, ...], rule: str, client: SuiteClient, prefix: str = ""
+    ) -> None:
+        """The judge's verdicts on ``rule`` of the exchange the client sent last."""
+        for finding in found:
+            if rule in finding.ids and finding.outcome in (Outcome.PASSED, Outcome.FAILED):
+                failed = finding.outcome is Outcome.FAILED
+                self.expect([finding.message] if failed else [], client, prefix)
+
 
 @dataclass
 class Run:
@@ -94,6 +112,12 @@ class Run:
     rng: random.Random
     contract: dict[str, Any]
     shape: ErrorShapes = field(default_factory=ErrorShapes)
+    keys: KeyObserver = field(init=False)  # judges the requests sent with a key, in order
+    admission: KeyAdmission = field(init=False)  # judges a request's key, or its absence
+
+    def __post_init__(self) -> None:
+        self.keys = KeyObserver(self.profile)
+        self.admission = KeyAdmission(self.profile)
 
     @property
     def client(self) -> SuiteClient:
@@ -127,36 +151,81 @@ class Run:
         )
 
     # -- what a response must be ----------------------------------------------------------
-    def processed(self, response: httpx.Response, spec: RequestSpec) -> list[str]:
-        """Success; for a request that cannot succeed (``ready`` False), any refusal but an
-        Idempotency-Key one."""
-        expected = self.profile.success_status(spec.operation_id)
-        if spec.ready:
-            if response.status_code == expected:
-                return []
-            return [f"expected {expected}, got {summary(response)}"]
-        key_errors = [self.profile.error("idempotency", k) for k in ("missing", "invalid")]
-        if 400 <= response.status_code < 500 and all(
-            status_problems(response, e) for e in key_errors
-        ):
-            return []
-        return [f"expected the request to be processed, got {summary(response)}"]
-
     def replayed(self, response: httpx.Response) -> bool:
         """The response carries the profile's replay marker (never, when it declares none)."""
         header = self.profile.idempotency.replay_header
         return bool(header) and is_marked(response.headers.get(header))
 
-    def not_replay(self, response: httpx.Response, earlier: httpx.Response) -> list[str]:
-        """Problems of a response that must be a first use: it replays ``earlier``, the answer
-        stored under its key (``judge.idempotency``)."""
-        replayed = replays(
+    def admit(
+        self, response: httpx.Response, spec: RequestSpec, key: str | None, *, required: bool
+    ) -> tuple[Finding, ...]:
+        return admitted(self.admission, self.profile, response, spec, key, required=required)
+
+    def judge(
+        self,
+        response: httpx.Response,
+        key: str,
+        spec: RequestSpec,
+        *,
+        client: SuiteClient | None = None,
+        new_key: bool = False,
+    ) -> tuple[Finding, ...]:
+        """The judge's verdicts on a request sent with ``key`` (``judge.idempotency``), after
+        every request the test sent with that key before it, each answered before it was sent:
+        a request built ready to succeed must then be judged on what the key's rules demand."""
+        request = response.request
+        status = response.status_code
+        use = KeyUse(
+            (client or self.client).credential.api_key,
+            key,
+            request.method,
+            request.url.path,
+            request.url.query.decode(),
+            request.content,
+            status,
+            error_code(response) if 400 <= status < 500 else None,
             response.content,
-            earlier.content,
-            marked=self.replayed(response),
-            marker_declared=bool(self.profile.idempotency.replay_header),
+            self.replayed(response),
         )
-        return [f"answered as a replay: {summary(response)}"] if replayed else []
+        success = self.profile.success_status(spec.operation_id) if spec.ready else None
+        return self.keys.observe(use, expected=success, new_key=new_key).findings
+
+
+def error_code(response: httpx.Response) -> str | None:
+    code = (json_object(response) or {}).get("code")
+    return code if isinstance(code, str) else None
+
+
+def admitted(
+    admission: KeyAdmission,
+    profile: Profile,
+    response: httpx.Response,
+    spec: RequestSpec,
+    key: str | None,
+    *,
+    required: bool,
+    accepts: bool = True,
+) -> tuple[Finding, ...]:
+    """The judge's verdicts on the answer to ``spec``, built valid apart from its ``key``
+    (None: sent without one): a ready one must succeed when its key is fine."""
+    operation_id = spec.operation_id
+    return admission.judge(
+        operation_id,
+        key,
+        requires=required,
+        accepts=accepts,
+        status=response.status_code,
+        code=error_code(response),
+        expected=profile.success_status(operation_id) if spec.ready else None,
+    )
+
+
+def meant(found: tuple[Finding, ...], rule: str, what: str) -> tuple[Finding, ...]:
+    """``found``, checked to judge ``rule``: a case built to meet that rule that the judge
+    does not see meet it is a bug of the family, not an answer of the server."""
+    if not any(rule in f.ids for f in found):
+        raise RuntimeError(f"the judge did not see {what} as {rule} means: {found}")
+    return found
 
 
 def refused(response: httpx.Response) -> list[str]:
@@ -194,19 +263,22 @@ def visible_effects(run: Run, spec: RequestSpec) -> int | None:
 def missing_key(run: Run, required: bool) -> None:
     spec = run.fresh()
     response = run.send(spec, None)
+    found = run.admit(response, spec, None, required=required)
     if not required:
         optional = Check()
-        optional.expect(run.processed(response, spec), run.client)
+        optional.judged(found, "IDEM-002", run.client)
         run.record("key optional", ("IDEM-002", "IDEM-018"), optional, "processed without a key")
         return
     nothing_done, coded = Check(), Check()
-    nothing_done.expect(refused(response), run.client)
-    coded.expect(status_problems(response, run.profile.error("idempotency", "missing")), run.client)
-    # "and perform nothing": the same request with a key is then a first use that succeeds
-    response = run.send(spec, str(uuid.uuid4()))
-    # a new key: nothing is stored under it, so a success is a first use
-    nothing_done.expect(
-        run.processed(response, spec), run.client, "the same request with a key afterwards: "
+    nothing_done.judged(found, "IDEM-001", run.client)
+    coded.judged(found, "IDEM-005", run.client)
+    # "and perform nothing": the same request with a new key is then a first use, accepted
+    key = str(uuid.uuid4())
+    nothing_done.judged(
+        run.admit(run.send(spec, key), spec, key, required=True),
+        KEY_ACCEPTED,
+        run.client,
+        "the same request with a key afterwards: ",
     )
     run.record("key missing refused", ("IDEM-001",), nothing_done, "refused, nothing performed")
     run.record("key missing status", ("IDEM-005",), coded, "the profile's status and code")
@@ -217,14 +289,15 @@ def key_lengths(run: Run) -> None:
     the minimum and the maximum accepted."""
     low, high = key_bounds(run.contract, run.operation_id)
     spec = run.fresh()
-    invalid = run.profile.error("idempotency", "invalid")
     outside, coded = Check(), Check()
     for length in (low - 1, high + 1):
         if length < 0:
             continue
-        response = run.send(spec, key_of_length(length, run.rng))
-        outside.expect(refused(response), run.client, f"a key of {length} characters: ")
-        coded.expect(status_problems(response, invalid), run.client, f"a key of {length}: ")
+        key = key_of_length(length, run.rng)
+        found = run.admit(run.send(spec, key), spec, key, required=True)
+        meant(found, "LIMIT-001", f"a key of {length} characters")
+        outside.judged(found, "LIMIT-001", run.client, f"a key of {length} characters: ")
+        coded.judged(found, "IDEM-006", run.client, f"a key of {length}: ")
     run.record(
         "key length refused",
         ("LIMIT-001",),
@@ -236,10 +309,17 @@ def key_lengths(run: Run) -> None:
     reused = run.profile.error("idempotency", "reused")
     for length in sorted({max(low, 1), high}):
         bounded = run.fresh()
-        response = run.send(bounded, key_of_length(length, run.rng))
-        if not status_problems(response, reused):
-            continue  # a short key an earlier run used: taken as a key, which is the point
-        inside.expect(run.processed(response, bounded), run.client, f"a key of {length}: ")
+        key = key_of_length(length, run.rng)
+        response = run.send(bounded, key)
+        success = run.profile.success_status(bounded.operation_id)
+        if not status_problems(response, reused) or (
+            run.replayed(response) and response.status_code != success
+        ):
+            # a short key an earlier request used (refused as reused, or answered with another
+            # request's stored answer): taken as a key, which is the point
+            continue
+        found = run.admit(response, bounded, key, required=True)
+        inside.judged(found, "IDEM-004", run.client, f"a key of {length}: ")
     run.record(
         "key length accepted",
         ("IDEM-004", "LIMIT-010"),
@@ -263,25 +343,16 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
             run.operation_id,
         )
         return
+    header = Check()
+    header.judged(
+        run.judge(first, key, spec, new_key=True), "IDEM-008", run.client, "the first use: "
+    )
     effects = visible_effects(run, spec)
     again = run.send(spec, key)
-    same, header, once = Check(), Check(), Check()
-    differences = []
-    if again.status_code != first.status_code:
-        differences.append(f"status {again.status_code}, first {first.status_code}")
-    if again.content != first.content:
-        differences.append(f"body differs: {summary(again)} (first: {summary(first)})")
-    same.expect(differences, run.client, "the replay: ")
-    name = run.profile.idempotency.replay_header
-    if name:
-        header.expect(
-            [] if run.replayed(again) else [f"no {name}: true ({summary(again)})"],
-            run.client,
-            "the replay: ",
-        )
-        header.expect(
-            [f"carries {name}"] if run.replayed(first) else [], run.client, "the first use: "
-        )
+    found = meant(run.judge(again, key, spec), "IDEM-007", "the same request sent again")
+    same, once = Check(), Check()
+    same.judged(found, "IDEM-007", run.client)
+    header.judged(found, "IDEM-008", run.client)
     if effects is not None:
         after = visible_effects(run, spec)
         once.expect(
@@ -300,49 +371,49 @@ def replay(run: Run, full: bool, other_client: SuiteClient) -> None:
         "the replay, signed afresh, got the same status and body",
     )
     run.record("replay header", ("IDEM-008",), header, "the replay carries the replay header")
-    if not name:
-        run.recorder.record(
+    for unjudged in (f for f in found if f.outcome is Outcome.NOT_EXERCISED):
+        run.recorder.record(  # no replay marker declared: nothing to check it by
             f"idempotency {run.operation_id} replay header",
-            ("IDEM-008",),
-            Outcome.NOT_EXERCISED,
-            NO_REPLAY_MARKER,
+            unjudged.ids,
+            unjudged.outcome,
+            unjudged.message,
             run.operation_id,
         )
     run.record("replay does nothing twice", ("IDEM-009",), once, "nothing happened twice")
     reuse(run, spec, key)
     if full:
-        scope(run, key, first, other_client)
+        scope(run, key, other_client)
 
 
 def reuse(run: Run, spec: RequestSpec, key: str) -> None:
     """The key of a stored request with another body (same path), or on another path."""
-    reused = run.profile.error("idempotency", "reused")
     if spec.has_body and isinstance(spec.body, dict):
         body = run.fresh().body
         if body == spec.body:
             body = {**spec.body, "conformance_variant": uuid.uuid4().hex}
         other_body = Check()
-        response = run.send(replace(spec, body=body), key)
-        other_body.expect(status_problems(response, reused), run.client, "another body: ")
+        changed = replace(spec, body=body)
+        found = run.judge(run.send(changed, key), key, changed)
+        other_body.judged(meant(found, "IDEM-010", "another body"), "IDEM-010", run.client)
         run.record("reused with another body", ("IDEM-010",), other_body, "refused as reused")
     if spec.path_params:
         other_path = Check()
-        response = run.send(run.factories.request_elsewhere(spec), key)
-        other_path.expect(status_problems(response, reused), run.client, "another path: ")
+        elsewhere = run.factories.request_elsewhere(spec)
+        found = run.judge(run.send(elsewhere, key), key, elsewhere)
+        other_path.judged(meant(found, "IDEM-011", "another path"), "IDEM-011", run.client)
         run.record("reused on another path", ("IDEM-011",), other_path, "refused as reused")
 
 
-def scope(run: Run, key: str, first: httpx.Response, other_client: SuiteClient) -> None:
-    """The same key from another merchant (whose ``first`` answer is stored under it) is a new
+def scope(run: Run, key: str, other_client: SuiteClient) -> None:
+    """The same key from another merchant (whose stored answer the judge was fed) is a new
     request."""
     theirs = Factories(other_client, run.profile, run.contract).request(run.operation_id)
     response = send(other_client, theirs, idempotency_key=key)
+    found = run.judge(response, key, theirs, client=other_client)
+    if theirs.ready:
+        meant(found, "IDEM-015", "another merchant's request")
     scoped = Check()
-    scoped.expect(
-        run.processed(response, theirs) + run.not_replay(response, first),
-        other_client,
-        "the other merchant: ",
-    )
+    scoped.judged(found, "IDEM-015", other_client, "the other merchant: ")
     run.record(
         "scoped per API key",
         ("IDEM-015",),
@@ -356,13 +427,12 @@ def errors_not_stored(run: Run) -> None:
     spec = run.fresh()
     key = str(uuid.uuid4())
     check = Check()
-    response = run.send(run.factories.refused_variant(spec), key)
+    variant = run.factories.refused_variant(spec)
+    response = run.send(variant, key)
     check.expect(refused(response), run.client, "the refused variant: ")
-    response = run.send(spec, key)
-    # the refusal stored and replayed would be a refusal again: a success is a first use
-    check.expect(
-        run.processed(response, spec), run.client, "the corrected request with the same key: "
-    )
+    run.judge(response, key, variant, new_key=True)
+    found = run.judge(run.send(spec, key), key, spec)
+    check.judged(found, "IDEM-014", run.client, "the corrected request with the same key: ")
     run.record(
         "errors not stored",
         ("IDEM-014",),
@@ -517,11 +587,15 @@ def test_no_key_needed(
 ) -> None:
     """An operation that takes no Idempotency-Key (the GET operations) is processed without."""
     factories = Factories(suite_client, conformance_profile, effective_contract)
-    response = factories.send(factories.request(operation_id), idempotency_key=None)
-    expected = conformance_profile.success_status(operation_id)
-    assert response.status_code == expected, (
-        f"{operation_id} without an Idempotency-Key: expected {expected}, got {summary(response)}"
+    spec = factories.request(operation_id)
+    response = factories.send(spec, idempotency_key=None)
+    admission = KeyAdmission(conformance_profile)
+    found = admitted(
+        admission, conformance_profile, response, spec, None, required=False, accepts=False
     )
+    meant(found, "IDEM-003", f"{operation_id} without a key")
+    failed = [f.message for f in found if f.outcome is Outcome.FAILED]
+    assert not failed, f"{operation_id}: {'; '.join(failed)} ({summary(response)})"
 
 
 @pytest.mark.requirement("IDEM-017")

@@ -39,7 +39,7 @@ from conformance.core.evidence import evidence_from_parts
 from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.profile import Profile
-from conformance.core.redaction import MASKED_VALUES, REDACTED
+from conformance.core.redaction import MASKED_VALUES
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import AUTH_HEADERS
 from conformance.core.test_helpers import HelperRoute
@@ -47,7 +47,7 @@ from conformance.judge.admission import AdmissionChecks
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.auth import NOT_READ, AuthRules, header_reader
 from conformance.judge.constraint_ids import ConstraintIds, pinned
-from conformance.judge.idempotency import INVALID_KEY_IDS, MISSING_KEY_IDS, accepted_key_ids
+from conformance.judge.idempotency import KeyAdmission
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
@@ -66,7 +66,7 @@ from conformance.judge.response_schemas import (
     code_only,
     problem_of,
 )
-from conformance.judge.schema_requirements import requirement_ids, requirement_operations
+from conformance.judge.schema_requirements import requirement_ids
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
@@ -76,10 +76,6 @@ from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
-# Spec 4 / profile 2: a required key missing (IDEM-001, IDEM-005), a key out of bounds
-# (LIMIT-001, IDEM-006), a key that must not be required (IDEM-002/018 on settle, IDEM-003 GET).
-IDEM_MISSING_IDS, IDEM_INVALID_IDS = MISSING_KEY_IDS, INVALID_KEY_IDS
-IDEM_NOT_REQUIRED_IDS = ("IDEM-002", "IDEM-003", "IDEM-018")
 SUCCESS_MEDIA = "OPS-008"
 UNSUPPORTED_MEDIA = "STATUS-021"
 TOO_LARGE = "STATUS-018"
@@ -367,16 +363,13 @@ class ExchangeValidator:
         auth = profile.auth
         self._auth_missing = auth.error_for("missing")
         self._auth_statuses = auth.statuses
-        idem = profile.idempotency
-        self._key_bounds = (idem.min_length, idem.max_length)
         self._max_body = profile.status.max_body_bytes
         self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
         self._refusal = malformed_refusal(profile)  # with its code where a business rule shares it
         self._too_large = profile.status.payload_too_large.status
-        self._idem_missing = profile.error("idempotency", "missing")
-        self._idem_invalid = profile.error("idempotency", "invalid")
+        self._keys = KeyAdmission(profile)
         self._method_not_allowed = profile.status.method_not_allowed
         self._media_answers = profile.status.unsupported_media_type
         self._auth_before_routing = profile.status.auth_before_routing
@@ -527,7 +520,14 @@ class ExchangeValidator:
             return findings  # refused, perhaps for its signature alone: the auth checks judge it
         if self._media_refusal(exchange, op, status, body, findings):
             return findings  # refused for its media type, which may be looked at first
-        self._idempotency(headers, op, status, body, findings)
+        findings += self._keys.judge(
+            op.operation_id,
+            headers.get(IDEMPOTENCY_HEADER.lower()),
+            requires=op.requires_key,
+            accepts=op.accepts_key,
+            status=status,
+            code=_code_of(body),
+        )
         answer = None if body is _NOT_JSON or body is _MISSING else body
         call = Call(exchange, op.operation_id, params, status, answer)
         broken, accepted = self._request(exchange, op, params, status, body, findings, call.request)
@@ -665,67 +665,13 @@ class ExchangeValidator:
             out.append(_Finding("error_shape", ERROR_SHAPE_IDS, Outcome.PASSED, message))
 
     # -- the request -----------------------------------------------------------------------
-    def _idempotency(
-        self,
-        headers: Mapping[str, str],
-        op: _Operation,
-        status: int,
-        body: Any,
-        out: list[_Finding],
-    ) -> None:
-        key = headers.get(IDEMPOTENCY_HEADER.lower())
-        code = body.get("code") if isinstance(body, dict) else None
-        oid = op.operation_id
-        success = 200 <= status < 300
-        if key is None:
-            if op.requires_key:
-                ids = self._scoped(IDEM_MISSING_IDS, oid)
-                if success:
-                    message = f"{op.label} without an {IDEMPOTENCY_HEADER} was accepted ({status})"
-                    out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
-                elif self._idem_missing.matches(status, code):
-                    message = f"no {IDEMPOTENCY_HEADER}: refused with {status} {code}"
-                    out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
-            elif code is not None and code == self._idem_missing.code:
-                ids = self._scoped(IDEM_NOT_REQUIRED_IDS, oid)
-                message = f"{op.label} needs no {IDEMPOTENCY_HEADER}, yet was refused with {code}"
-                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
-            return
-        low, high = self._key_bounds
-        if op.accepts_key and key != REDACTED and not low <= len(key) <= high:
-            ids = self._scoped(IDEM_INVALID_IDS, oid)
-            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
-            if success:
-                out.append(_Finding("idempotency", ids, Outcome.FAILED, f"{what} was accepted"))
-            elif self._idem_invalid.matches(status, code):
-                message = f"{what}: refused with {status} {code}"
-                out.append(_Finding("idempotency", ids, Outcome.PASSED, message))
-        elif op.accepts_key and key != REDACTED:
-            ids = self._scoped(accepted_key_ids(len(key), self._key_bounds), oid)
-            what = f"an {IDEMPOTENCY_HEADER} of {len(key)} characters (allowed {low} to {high})"
-            if code == self._idem_invalid.code and not success:
-                message = f"{what} refused with {status} {code}"
-                out.append(_Finding("idempotency", ids, Outcome.FAILED, message))
-            elif success and len(key) in (low, high):
-                out.append(_Finding("idempotency", ids, Outcome.PASSED, f"{what} accepted"))
 
     def _key_refusal(self, exchange: Exchange, op: _Operation, status: int, body: Any) -> bool:
         """The answer is the profile's refusal of the request's Idempotency-Key: missing where
         required, or outside the bounds."""
         key = exchange.header(IDEMPOTENCY_HEADER)
-        low, high = self._key_bounds
-        if key is None and op.requires_key:
-            answer = self._idem_missing
-        elif key is not None and op.accepts_key and key != REDACTED and not low <= len(key) <= high:
-            answer = self._idem_invalid
-        else:
-            return False
-        return answer.matches(status, _code_of(body))
-
-    @staticmethod
-    def _scoped(ids: tuple[str, ...], operation_id: str) -> tuple[str, ...]:
-        catalogue = _catalogue_operations()
-        return tuple(rid for rid in ids if operation_id in catalogue.get(rid, ()))
+        answer = self._keys.refusal(key, requires=op.requires_key, accepts=op.accepts_key)
+        return answer is not None and answer.matches(status, _code_of(body))
 
     def _request(
         self,
@@ -929,8 +875,3 @@ def _located(problems: list[Problem], where: str, name: str) -> list[Problem]:
         Problem(f"{where}{'.' + p.where if p.where else ''}", p.message, p.fields | {name}, p.tags)
         for p in problems
     ]
-
-
-@cache
-def _catalogue_operations() -> dict[str, tuple[str, ...]]:
-    return requirement_operations()

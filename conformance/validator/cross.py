@@ -6,7 +6,9 @@ judges it against what came before:
 - Idempotency (profile 2): a request repeating an earlier successful request's Idempotency-Key
   (same API key) and fingerprint (method, path, query, body) got the stored status and body
   again, byte for byte (IDEM-007), marked with the profile's replay header (IDEM-008); the same
-  key with another body (IDEM-010) or another method or path (IDEM-011) was refused.
+  key with another body (IDEM-010) or another method or path (IDEM-011) was refused; a key whose
+  uses were refused (IDEM-014), or another API key's (IDEM-015), was free: the judge's
+  ``idempotency.KeyObserver``, as the idempotency family asks it.
 - Authentication (profile 1): a nonce the server accepted once with an API key was refused when
   sent again with that key within the clock window (AUTH-016); signatures and timestamps are
   ``auth.AuthChecks``'s.
@@ -50,7 +52,7 @@ replay or a reuse further apart than ``TABLE_LIMIT`` distinct keys in the record
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
@@ -59,7 +61,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import API_KEY_HEADER, NONCE_HEADER, TIMESTAMP_HEADER
 from conformance.judge.auth import NonceUse, NonceUses
-from conformance.judge.idempotency import is_marked, replays
+from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked, key_scope
 from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
 from conformance.judge.outcomes import malformed_refusal
 from conformance.judge.values import canonical, digits
@@ -102,10 +104,6 @@ USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
-NO_REPLAY_MARKER = (
-    'the profile declares no replay marker (idempotency.replay_header = ""): a replay is judged '
-    "by its status and body alone (IDEM-007)"
-)
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
@@ -141,30 +139,6 @@ RESOURCE_OPERATIONS = {
 }
 DEPOSIT = "testDepositPayment"
 EARLIER = "an earlier exchange"
-
-
-@dataclass(frozen=True, slots=True)
-class _Stored:
-    """An accepted request under an Idempotency-Key: its fingerprint and its response."""
-
-    fingerprint: bytes  # digest of method, path, query and body
-    target: bytes  # digest of method and path
-    status: int
-    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
-    at: float | None
-    source: str
-    # Whether an answer without the replay header was seen: requests sent at once with one key
-    # are recorded in start order, so the original execution need not come first.
-    original_seen: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Owner:
-    """The API key whose request first stored a response under an Idempotency-Key."""
-
-    api_key: str
-    body: bytes  # digest of the stored response's body
-    source: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +179,6 @@ class CrossExchangeChecks:
         self.profile = profile
         idem = profile.idempotency
         self._replay_header = idem.replay_header
-        self._retention = float(idem.retention_secs)
-        self._reused = idem.reused
         self._in_use = idem.in_use
         auth = profile.auth
         self._auth_statuses = auth.statuses
@@ -225,7 +197,7 @@ class CrossExchangeChecks:
         self._valid_before_offset = x402.valid_before_offset_secs
         self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
-        self._keys: BoundedTable[bytes, _Stored] = BoundedTable(limit)
+        self._keys = KeyObserver(profile, limit=limit)
         # Ids created in the recording, and by which API key (IDEM-008 of a first use).
         self._first_start: float | None = None  # when the recording's first exchange began
         self._defaults = {
@@ -233,12 +205,6 @@ class CrossExchangeChecks:
             "createX402Requirements": float(x402.valid_before_offset_secs),
         }
         self._created: BoundedTable[str, tuple[str, str]] = BoundedTable(limit)  # id: key, where
-        # Keys (per API key) whose uses so far were refused with a 4xx: a corrected request may
-        # use them again (IDEM-014). And, per Idempotency-Key alone, the API key whose request
-        # stored a response under it first: another API key's use of it is a new request
-        # (IDEM-015).
-        self._refused: BoundedTable[bytes, str] = BoundedTable(limit)  # the first refusal's source
-        self._first_owner: BoundedTable[bytes, _Owner] = BoundedTable(limit)
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
@@ -443,156 +409,39 @@ class CrossExchangeChecks:
     def _idempotency(
         self, exchange: Exchange, headers: dict[str, str], when: When, operation_id: str
     ) -> Iterator[Finding]:
+        """The rules across the requests sharing a key (``judge.idempotency.KeyObserver``)."""
         key = headers.get(IDEMPOTENCY_HEADER.lower())
         status = exchange.status
-        at = when.start
         if not key or status is None or status in self._auth_statuses:
             return  # no key, or refused by authentication before the key was looked at
         api_key = headers.get(API_KEY_HEADER.lower(), "")
-        scope = digest(api_key, key)
+        scope = key_scope(api_key, key)
         if self._waiting:  # the original of a replay that waits, recorded after it
             self._waiting.withdraw(scope.hex(), when)
-        fingerprint = digest(exchange.method, exchange.path, exchange.query, exchange.request_body)
-        stored = self._keys.get(scope)
-        then = stored.at if stored is not None else None
-        if then is not None and at is not None and at - then > self._retention:
-            stored = None  # past the retention: a first use again
         missing = exchange.response_body_missing
-        if stored is None:
-            yield from self._first_use(exchange, key, api_key, scope)
-            if 200 <= status < 300 and self._marked(exchange):
-                self._marked_first(exchange, key, api_key, scope, when, operation_id)
-            if 200 <= status < 300:
-                self._keys.put(
-                    scope,
-                    _Stored(
-                        fingerprint,
-                        digest(exchange.method, exchange.path),
-                        status,
-                        None if missing else digest(exchange.response_body),
-                        at,
-                        exchange.source,
-                        not self._marked(exchange),
-                    ),
-                )
-            return
-        first = f"the request of {stored.source or 'an earlier exchange'}"
-        if status == self._in_use.status and (
-            missing or self._in_use.matches(status, _code(exchange))
-        ):
-            return  # recorded concurrently with the first: the key was still in use
-        if stored.fingerprint == fingerprint:
-            self._replayed = True
-            body = None if missing else digest(exchange.response_body)
-            yield _replay(key, first, status, body, stored, missing)
-            if not self._replay_header:
-                yield (IDEMPOTENT_REPLAY, ("IDEM-008",), Outcome.NOT_EXERCISED, NO_REPLAY_MARKER)
-                return
-            marked = self._marked(exchange)
-            if not marked and not stored.original_seen:
-                # the original execution, recorded after a replay that started before it
-                self._keys.put(scope, replace(stored, original_seen=True))
-                return
-            yield (
-                IDEMPOTENT_REPLAY,
-                ("IDEM-008",),
-                Outcome.PASSED if marked else Outcome.FAILED,
-                f"replay of {first}: header {self._replay_header} "
-                + ("is true" if marked else "missing or not true"),
+        marked = self._marked(exchange)
+        verdict = self._keys.observe(
+            KeyUse(
+                api_key,
+                key,
+                exchange.method,
+                exchange.path,
+                exchange.query,
+                exchange.request_body,
+                status,
+                _code(exchange) if 400 <= status < 500 and not missing else None,
+                exchange.response_body,
+                marked,
+                when.start,
+                exchange.source,
+                missing,
             )
-            return
-        moved = digest(exchange.method, exchange.path) != stored.target
-        ids = ("IDEM-011",) if moved else ("IDEM-010",)
-        what = f"Idempotency-Key {key!r} of {first} reused with " + (
-            "another method or path" if moved else "another body"
         )
-        if missing and status == self._reused.status and self._reused.code is not None:
-            yield (
-                IDEMPOTENT_REPLAY,
-                ids,
-                Outcome.NOT_EXERCISED,
-                f"{what}: got {status}; {missing}",
-            )
-            return
-        refused = status == self._reused.status and (
-            self._reused.code is None or _code(exchange) == self._reused.code
-        )
-        expected = f"{self._reused.status} {self._reused.code or ''}".rstrip()
-        yield (
-            IDEMPOTENT_REPLAY,
-            ids,
-            Outcome.PASSED if refused else Outcome.FAILED,
-            f"{what}: got {status}" + ("" if refused else f", expected {expected}"),
-        )
-
-    def _first_use(
-        self, exchange: Exchange, key: str, api_key: str, scope: bytes
-    ) -> Iterator[Finding]:
-        """IDEM-014 and IDEM-015 for a request under a key with no stored response for its API
-        key: a key whose earlier uses were refused (4xx), or that another API key used, is
-        free, so this request is new; refused as a reuse, it found a response that must not
-        have been stored (an error, or another API key's). The recording's order is enough:
-        whatever the timing, only a stored response can make a request a reuse."""
-        status = exchange.status or 0
-        missing = exchange.response_body_missing
-        refusal = 400 <= status < 500
-        code = None if missing or not refusal else _code(exchange)  # read refusals only
-        accepted = 200 <= status < 300
-        reused = status == self._reused.status and code == self._reused.code
-        refused = self._refused.get(scope)
-        if missing and status == self._reused.status:
-            # maybe refused as a reuse: the body that would say so was not captured
-            other = self._first_owner.get(digest(key))
-            reason = f"Idempotency-Key {key!r} used again: got {status}; {missing}"
-            if refused is not None:
-                yield (IDEMPOTENT_REPLAY, ("IDEM-014",), Outcome.NOT_EXERCISED, reason)
-            if other is not None and other.api_key != api_key:
-                yield (IDEMPOTENT_REPLAY, ("IDEM-015",), Outcome.NOT_EXERCISED, reason)
-            return
-        if refused is not None and (accepted or reused):
-            yield (
-                IDEMPOTENT_REPLAY,
-                ("IDEM-014",),
-                Outcome.FAILED if reused else Outcome.PASSED,
-                f"Idempotency-Key {key!r}, refused with a 4xx in {refused or EARLIER}, "
-                "used again: "
-                + (f"refused as a reuse ({status} {code})" if reused else f"accepted ({status})"),
-            )
-        elif refusal and not reused and refused is None:
-            in_use = status == self._in_use.status and code in (None, self._in_use.code)
-            if code is not None and not in_use:
-                self._refused.put(scope, exchange.source)
-        if not accepted and not reused:
-            return
-        slot = digest(key)
-        other = self._first_owner.get(slot)
-        if other is not None and other.api_key == api_key:
-            return
-        body = None if missing or not accepted else digest(exchange.response_body)
-        if other is None:
-            if body is not None:
-                self._first_owner.put(slot, _Owner(api_key, body, exchange.source))
-            return
-        # another API key's response under this key: a replay of it, or a refusal as its reuse
-        replay = body is not None and replays(
-            body,
-            other.body,
-            marked=self._marked(exchange),
-            marker_declared=bool(self._replay_header),
-        )
-        foreign = reused or replay
-        if accepted or reused:
-            yield (
-                IDEMPOTENT_REPLAY,
-                ("IDEM-015",),
-                Outcome.FAILED if foreign else Outcome.PASSED,
-                f"Idempotency-Key {key!r}, used by another API key in {other.source or EARLIER}: "
-                + (
-                    f"answered with that key's request in mind ({status})"
-                    if foreign
-                    else f"a new request for this API key ({status})"
-                ),
-            )
+        self._replayed = verdict.replayed
+        if verdict.first_use and marked and 200 <= status < 300:
+            self._marked_first(exchange, key, api_key, scope, when, operation_id)
+        for found in verdict.findings:
+            yield (IDEMPOTENT_REPLAY, found.ids, found.outcome, found.message)
 
     def _marked_first(
         self,
@@ -903,23 +752,6 @@ class CrossExchangeChecks:
         exchanges that overlap this one in time are not compared (no order between them)."""
         history = self._states.get(key) or ()
         return [s for s in history if when.after(s.when) and s.state in machine.reachable]
-
-
-def _replay(
-    key: str, first: str, status: int, body: bytes | None, stored: _Stored, missing: str | None
-) -> Finding:
-    """IDEM-007 for a request that repeats a stored one: the same status and body again."""
-    what = f"replay of {first} under Idempotency-Key {key!r}"
-    if status == stored.status and (body is None or stored.body is None):
-        reason = missing or "the recording holds no body of the first response"
-        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
-    same = status == stored.status and body == stored.body
-    if same:
-        return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.PASSED, f"{what}: same status and body")
-    message = f"{what}: got {status} and another body, the stored response was {stored.status}"
-    if body is not None and body == stored.body:
-        message += " with the same body"
-    return (IDEMPOTENT_REPLAY, ("IDEM-007",), Outcome.FAILED, message)
 
 
 def _created_at(

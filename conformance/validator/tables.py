@@ -8,49 +8,22 @@ memory stays bounded whatever the length of the recording (docs/validate.md, "Me
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
 from conformance.core import jsonsafe
 from conformance.core.results import Evidence, Outcome
+from conformance.judge.tables import TABLE_LIMIT as TABLE_LIMIT
+from conformance.judge.tables import BoundedTable as BoundedTable
+from conformance.judge.tables import digest as digest
 from conformance.validator.exchange import Exchange, folded_headers
-
-TABLE_LIMIT = 100_000
-"""Entries each table keeps (least recently used forgotten first)."""
 
 Finding = tuple[str, tuple[str, ...], Outcome, str]
 """One verdict of a check: (check name, requirement ids, outcome, message; the message is the
 reason when the outcome is "not exercised")."""
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class BoundedTable(Generic[K, V]):
-    """A mapping that keeps its ``limit`` most recently used entries."""
-
-    def __init__(self, limit: int = TABLE_LIMIT) -> None:
-        self.limit = limit
-        self._data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if len(self._data) > self.limit:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
 
 
 STAMP_RESOLUTION_S = 0.001
@@ -77,15 +50,6 @@ class When:
                 return earlier.end <= self.start + STAMP_RESOLUTION_S
             return earlier.end <= self.start
         return earlier.position < self.position
-
-
-def digest(*parts: bytes | str) -> bytes:
-    """An 8-byte digest of ``parts`` (kept in the tables instead of the values): Python's hash
-    of the tuple, SipHash under a key drawn at random for each process (unless PYTHONHASHSEED
-    fixes it), so a recording cannot be written to make two values collide; by chance two of a
-    table's 100,000 entries collide about once in a billion full tables.
-    Five times as fast as blake2b, on the hot path."""
-    return hash(parts).to_bytes(8, "little", signed=True)
 
 
 @lru_cache(maxsize=1024)

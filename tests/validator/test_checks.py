@@ -383,6 +383,13 @@ def test_settle_refused_for_lacking_an_idempotency_key_fails(
     assert {"IDEM-002", "IDEM-018"} <= failed_ids(validator.validate(ex))
 
 
+def test_a_list_processed_without_an_idempotency_key_passes_idem_003(
+    validator: ExchangeValidator,
+) -> None:
+    ex = exchange("GET", "/v1/payments", request_headers=AUTH, response_body={"payments": []})
+    assert "IDEM-003" in passed_ids(validator.validate(ex))
+
+
 def test_an_idempotency_key_too_long_accepted_fails(validator: ExchangeValidator) -> None:
     headers = (*AUTH, ("Idempotency-Key", "k" * 129), *JSON)
     assert failed_ids(validator.validate(create_payment(request_headers=headers))) == {

@@ -50,8 +50,9 @@ from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core import jsonsafe
 from conformance.core.profile import Profile
+from conformance.core.results import Outcome
 from conformance.judge.constraint_ids import ConstraintIds
-from conformance.judge.idempotency import MISSING_KEY_IDS, accepted_key_ids
+from conformance.judge.idempotency import MISSING_KEY_IDS, KeyAdmission
 from conformance.judge.response_schemas import (
     ERROR_CODE_CHECK,
     Problem,
@@ -177,6 +178,7 @@ class SchemaPhaseRunner:
         )
         self.ledger = CheckLedger(unexercisable_ids(profile))
         self.constraints = ConstraintIds(profile)
+        self.keys = KeyAdmission(profile)
         self.response_schemas = ResponseSchemas(schemas.raw_contract)
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
@@ -394,28 +396,29 @@ class SchemaPhaseRunner:
         self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
     ) -> tuple[str, ...]:
         """A valid case refused as having an invalid Idempotency-Key, though its key is within
-        the bounds, is judged under the key's ids (as the validator judges it); else empty."""
+        the bounds, is judged under the key's ids (``judge.idempotency.KeyAdmission``, as the
+        validator judges it); else empty."""
         if check != POSITIVE_CHECK:
             return ()
         key = next(
             (v for k, v in (case.headers or {}).items() if k.lower() == IDEMPOTENCY_HEADER.lower()),
             None,
         )
-        idem = self.profile.idempotency
-        bounds = (idem.min_length, idem.max_length)
-        if not isinstance(key, str) or not bounds[0] <= len(key) <= bounds[1]:
-            return ()
-        invalid = self.profile.error("idempotency", "invalid")
-        if invalid.code is None:  # any refusal of that status: nothing names the key
+        if not isinstance(key, str):
             return ()
         try:
             body = jsonsafe.loads(response.content)
         except ValueError:
             return ()
-        code = body.get("code") if isinstance(body, dict) else None
-        if not invalid.matches(response.status_code, code):
-            return ()
-        return accepted_key_ids(len(key), bounds)
+        found = self.keys.judge(
+            self.operation_id(case),
+            key,
+            requires=True,
+            accepts=True,
+            status=response.status_code,
+            code=body.get("code") if isinstance(body, dict) else None,
+        )
+        return next((f.ids for f in found if f.outcome is Outcome.FAILED), ())
 
     def _counts_as_pass(
         self, check: str, case: schemathesis.Case[Any], response: schemathesis.Response
