@@ -104,6 +104,7 @@ USAGE = "reportX402Usage"
 
 # Check names (the part of ``check_id`` before the exchange's source).
 IDEMPOTENT_REPLAY = f"{FAMILY}.idempotent_replay"
+REUSE_IDS = frozenset({"IDEM-010", "IDEM-011"})
 AUTH_NONCE_REUSE = f"{FAMILY}.auth_nonce_reuse"
 X402_NONCE_REUSE = f"{FAMILY}.x402_nonce_reuse"
 X402_SETTLEMENT = f"{FAMILY}.x402_settlement"
@@ -268,6 +269,10 @@ class CrossExchangeChecks:
         if operation_id is not None:
             self._replayed = False
             findings += self._idempotency(exchange, headers, when, operation_id)
+            if any(reused_key(f) for f in findings):
+                # an answer to a key it had to refuse as reused: another request's stored one,
+                # or a request that had to be refused; nothing to learn from it
+                return due, findings
             body = None
             if operation_id in self._reads_body and not exchange.response_body_missing:
                 body = json_body(exchange.response_body)
@@ -820,3 +825,10 @@ def _target_id(exchange: Exchange, seen: list[tuple[str, str]]) -> str | None:
         return seen[0][0]
     parts = [p for p in exchange.path.split("/") if p]
     return parts[-2] if len(parts) >= 2 else None
+
+
+def reused_key(finding: Finding) -> bool:
+    """``finding`` says a key reused with another request was not refused (IDEM-010, IDEM-011):
+    the answer is no answer to that request; only the reuse rule judges it."""
+    check, ids, outcome, _ = finding
+    return check == IDEMPOTENT_REPLAY and outcome is Outcome.FAILED and bool(REUSE_IDS & set(ids))

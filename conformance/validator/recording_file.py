@@ -41,7 +41,7 @@ from conformance.core.results import (
 from conformance.core.untrusted import split_url
 from conformance.validator import validator_for
 from conformance.validator.checks import FAMILY, ExchangeValidator, api_path
-from conformance.validator.cross import CrossExchangeChecks
+from conformance.validator.cross import CrossExchangeChecks, reused_key
 from conformance.validator.exchange import Exchange
 from conformance.validator.isolation import FOREIGN_ID
 from conformance.validator.tables import Finding
@@ -259,6 +259,10 @@ def _check_all(
             # an id another key holds: its answer is judged as an unknown id's (isolation), not
             # against the statuses of a request that had to succeed
             findings = [f for f in findings if f[0] != "status" or f[2] is not Outcome.FAILED]
+        if any(reused_key(f) for f in found):
+            # a key reused with another request, not refused: the answer is no answer to this
+            # request (another's stored one, or one that had to be a refusal)
+            findings = [f for f in findings if f[2] is not Outcome.FAILED]
         partial.count(
             findings,
             operation_id,

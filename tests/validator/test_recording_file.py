@@ -222,3 +222,31 @@ def test_another_keys_id_answered_outside_the_status_table_fails_isolation_alone
     result = to_run_result([check_exchanges([created, forbidden], profile)], profile)
     assert requirement(result, "TEN-001")[0] is Outcome.FAILED
     assert requirement(result, "STATUS-002")[0] is not Outcome.FAILED
+
+
+def test_a_reused_key_not_refused_is_judged_by_the_reuse_rule_alone(profile: Profile) -> None:
+    """A key reused with another body answered with the first request's stored answer: IDEM-010
+    fails; that answer is no answer to the second request, so nothing else is judged on it."""
+    stored = {"id": "pay_a1", "status": "pending"}  # not a whole payment: its schema fails
+
+    def create(amount: str, nonce: str) -> Exchange:
+        headers = (
+            ("X-Api-Key", "mk_test_alpha"),
+            ("X-Timestamp", "1767225600"),
+            ("X-Nonce", nonce),
+            ("X-Signature", REDACTED),
+            ("Idempotency-Key", "k-reused-0001"),
+            ("Content-Type", "application/json"),
+        )
+        body = {"quotes": {"usdc": {"amount": amount}}, "merchant_order_no": "o-1"}
+        return exchange(
+            "POST", "/v1/payments", request_headers=headers, request_body=body, status=201,
+            response_body=stored,
+        )  # fmt: skip
+
+    pair = [create("1", "0f1e2d3c4b5a6978"), create("2", "8796a5b4c3d2e1f0")]
+    result = to_run_result([check_exchanges(pair, profile)], profile)
+    failed = [c for c in result.checks if c.outcome is Outcome.FAILED]
+    assert [c.requirement_ids for c in failed if "IDEM-010" in c.requirement_ids] == [("IDEM-010",)]
+    # the stored answer's own failures are the first exchange's alone
+    assert all("2 of 2" not in c.message for c in failed)
