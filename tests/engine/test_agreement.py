@@ -42,6 +42,8 @@ SAMPLE = {
     "statement-count-page-only": ("STMT",),
     "ledger-platform-fee-deducted": ("STMT",),
     "state-retire-twice-allowed": ("PAYOUT-STATE",),
+    "state-pause-retired-allowed": ("PAYOUT", "PAYOUT-STATE", "OPS-024", "SHAPE-010"),
+    "idem-reuse-replays-first": ("IDEM", "LIMIT"),
     "x402-upto-accepts-over-max": ("X402",),
     "auth-nonce-not-checked": ("AUTH",),
     "idem-errors-stored": ("IDEM",),

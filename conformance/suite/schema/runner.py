@@ -57,6 +57,7 @@ from conformance.judge.response_schemas import (
     ERROR_CODE_CHECK,
     Problem,
     ResponseSchemas,
+    broken_ids,
     code_only,
 )
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
@@ -337,9 +338,14 @@ class SchemaPhaseRunner:
                 fields |= case_fields(case)
                 tags |= scenario
                 refused = 400 <= status < 500  # with another answer than the profile's
-                ids = self._broken_constraint(check, case, operation_id, fields, tags, refused)
-                ids = ids or self._refused_key(check, case, response)
-                ids = ids or pin(candidates, fields, tags) or candidates
+                if check == RESPONSE_SCHEMA_CHECK and 200 <= status < 300 and problems:
+                    # as the responses family and the validator judge a success body
+                    body_breaks = broken_ids(candidates, problems)
+                    ids = tuple(rid for rid in candidates if rid in body_breaks)
+                else:
+                    ids = self._broken_constraint(check, case, operation_id, fields, tags, refused)
+                    ids = ids or self._refused_key(check, case, response)
+                    ids = ids or pin(candidates, fields, tags) or candidates
                 if not ids:  # a status the mapping does not name: every id of the check
                     ids = requirement_ids(check, operation_id)
                 self.ledger.failed(
