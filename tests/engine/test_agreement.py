@@ -41,6 +41,7 @@ SAMPLE = {
     "subscription-undeployed-chain-accepted": ("SUB",),
     "statement-count-page-only": ("STMT",),
     "ledger-platform-fee-deducted": ("STMT",),
+    "statement-closing-from-page": ("STMT",),
     "state-retire-twice-allowed": ("PAYOUT-STATE",),
     "state-pause-retired-allowed": ("PAYOUT", "PAYOUT-STATE", "OPS-024", "SHAPE-010"),
     "idem-reuse-replays-first": ("IDEM", "LIMIT"),
