@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
+from conformance.core.catalogue import load_catalogue
 from conformance.core.formats import epoch_seconds, has_malformed_escape, unreadable
 from conformance.core.hosts import is_loopback
 from conformance.core.profile import Currency, ErrorSpec, Profile
@@ -71,6 +72,11 @@ FLOAT_FORM_OPERATIONS = frozenset(
 )
 CURSOR = "cursor"
 MALFORMED_PARAMETER = "STATUS-011"  # profile 3: a malformed query or path parameter is refused
+UNKNOWN_ID = "STATUS-013"
+# A malformed parameter is refused with the validation error; a malformed path id of an
+# operation that answers an unknown id with 404 may be refused as one (the ids the catalogue
+# lists for the operation are its requirements).
+MALFORMED_IDS = {"query": (MALFORMED_PARAMETER,), "path": (MALFORMED_PARAMETER, UNKNOWN_ID)}
 CONTROL_ESCAPE = re.compile(r"%[01][0-9A-Fa-f]|%7[Ff]")  # a control character, percent-encoded
 # A JSON number with a fraction or an exponent (after ":", "[" or ","; inside a string it is
 # preceded by a quote or a letter): a cheap test before walking the document for one.
@@ -86,6 +92,7 @@ class Broken(NamedTuple):
     ids: tuple[str, ...]
     what: str
     field: str = ""
+    answer: ErrorSpec | None = None  # the profile's answer to it (None: the business rule's)
 
 
 Rule = Callable[[Call], Iterator[Broken]]
@@ -137,12 +144,6 @@ class AdmissionChecks:
         # or either (then a refusal of it is not judged, nor its acceptance: the literal value
         # is judged like any other, by the other checks).
         self._escape_reading = profile.status.malformed_percent_escape
-        # Rules whose refusal the profile gives a status of its own.
-        self._statuses = {
-            "PAY-003": self._empty_quotes,
-            "STMT-014": self._validation,
-            MALFORMED_PARAMETER: self._validation,
-        }
         self._rules: dict[str, list[Rule]] = {
             "createPayment": [self._splits, self._quotes],
             "createSubscription": [self._splits, self._subscription],
@@ -220,7 +221,7 @@ class AdmissionChecks:
     def _verdict(self, call: Call, rule: Broken, *, known_valid: bool) -> Finding | None:
         """Accepted: a failure; refused as the profile says: a pass; refused otherwise: a
         failure when the request is ``known_valid`` but for the rule, else None."""
-        want = self._statuses.get(rule.ids[0], self._business)
+        want = rule.answer or self._business
         if call.success:
             return Finding(
                 CHECK, rule.ids, Outcome.FAILED, f"{rule.what}; accepted ({call.status})"
@@ -272,11 +273,12 @@ class AdmissionChecks:
         judge."""
         if self._escape_reading != "either" or call.success:
             return
-        if not (has_malformed_escape(call.raw_query) or has_malformed_escape(call.raw_path)):
+        in_query = has_malformed_escape(call.raw_query)
+        if not (in_query or has_malformed_escape(call.raw_path)):
             return
         if self._validation.matches(call.status, call.code):
-            what = "a malformed percent-escape refused"
-            yield Finding(CHECK, (MALFORMED_PARAMETER,), Outcome.PASSED, what)
+            ids = self._malformed("query" if in_query else "path", call)
+            yield Finding(CHECK, ids, Outcome.PASSED, "a malformed percent-escape refused")
 
     def _decidable(self, call: Call, query_names: frozenset[str]) -> bool:
         query = call.query
@@ -312,7 +314,8 @@ class AdmissionChecks:
             name, _, value = pair.partition("=")
             problem = unreadable(name, literal=literal) or unreadable(value, literal=literal)
             if problem is not None:
-                yield Broken((MALFORMED_PARAMETER,), f"the query parameter {pair!r} {problem}")
+                what = f"the query parameter {pair!r} {problem}"
+                yield Broken(self._malformed("query", call), what, answer=self._validation)
 
     def _path_text(self, call: Call, literal: bool | None = None) -> Iterator[Broken]:
         """A path segment sent as no text is a malformed path parameter: refused with the
@@ -321,8 +324,13 @@ class AdmissionChecks:
         for segment in call.raw_path.split("/"):
             problem = unreadable(segment, literal=literal)
             if problem is not None:
-                yield Broken((MALFORMED_PARAMETER,), f"the path segment {segment[:80]!r} {problem}")
+                what = f"the path segment {segment[:80]!r} {problem}"
+                yield Broken(self._malformed("path", call), what, answer=self._validation)
                 return
+
+    @staticmethod
+    def _malformed(location: str, call: Call) -> tuple[str, ...]:
+        return malformed_ids(location, call.operation_id) or (MALFORMED_PARAMETER,)
 
     # -- statements -------------------------------------------------------------------------
     def _window(self, call: Call) -> Iterator[Broken]:
@@ -330,7 +338,7 @@ class AdmissionChecks:
         start, end = epoch_seconds(query.get("from")), epoch_seconds(query.get("to"))
         if start is not None and end is not None and start >= end:
             what = f"from {query['from']} is not before to {query['to']}"
-            yield Broken((statement.FROM_BEFORE_TO,), what)
+            yield Broken((statement.FROM_BEFORE_TO,), what, answer=self._validation)
 
     # -- business rules ---------------------------------------------------------------------
     def _splits(self, call: Call) -> Iterator[Broken]:
@@ -372,7 +380,7 @@ class AdmissionChecks:
         if not isinstance(quotes, dict):
             return
         if not quotes:
-            yield Broken(("PAY-003",), "an empty quotes map", "quotes")
+            yield Broken(("PAY-003",), "an empty quotes map", "quotes", self._empty_quotes)
             return
         for currency_id, quote in quotes.items():
             currency = self._currencies.get(currency_id)
@@ -440,3 +448,14 @@ class AdmissionChecks:
 
     def _currency(self, currency_id: object) -> Currency | None:
         return self._currencies.get(currency_id) if isinstance(currency_id, str) else None
+
+
+def malformed_ids(location: str, operation_id: str) -> tuple[str, ...]:
+    """The ids a malformed ``location`` ("query", "path") parameter of the operation is judged
+    under: those of ``MALFORMED_IDS`` the catalogue lists for the operation."""
+    catalogue = load_catalogue()
+    return tuple(
+        rid
+        for rid in MALFORMED_IDS.get(location, ())
+        if (found := catalogue.get(rid)) is not None and operation_id in found.operations
+    )

@@ -382,7 +382,7 @@ class WalkChecks:
             self._windows.put(key, _Figures(page.opening, page.closing, page.reconciles, source))
             return
         where = f"{seen.source or 'an earlier read'} of the same window of {count} lines"
-        figures = [
+        figures: list[tuple[tuple[str, ...], str, object, object]] = [
             ((statement.OPENING,), "opening_canonical", page.opening, seen.opening),
             ((statement.CLOSING,), "closing_canonical", page.closing, seen.closing),
         ]

@@ -39,6 +39,7 @@ from conformance.core.catalogue import load_catalogue
 from conformance.core.formats import as_literal
 from conformance.core.profile import ErrorSpec, Profile
 from conformance.core.yamldata import load_yaml
+from conformance.judge.admission import malformed_ids
 from conformance.judge.boundary_requirements import RequirementMap
 from conformance.judge.constraints import (
     PARAMETER_KINDS,
@@ -116,7 +117,6 @@ class ParameterClasses:
     truncated_min_length: int
     no_server_error: tuple[str, ...]
     unknown_id: tuple[str, ...]  # operations these ids list may answer a bad path id 404
-    encoding_ids: Mapping[str, tuple[str, ...]]  # query / path -> ids
     cursor_rules: Mapping[str, CursorRule]  # operation id -> rule
 
     @classmethod
@@ -133,7 +133,6 @@ class ParameterClasses:
             truncated_min_length=int(data["cursor"]["truncated_min_length"]),
             no_server_error=tuple(ids["no_server_error"]),
             unknown_id=tuple(ids["unknown_id"]),
-            encoding_ids={k: tuple(v) for k, v in ids["encoding"].items()},
             cursor_rules={
                 op: CursorRule(tuple(rule["ids"]), str(rule["answer"]))
                 for op, rule in ids["cursor"].items()
@@ -495,7 +494,7 @@ def expectation_ids(constraint: Constraint, found: ParameterClasses) -> tuple[st
     if constraint.kind == CURSOR:
         rule = found.cursor_rules.get(op)
         return applicable(rule.ids if rule else (), op)
-    return applicable(found.encoding_ids.get(constraint.field.location, ()), op)
+    return malformed_ids(constraint.field.location, op)  # the judge's, as it judges a recording
 
 
 def every_id(contract: Mapping[str, Any], operation_id: str) -> tuple[str, ...]:
