@@ -429,8 +429,9 @@ def test_an_unknown_path_answered_with_an_html_404_fails_the_error_body_rules(
         response_body="<html><body>Not Found</body></html>",
     )
     operation, shape = validator.validate(ex)
-    # the right status, the wrong body: the error-body rules fail, as in the suite's run
-    assert (operation.outcome, operation.requirement_ids) == (Outcome.PASSED, ("STATUS-020",))
+    # the right status without the profile's code, the wrong body: the not-found rule and the
+    # error-body rules fail, as in the suite's run
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-020",))
     assert shape.outcome is Outcome.FAILED
     assert "not application/json" in shape.message
     assert {"ERR-001", "ERR-005"} <= set(shape.requirement_ids)
@@ -458,13 +459,20 @@ def test_without_auth_before_routing_an_unknown_path_without_credentials_may_get
     # the divergent profile does not say which comes first: 401 and 404 are both right
     divergent = ExchangeValidator(load_profile("divergent"))
 
-    def routing(status: int) -> list[Outcome]:
-        refused = {"code": "x", "message": "no"}
+    auth, not_found = (
+        divergent.profile.auth.error_for("missing"),
+        divergent.profile.error("status", "not_found"),
+    )
+
+    def routing(status: int, code: str | None) -> list[Outcome]:
+        refused = {"code": code, "message": "no"}
         ex = exchange("GET", "/v1/admin/users", status=status, response_body=refused)
         return [r.outcome for r in divergent.validate(ex) if r.check_id == "validate.operation"]
 
-    assert routing(401) == routing(404) == [Outcome.PASSED]
-    assert routing(409) == [Outcome.FAILED]
+    assert routing(auth.status, auth.code) == [Outcome.PASSED]
+    assert routing(not_found.status, not_found.code) == [Outcome.PASSED]
+    assert routing(not_found.status, "x") == [Outcome.FAILED]  # the profile's code, not another
+    assert routing(409, "x") == [Outcome.FAILED]
 
 
 @pytest.mark.parametrize(("status", "outcome"), [(415, Outcome.PASSED), (201, Outcome.FAILED)])
@@ -561,8 +569,11 @@ def test_an_unknown_path_answered_with_a_server_error_fails_err_006(
     validator: ExchangeValidator,
 ) -> None:
     ex = exchange("GET", "/v1/admin", request_headers=AUTH, status=502, response_body=b"")
-    [result] = validator.validate(ex)
-    assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-020", "ERR-006"))
+    results = validator.validate(ex)
+    assert [(r.outcome, r.requirement_ids) for r in results] == [
+        (Outcome.FAILED, ("STATUS-020",)),
+        (Outcome.FAILED, ("ERR-006",)),
+    ]
 
 
 def test_an_exchange_without_response_has_nothing_to_judge(
