@@ -549,6 +549,29 @@ def test_an_operation_without_its_v1_prefix_answered_404_passes(
     assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("VER-001", "STATUS-020"))
 
 
+def test_an_operation_without_its_v1_prefix_refused_otherwise_is_not_served(
+    validator: ExchangeValidator,
+) -> None:
+    # another refusal may be for a reason of its own: VER-001 holds, STATUS-020 is not judged
+    refused = {"code": "validation_error", "message": "no"}
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=400, response_body=refused)
+    outcomes = {r.requirement_ids: r.outcome for r in validator.validate(ex)}
+    assert outcomes[("VER-001",)] is Outcome.PASSED
+    assert outcomes[("STATUS-020",)] is Outcome.NOT_EXERCISED
+
+
+def test_a_body_over_the_limit_answered_with_a_server_error_fails_the_size_rule(
+    validator: ExchangeValidator,
+) -> None:
+    body = b'{"a":"' + b"x" * validator.profile.status.max_body_bytes + b'"}'
+    ex = create_payment(request_body=body, status=500, response_body={"code": "internal"})
+    assert {"STATUS-018", "ERR-006"} <= set(failed_ids(validator.validate(ex)))
+    spec = validator.profile.status.payload_too_large
+    answer = {"code": spec.code or "payload_too_large", "message": "too large"}
+    refused = replace(ex, status=spec.status, response_body=json.dumps(answer).encode())
+    assert "STATUS-018" in passed_ids(validator.validate(refused))
+
+
 def test_an_unversioned_path_without_the_apis_headers_is_no_api_call(
     validator: ExchangeValidator,
 ) -> None:

@@ -7,8 +7,11 @@ object, invalid UTF-8, a text/plain Content-Type, a boolean for an integer, a bo
 profile's ``max_body_bytes``, a bad percent-escape in the query and in a path id, a non-ASCII
 unknown id, and the path without its ``/v1`` prefix. Every answer must be a refusal with the
 error shape (the profile's status and code where the profile pins one); afterwards the valid
-request, unchanged, succeeds under ``/v1``: the refusals left no trace. Unknown paths are 401
-without credentials and 404 with them (authentication before routing).
+request, unchanged, succeeds under ``/v1``: the refusals left no trace. Unknown paths get the
+profile's auth error without credentials (where it checks authentication before routing) and
+its not-found error with them. The routing and transport rules (a body over the limit, another
+media type, no ``/v1`` prefix, unknown paths) are the judge's (``judge.routing``), as the
+validator asks them.
 """
 
 from __future__ import annotations
