@@ -51,6 +51,7 @@ SAMPLE = {
     "auth-after-routing": ("STATUS-019",),
     "method-not-allowed-without-allow": ("STATUS-017",),
     "robust-unversioned-paths-served": ("VER-001", "STATUS-020"),
+    "robust-huge-body-500": ("STATUS-018", "ERR-006"),
     "validation-ignores-content-type": ("STATUS-021",),
 }
 
