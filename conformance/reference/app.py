@@ -107,10 +107,9 @@ class Pipeline:
     def too_large(self) -> Outcome:
         if self.config.fault("robust-huge-body-500"):
             return self.internal_error()
-        status = self.config.profile.status.payload_too_large.status
-        return self.error(
-            ApiError(status, "payload_too_large", f"the body is over {self.max_body} bytes")
-        )
+        spec = self.config.profile.status.payload_too_large
+        message = f"the body is over {self.max_body} bytes"
+        return self.error(ApiError(spec.status, spec.code or "payload_too_large", message))
 
     def internal_error(self) -> Outcome:
         return Outcome(500, encode({"code": "internal_error", "message": "internal error"}))

@@ -66,6 +66,7 @@ from conformance.judge.response_schemas import (
     code_only,
     problem_of,
 )
+from conformance.judge.routing import VERSION_PREFIX, RoutingRules
 from conformance.judge.schema_requirements import requirement_ids
 from conformance.validator.exchange import Exchange
 from conformance.validator.fastschema import Check, compile_schema
@@ -77,12 +78,6 @@ from conformance.validator.tables import parsed_json, request_headers
 FAMILY = "validate"
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
 SUCCESS_MEDIA = "OPS-008"
-UNSUPPORTED_MEDIA = "STATUS-021"
-TOO_LARGE = "STATUS-018"
-UNKNOWN_PATH_AUTH, UNKNOWN_PATH_404, METHOD_NOT_ALLOWED = "STATUS-019", "STATUS-020", "STATUS-017"
-# An operation's path without its version prefix is no operation (the robustness family's ids).
-VERSION_PREFIX = "/v1"
-UNVERSIONED_IDS = ("VER-001", UNKNOWN_PATH_404)
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -332,6 +327,11 @@ def _code_of(body: Any) -> object:
     return body.get("code") if isinstance(body, dict) else None
 
 
+def _answer_code(body: Any) -> object:
+    """The answer's code, ``NOT_READ`` when the recording does not hold its body."""
+    return NOT_READ if body is _MISSING else _code_of(body)
+
+
 def _summary(problems: list[Problem], limit: int = 5) -> str:
     text = "; ".join(str(p) for p in problems[:limit])
     return text + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
@@ -361,18 +361,15 @@ class ExchangeValidator:
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
         self._checker = format_checker()
         auth = profile.auth
-        self._auth_missing = auth.error_for("missing")
         self._auth_statuses = auth.statuses
-        self._max_body = profile.status.max_body_bytes
         self._rate_limit = profile.rate_limit
         self._not_found = profile.error("status", "not_found")
         self._validation = profile.error("status", "validation")
         self._refusal = malformed_refusal(profile)  # with its code where a business rule shares it
         self._too_large = profile.status.payload_too_large.status
         self._keys = KeyAdmission(profile)
-        self._method_not_allowed = profile.status.method_not_allowed
-        self._media_answers = profile.status.unsupported_media_type
-        self._auth_before_routing = profile.status.auth_before_routing
+        self._routing = RoutingRules(profile)
+        self._max_body = profile.status.max_body_bytes
         self._secrets = tuple(c.api_secret for c in profile.credentials)
         self._auth = AuthRules(profile)
         self._signatures = SignatureVerifier(profile)
@@ -422,11 +419,11 @@ class ExchangeValidator:
         (``engine.check_exchanges``) need not."""
         op, methods, params = self._lookup(exchange)
         if op is None:
-            findings = [self._unknown(exchange, methods)]
+            findings = self._unknown(exchange, methods)
             operation_id = None
             status = exchange.status
             if (
-                findings[0].ids
+                any(f.ids for f in findings)
                 and status is not None
                 and 400 <= status < 500
                 and exchange.response_body
@@ -544,22 +541,15 @@ class ExchangeValidator:
         self, exchange: Exchange, op: _Operation, status: int, body: Any, out: list[_Finding]
     ) -> bool:
         """A body sent as a media type other than JSON gets one of the profile's answers
-        (``status.unsupported_media_type``, profile 3: STATUS-021), as the robustness family
-        judges it; True when the exchange is judged by that rule alone."""
-        if op.body_schema is None or not exchange.request_body or not self._media_answers:
+        (``judge.routing``); True when the exchange is judged by that rule alone."""
+        if op.body_schema is None or not exchange.request_body:
             return False
-        media = media_type(exchange.header("content-type"))
-        if not media or media == "application/json":
+        found = self._routing.media(
+            exchange.header("content-type"), status=status, code=_answer_code(body)
+        )
+        if found is None or found.outcome is Outcome.NOT_EXERCISED:
             return False
-        code = _code_of(body)
-        what = f"a {media} body"
-        if any(a.matches(status, code) for a in self._media_answers):
-            message = f"{what} refused with {status}"
-            out.append(_Finding("media_type", (UNSUPPORTED_MEDIA,), Outcome.PASSED, message))
-            return True
-        answers = " or ".join(str(a.status) for a in self._media_answers)
-        message = f"{what} answered {status}, not the profile's {answers}"
-        out.append(_Finding("media_type", (UNSUPPORTED_MEDIA,), Outcome.FAILED, message))
+        out.append(found)
         return True
 
     # -- the response ----------------------------------------------------------------------
@@ -689,10 +679,11 @@ class ExchangeValidator:
         fields it broke when the server accepted it."""
         if op.helper:
             return True, frozenset()  # not part of the contract
-        if len(exchange.request_body) > self._max_body:
-            if 200 <= status < 300:
-                message = f"a body of {len(exchange.request_body)} bytes was accepted"
-                out.append(_Finding("request_size", (TOO_LARGE,), Outcome.FAILED, message))
+        size = self._routing.too_large(
+            len(exchange.request_body), status=status, code=_answer_code(body), known_valid=False
+        )
+        if size is not None:
+            out.append(size)
             return True, frozenset()
         problems = self._request_problems(exchange, op, params, request)
         if not problems:
@@ -776,84 +767,46 @@ class ExchangeValidator:
         return _problems(self._validator(op, "body", op.body_schema), document)
 
     # -- unknown operations ----------------------------------------------------------------
-    def _unknown(self, exchange: Exchange, methods: dict[str, _Operation] | None) -> _Finding:
+    def _unknown(self, exchange: Exchange, methods: dict[str, _Operation] | None) -> list[_Finding]:
         status = exchange.status
         label = f"{exchange.method} {exchange.path}"
-        if methods is not None:
-            allowed = ", ".join(sorted(methods))
-            what = f"{label}: the path has no {exchange.method} operation (it has {allowed})"
-            expected = self._method_not_allowed.status
-            ids: tuple[str, ...] = (METHOD_NOT_ALLOWED,)
-        elif api_path(exchange.path) is None:
-            return self._unversioned(exchange, label)
-        else:
-            what = f"{label}: no operation of the contract has this path"
-            expected = self._not_found.status
-            ids = (UNKNOWN_PATH_404,)
-        if status is None:
-            message = f"{what}; no response recorded: nothing to check"
-            return _Finding("operation", ids, Outcome.NOT_EXERCISED, message)
-        if status >= 500:
-            message = f"{what}; answered {status}"
-            return _Finding("operation", (*ids, NO_SERVER_ERROR), Outcome.FAILED, message)
         authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
-        acceptable = {expected}
-        if self._auth_before_routing and not authenticated:
-            acceptable = {self._auth_missing.status}
-            ids = (UNKNOWN_PATH_AUTH,) if methods is None else ids
-        elif not authenticated and methods is None:
-            # the profile does not say that routing comes first either: either answer is right
-            acceptable = {expected, self._auth_missing.status}
-        if status in acceptable:
-            if methods is not None and status == expected:
-                return self._allow(exchange, what, methods)
-            return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {status}")
-        want = " or ".join(str(s) for s in sorted(acceptable))
-        message = f"{what}; answered {status} where the profile's answer is {want}"
-        return _Finding("operation", ids, Outcome.FAILED, message)
-
-    def _allow(self, exchange: Exchange, what: str, methods: dict[str, _Operation]) -> _Finding:
-        """A 405 lists the path's methods in ``Allow`` when the profile says so (RFC 9110)."""
-        ids = (METHOD_NOT_ALLOWED,)
-        if not self._method_not_allowed.allow_header:
-            return _Finding("operation", ids, Outcome.PASSED, f"{what}; answered {exchange.status}")
-        # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
-        values = [v for k, v in exchange.response_headers if k.lower() == "allow"]
-        header = ", ".join(values) if values else None
-        listed = {m.strip().upper() for m in (header or "").split(",")}
-        missing = sorted(set(methods) - listed)
-        if header is None:
-            problem = "without an Allow header"
-        elif missing:
-            problem = f"with Allow {header[:80]!r}, which leaves out {', '.join(missing)}"
-        else:
-            message = f"{what}; answered {exchange.status} with Allow {header[:80]!r}"
-            return _Finding("operation", ids, Outcome.PASSED, message)
-        message = f"{what}; answered {exchange.status} {problem}"
-        return _Finding("operation", ids, Outcome.FAILED, message)
-
-    def _unversioned(self, exchange: Exchange, label: str) -> _Finding:
-        """A path without ``/v1`` that would be an operation with it: the profile's 404, never
-        the operation (VER-001). Only a request carrying the API's authentication headers is
-        judged: anything else (a page, an asset, a health probe a proxy recorded) is not an API
-        call at all."""
-        status = exchange.status
-        found = self._matcher.match(VERSION_PREFIX + exchange.path)
-        authenticated = all(_header_ok(exchange.header(name)) for name in AUTH_HEADERS)
-        if found is None or exchange.method.upper() not in found[0] or not authenticated:
-            message = f"{label}: not under /v1, not an operation of the contract: not checked"
-            return _Finding("operation", (), Outcome.NOT_EXERCISED, message)
-        what = f"{label}: {exchange.method} {VERSION_PREFIX}{exchange.path} without its /v1 prefix"
-        if status is not None and 200 <= status < 300:
-            message = (
-                f"{what} was served ({status}); the profile's answer is a {self._not_found.status}"
+        # an empty body may be one the recorder did not capture: the status alone is compared
+        missing = exchange.response_body_missing or not exchange.response_body
+        code = _answer_code(_MISSING if missing else _json_body(exchange))
+        if methods is None and api_path(exchange.path) is None:
+            # a path without /v1 that would be an operation with it; only a request carrying the
+            # API's authentication headers is judged: anything else (a page, an asset, a health
+            # probe a proxy recorded) is not an API call at all
+            found = self._matcher.match(VERSION_PREFIX + exchange.path)
+            if found is None or exchange.method.upper() not in found[0] or not authenticated:
+                message = f"{label}: not under /v1, not an operation of the contract: not checked"
+                return [_Finding("operation", (), Outcome.NOT_EXERCISED, message)]
+            if status is None:
+                return []
+            findings = self._routing.unversioned(
+                label,
+                exchange.path,
+                status=status,
+                code=code,
+                known_valid=False,
             )
-            return _Finding("operation", UNVERSIONED_IDS, Outcome.FAILED, message)
-        if status == self._not_found.status:
-            message = f"{what}; answered {status}"
-            return _Finding("operation", UNVERSIONED_IDS, Outcome.PASSED, message)
-        message = f"{what}; answered {status}: not judged (refused for a reason of its own)"
-        return _Finding("operation", UNVERSIONED_IDS, Outcome.NOT_EXERCISED, message)
+        else:
+            # A repeated header is one list (RFC 9110 5.3): "Allow: GET" then "Allow: POST".
+            values = [v for k, v in exchange.response_headers if k.lower() == "allow"]
+            finding = self._routing.unknown(
+                label,
+                None if methods is None else list(methods),
+                authenticated=authenticated,
+                status=status,
+                code=code,
+                allow=", ".join(values) if values else None,
+            )
+            findings = [finding]
+        if status is not None and status >= 500:
+            message = f"{label} answered {status}"
+            findings.append(_Finding("status", (NO_SERVER_ERROR,), Outcome.FAILED, message))
+        return findings
 
 
 def _json_body(exchange: Exchange) -> Any:

@@ -4,8 +4,8 @@ A quick run against the embedded server with one fault of the catalogue, recorde
 recording judged by ``validate`` under the same profile: every requirement both judged has the
 same outcome, and both fail what the fault breaks. The faults sample the judge's rule families:
 business rules, echoes, statements read page by page and across reads, isolation, state
-machines, x402 settlement, idempotency, authentication, constraint ids and list walks. (The
-unfaulted half is ``test_divergent_run``'s.)
+machines, x402 settlement, idempotency, authentication, constraint ids, list walks and routing.
+(The unfaulted half is ``test_divergent_run``'s.)
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ SAMPLE = {
     "x402-upto-accepts-over-max": ("X402",),
     "auth-nonce-not-checked": ("AUTH",),
     "idem-errors-stored": ("IDEM",),
+    "auth-after-routing": ("STATUS-019",),
+    "method-not-allowed-without-allow": ("STATUS-017",),
+    "robust-unversioned-paths-served": ("VER-001", "STATUS-020"),
+    "robust-huge-body-500": ("STATUS-018", "ERR-006"),
+    "validation-ignores-content-type": ("STATUS-021",),
 }
 
 

@@ -429,8 +429,9 @@ def test_an_unknown_path_answered_with_an_html_404_fails_the_error_body_rules(
         response_body="<html><body>Not Found</body></html>",
     )
     operation, shape = validator.validate(ex)
-    # the right status, the wrong body: the error-body rules fail, as in the suite's run
-    assert (operation.outcome, operation.requirement_ids) == (Outcome.PASSED, ("STATUS-020",))
+    # the right status without the profile's code, the wrong body: the not-found rule and the
+    # error-body rules fail, as in the suite's run
+    assert (operation.outcome, operation.requirement_ids) == (Outcome.FAILED, ("STATUS-020",))
     assert shape.outcome is Outcome.FAILED
     assert "not application/json" in shape.message
     assert {"ERR-001", "ERR-005"} <= set(shape.requirement_ids)
@@ -458,13 +459,20 @@ def test_without_auth_before_routing_an_unknown_path_without_credentials_may_get
     # the divergent profile does not say which comes first: 401 and 404 are both right
     divergent = ExchangeValidator(load_profile("divergent"))
 
-    def routing(status: int) -> list[Outcome]:
-        refused = {"code": "x", "message": "no"}
+    auth, not_found = (
+        divergent.profile.auth.error_for("missing"),
+        divergent.profile.error("status", "not_found"),
+    )
+
+    def routing(status: int, code: str | None) -> list[Outcome]:
+        refused = {"code": code, "message": "no"}
         ex = exchange("GET", "/v1/admin/users", status=status, response_body=refused)
         return [r.outcome for r in divergent.validate(ex) if r.check_id == "validate.operation"]
 
-    assert routing(401) == routing(404) == [Outcome.PASSED]
-    assert routing(409) == [Outcome.FAILED]
+    assert routing(auth.status, auth.code) == [Outcome.PASSED]
+    assert routing(not_found.status, not_found.code) == [Outcome.PASSED]
+    assert routing(not_found.status, "x") == [Outcome.FAILED]  # the profile's code, not another
+    assert routing(409, "x") == [Outcome.FAILED]
 
 
 @pytest.mark.parametrize(("status", "outcome"), [(415, Outcome.PASSED), (201, Outcome.FAILED)])
@@ -541,6 +549,29 @@ def test_an_operation_without_its_v1_prefix_answered_404_passes(
     assert (result.outcome, result.requirement_ids) == (Outcome.PASSED, ("VER-001", "STATUS-020"))
 
 
+def test_an_operation_without_its_v1_prefix_refused_otherwise_is_not_served(
+    validator: ExchangeValidator,
+) -> None:
+    # another refusal may be for a reason of its own: VER-001 holds, STATUS-020 is not judged
+    refused = {"code": "validation_error", "message": "no"}
+    ex = exchange("GET", "/payments", request_headers=AUTH, status=400, response_body=refused)
+    outcomes = {r.requirement_ids: r.outcome for r in validator.validate(ex)}
+    assert outcomes[("VER-001",)] is Outcome.PASSED
+    assert outcomes[("STATUS-020",)] is Outcome.NOT_EXERCISED
+
+
+def test_a_body_over_the_limit_answered_with_a_server_error_fails_the_size_rule(
+    validator: ExchangeValidator,
+) -> None:
+    body = b'{"a":"' + b"x" * validator.profile.status.max_body_bytes + b'"}'
+    ex = create_payment(request_body=body, status=500, response_body={"code": "internal"})
+    assert {"STATUS-018", "ERR-006"} <= set(failed_ids(validator.validate(ex)))
+    spec = validator.profile.status.payload_too_large
+    answer = {"code": spec.code or "payload_too_large", "message": "too large"}
+    refused = replace(ex, status=spec.status, response_body=json.dumps(answer).encode())
+    assert "STATUS-018" in passed_ids(validator.validate(refused))
+
+
 def test_an_unversioned_path_without_the_apis_headers_is_no_api_call(
     validator: ExchangeValidator,
 ) -> None:
@@ -561,8 +592,11 @@ def test_an_unknown_path_answered_with_a_server_error_fails_err_006(
     validator: ExchangeValidator,
 ) -> None:
     ex = exchange("GET", "/v1/admin", request_headers=AUTH, status=502, response_body=b"")
-    [result] = validator.validate(ex)
-    assert (result.outcome, result.requirement_ids) == (Outcome.FAILED, ("STATUS-020", "ERR-006"))
+    results = validator.validate(ex)
+    assert [(r.outcome, r.requirement_ids) for r in results] == [
+        (Outcome.FAILED, ("STATUS-020",)),
+        (Outcome.FAILED, ("ERR-006",)),
+    ]
 
 
 def test_an_exchange_without_response_has_nothing_to_judge(

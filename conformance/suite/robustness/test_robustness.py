@@ -7,8 +7,11 @@ object, invalid UTF-8, a text/plain Content-Type, a boolean for an integer, a bo
 profile's ``max_body_bytes``, a bad percent-escape in the query and in a path id, a non-ASCII
 unknown id, and the path without its ``/v1`` prefix. Every answer must be a refusal with the
 error shape (the profile's status and code where the profile pins one); afterwards the valid
-request, unchanged, succeeds under ``/v1``: the refusals left no trace. Unknown paths are 401
-without credentials and 404 with them (authentication before routing).
+request, unchanged, succeeds under ``/v1``: the refusals left no trace. Unknown paths get the
+profile's auth error without credentials (where it checks authentication before routing) and
+its not-found error with them. The routing and transport rules (a body over the limit, another
+media type, no ``/v1`` prefix, unknown paths) are the judge's (``judge.routing``), as the
+validator asks them.
 """
 
 from __future__ import annotations
@@ -22,15 +25,18 @@ import pytest
 
 from conformance.core.catalogue import load_catalogue
 from conformance.core.profile import Profile
+from conformance.judge.findings import Finding
 from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     error_shape_findings,
+    json_object,
     status_problems,
     summary,
 )
 from conformance.judge.outcomes import (
     NO_SERVER_ERROR as SERVER_ERROR_ID,
 )
+from conformance.judge.routing import RoutingRules
 from conformance.suite.factories import PrerequisiteError, RequestSpec
 from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Variant, send_raw
 from conformance.suite.selection import collection_operations, is_quick
@@ -90,6 +96,12 @@ def applicable(requirement_ids: Sequence[str], operation_id: str) -> list[str]:
     return [rid for rid in requirement_ids if not owned[rid] or operation_id in owned[rid]]
 
 
+def _only(found: Sequence[Finding], ids: Sequence[str]) -> list[Finding]:
+    """``found`` with only ``ids`` named (those that apply to the operation)."""
+    kept = ((f, tuple(rid for rid in f.ids if rid in ids)) for f in found)
+    return [f._replace(ids=named) for f, named in kept if named]
+
+
 def judge(
     verdicts: Verdicts,
     profile: Profile,
@@ -97,21 +109,26 @@ def judge(
     response: httpx.Response,
     ids: Sequence[str],
 ) -> None:
-    """One malformed request's answer: no 5xx, refused, the profile's answer, the error shape.
-    Only ``ids`` (those that apply to the operation) are recorded."""
+    """One malformed request's answer: no 5xx, refused, the profile's answer (the judge's
+    verdict where it has a rule for the variant), the error shape. Only ``ids`` (those that
+    apply to the operation) are recorded."""
     label = f"{variant.name}: "
     status = response.status_code
     verdicts.check(
         NO_SERVER_ERROR, status < 500, f"{label}a server error: {summary(response)}", fatal=False
     )
-    refused = not 200 <= status < 300 if variant.part == "prefix" else 400 <= status < 500
     refusal_ids = [rid for rid in variant.refusal_ids if rid in ids]
     if refusal_ids:
-        what = "served" if variant.part == "prefix" else "not refused"
-        verdicts.check(refusal_ids, refused, f"{label}{what}: {summary(response)}", fatal=False)
-    expected = variant.expected(profile)
-    profile_ids = [rid for rid in expected.ids if rid in ids]
-    if profile_ids and expected.answers:
+        refused = 400 <= status < 500
+        verdicts.check(
+            refusal_ids, refused, f"{label}not refused: {summary(response)}", fatal=False
+        )
+    if variant.judged is not None:
+        found = variant.judged(RoutingRules(profile), response)
+        verdicts.findings(_only(found, ids), variant.name, fatal=False)
+    expected = variant.expected(profile) if variant.expected is not None else None
+    profile_ids = [rid for rid in expected.ids if rid in ids] if expected else []
+    if expected and profile_ids and expected.answers:
         matched = any(not status_problems(response, answer) for answer in expected.answers)
         wanted = " or ".join(
             f"{a.status}" + (f" {a.code}" if a.code else "") for a in expected.answers
@@ -195,11 +212,8 @@ def test_malformed_requests_get_the_error_shape(
 
 
 def unknown_paths(ctx: MachineContext) -> None:
-    verdicts, profile = ctx.verdicts, ctx.profile
+    verdicts, rules = ctx.verdicts, RoutingRules(ctx.profile)
     unknown = uuid.uuid4().hex[:12]
-    not_found = profile.error("status", "not_found")
-    auth = profile.auth.error_for("missing")
-    before_routing = profile.status.auth_before_routing
     for method, path in (
         ("GET", f"/v1/conformance-unknown-{unknown}"),
         ("POST", f"/v1/payments/{unknown}/conformance-unknown"),
@@ -217,12 +231,14 @@ def unknown_paths(ctx: MachineContext) -> None:
                 f"unknown path: a server error: {summary(response)}",
                 fatal=False,
             )
-            if signed:
-                verdicts.status(["STATUS-020"], response, not_found, "unknown path", fatal=False)
-            elif before_routing:
-                verdicts.status(
-                    ["STATUS-019"], response, auth, "unknown path without credentials", fatal=False
-                )
+            found = rules.unknown(
+                f"{method} {path}",
+                None,
+                authenticated=signed,
+                status=response.status_code,
+                code=(json_object(response) or {}).get("code"),
+            )
+            verdicts.findings([found], fatal=False)
             if 400 <= response.status_code < 500:
                 for rid, problems in error_shape_findings(response).items():
                     verdicts.problems([rid], problems, fatal=False)

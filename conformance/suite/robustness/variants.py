@@ -2,8 +2,9 @@
 
 ``VARIANTS`` lists, for every way of breaking a request the robustness family tries, which part
 it breaks (``body``, ``query``, ``path`` or ``prefix``), the requirement ids a refusal verifies
-(any 4xx: the contract says "reject"), the ids the profile's exact answer verifies, and how the
-raw request is built from the operation's known-valid ``RequestSpec``. Everything else of the
+(any 4xx: the contract says "reject"), the ids the profile's exact answer verifies (or, for the
+routing and transport rules, the judge's verdict: ``judge.routing``), and how the raw request is
+built from the operation's known-valid ``RequestSpec``. Everything else of the
 request stays valid (signature, Idempotency-Key, the other fields), so the answer is caused by
 the broken part alone.
 """
@@ -20,7 +21,11 @@ import httpx
 
 from conformance.core.openapi import operation_at, resolve
 from conformance.core.profile import ErrorSpec, Profile
+from conformance.judge.findings import Finding
+from conformance.judge.outcomes import json_object
+from conformance.judge.routing import RoutingRules
 from conformance.suite.factories import RequestSpec
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.client import SuiteClient
 
 VERSION_PREFIX = "/v1"
@@ -32,10 +37,6 @@ MALFORMED_JSON_400 = ("STATUS-003",)
 WRONG_TYPE_400 = ("STATUS-004",)
 BAD_PARAMETER_400 = ("STATUS-011",)
 UNKNOWN_ID_404 = ("STATUS-013",)
-TOO_LARGE_413 = ("STATUS-018",)
-UNKNOWN_PATH_404 = ("STATUS-020",)
-# Profile id: a body of another media type gets status.unsupported_media_type (profile 3).
-UNSUPPORTED_MEDIA_TYPE = ("STATUS-021",)
 VERSIONED = ("VER-001",)
 BAD_ESCAPE = "%zz"
 INVALID_UTF8 = b"\xff\xfe"
@@ -60,6 +61,8 @@ class Expected:
 
 
 Builder = Callable[[RequestSpec, Mapping[str, Any], Profile], Raw | None]
+# The judge's verdict on the answer to a variant it has a rule for (``judge.routing``).
+Judged = Callable[[RoutingRules, httpx.Response], list[Finding]]
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,11 @@ class Variant:
     name: str
     part: str
     refusal_ids: tuple[str, ...]
-    expected: Callable[[Profile], Expected]
+    expected: Callable[[Profile], Expected] | None
     build: Builder
     # A server may answer before reading the whole request and close the connection.
     may_drop_connection: bool = False
+    judged: Judged | None = None
 
 
 # ------------------------------------------------------------------------------ building
@@ -300,9 +304,38 @@ def _validation(*ids: str) -> Callable[[Profile], Expected]:
     return lambda profile: Expected((profile.error("status", "validation"),), ids)
 
 
-def _too_large_answer(profile: Profile) -> Expected:
-    status = profile.status.payload_too_large.status
-    return Expected((ErrorSpec(status, None),), TOO_LARGE_413)
+def _code(response: httpx.Response) -> object:
+    return (json_object(response) or {}).get("code")
+
+
+def _too_large_verdict(rules: RoutingRules, response: httpx.Response) -> list[Finding]:
+    size = len(response.request.content)
+    status, code = response.status_code, _code(response)
+    found = rules.too_large(size, status=status, code=code, known_valid=True)
+    if found is None:
+        raise CaseError(f"a body of {size} bytes is within the profile's limit")
+    return [found]
+
+
+def _unversioned_verdict(rules: RoutingRules, response: httpx.Response) -> list[Finding]:
+    request = response.request
+    path = request.url.raw_path.decode("ascii", "replace").split("?", 1)[0]
+    what = f"{request.method} {path}"
+    status, code = response.status_code, _code(response)
+    found = rules.unversioned(what, path, status=status, code=code, known_valid=True)
+    if not found:
+        raise CaseError(f"{path} has the /v1 prefix")
+    return found
+
+
+def _text_plain_verdict(rules: RoutingRules, response: httpx.Response) -> list[Finding]:
+    # The body is valid JSON: the contract's "not valid JSON" (SHAPE-030) does not judge it,
+    # the profile's answers for another media type do (none declared: not exercised).
+    content_type = response.request.headers.get("content-type")
+    found = rules.media(content_type, status=response.status_code, code=_code(response))
+    if found is None:
+        raise CaseError(f"a body sent as {content_type!r} is not of another media type")
+    return [found]
 
 
 def _not_found(*ids: str) -> Callable[[Profile], Expected]:
@@ -316,25 +349,25 @@ def _unreadable_id(profile: Profile) -> Expected:
     return Expected(answers, ())
 
 
-def _text_plain_answer(profile: Profile) -> Expected:
-    # The body is valid JSON: the contract's "not valid JSON" (SHAPE-030) does not judge it,
-    # the profile's answers for another media type do (none declared: not exercised).
-    return Expected(profile.status.unsupported_media_type, UNSUPPORTED_MEDIA_TYPE)
-
-
 VARIANTS: tuple[Variant, ...] = (
     Variant("malformed JSON", "body", NOT_JSON, _validation(*MALFORMED_JSON_400), _malformed),
     Variant("empty body", "body", NOT_JSON, _validation(*MALFORMED_JSON_400), _empty),
     Variant("JSON array body", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _array),
     Variant("JSON string body", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _string),
     Variant("invalid UTF-8", "body", NOT_JSON, _validation(*MALFORMED_JSON_400), _invalid_utf8),
-    Variant("text/plain body", "body", (), _text_plain_answer, _text_plain),
+    Variant("text/plain body", "body", (), None, _text_plain, judged=_text_plain_verdict),
     Variant("boolean integer", "body", WRONG_TYPE, _validation(*WRONG_TYPE_400), _boolean),
     Variant(
-        "body over the limit", "body", (), _too_large_answer, _too_large, may_drop_connection=True
+        "body over the limit",
+        "body",
+        (),
+        None,
+        _too_large,
+        may_drop_connection=True,
+        judged=_too_large_verdict,
     ),
     Variant("bad escape in the query", "query", (), _validation(*BAD_PARAMETER_400), _query_escape),
     Variant("bad escape in the path id", "path", (), _unreadable_id, _path_escape),
     Variant("non-ASCII path id", "path", (), _not_found(*UNKNOWN_ID_404), _non_ascii),
-    Variant("no /v1 prefix", "prefix", VERSIONED, _not_found(*UNKNOWN_PATH_404), _unversioned),
+    Variant("no /v1 prefix", "prefix", (), None, _unversioned, judged=_unversioned_verdict),
 )

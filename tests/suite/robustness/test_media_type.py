@@ -16,6 +16,7 @@ from conformance.core.results import Outcome
 from conformance.suite.robustness.test_robustness import OPERATION_IDS, judge
 from conformance.suite.robustness.variants import VARIANTS
 from conformance.suite.stateful import Transcript, Verdicts
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.check_properties import CheckRecorder
 
 PROFILE = load_profile()
@@ -24,7 +25,9 @@ IDS = ("SHAPE-030", "STATUS-021", "ERR-006")
 
 
 def _answer(status: int, code: str | None) -> httpx.Response:
-    request = httpx.Request("POST", "http://server.test/v1/payments")
+    request = httpx.Request(
+        "POST", "http://server.test/v1/payments", headers={"Content-Type": "text/plain"}
+    )
     body = {"code": code, "message": "refused"} if code else {"id": "pay_1"}
     return httpx.Response(status, json=body, request=request)
 
@@ -46,12 +49,19 @@ def test_the_requirement_is_a_profile_requirement_of_section_3() -> None:
 
 def test_the_text_plain_variant_is_not_judged_as_a_body_that_is_not_json() -> None:
     assert "SHAPE-030" not in TEXT_PLAIN.refusal_ids
-    expected = TEXT_PLAIN.expected(PROFILE)
-    assert expected.ids == ("STATUS-021",)
-    assert expected.answers == (
+    assert TEXT_PLAIN.expected is None  # the judge's media rule gives the verdict
+    assert PROFILE.status.unsupported_media_type == (
         ErrorSpec(415, "unsupported_media_type"),
         ErrorSpec(400, "validation_error"),
     )
+
+
+def test_a_json_body_is_a_case_error_not_a_verdict() -> None:
+    request = httpx.Request("POST", "http://server.test/v1/payments", json={})
+    response = httpx.Response(415, json={"code": "unsupported_media_type"}, request=request)
+    with pytest.raises(CaseError):
+        judge(Verdicts(CheckRecorder("robustness"), "robustness", Transcript()), PROFILE,
+              TEXT_PLAIN, response, IDS)  # fmt: skip
 
 
 @pytest.mark.parametrize(
