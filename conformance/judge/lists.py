@@ -11,8 +11,8 @@ suite's payment family from the traffic it sends.
   leading an unfiltered list to an empty page (payments are never removed: a cursor says more
   remain) and, for an unfiltered list, without skipping a payment of the same merchant created
   between the two pages' boundary items (PAY-019);
-- a list filtered by one ``merchant_order_no`` (numbers unique per merchant) that gives a
-  ``next_cursor`` with at most one payment on a page of more: nothing more can remain (PAY-019);
+- a list filtered by one ``merchant_order_no`` (numbers unique per merchant) with at most one
+  payment on a page of more gives no ``next_cursor``: nothing more can remain (PAY-019);
 - with ``walked``, a whole walk whose caller knows which payments it must list (the suite,
   which created them): no payment on two pages, the walk in the profile's order, and, once the
   walk reached the end, every expected payment listed (PAY-019; a filter's ids too).
@@ -121,18 +121,29 @@ class ListWalks:
             if before is not None and before.query == query_digest:
                 yield from self._continued(before, ids, owner)
         following = isinstance(next_cursor, str) and bool(next_cursor)
-        if following and ORDER_NO in filters and self._unique and len(ids) <= 1:
-            page_size = query.get(LIMIT)
-            if page_size is None or (page_size.isdigit() and int(page_size) > 1):
-                message = (
-                    f"merchant_order_no={filters[ORDER_NO]} listed {len(ids)} payment(s) and a "
-                    "next_cursor: a merchant's number holds one payment, nothing more remains"
-                )
-                yield Finding(LIST_WALK, WALK_IDS, Outcome.FAILED, message)
+        if ORDER_NO in filters and self._unique and len(ids) <= 1:
+            yield from self._one_number(filters[ORDER_NO], query.get(LIMIT), len(ids), following)
         if following and ids:
             assert isinstance(next_cursor, str)
             page = _ListPage(query_digest, bool(filters), ids[-1], source, frozenset(ids))
             self._lists.put(digest(scope, next_cursor), page)
+
+    @staticmethod
+    def _one_number(
+        number: str, page_size: str | None, count: int, following: bool
+    ) -> Iterator[Finding]:
+        """A merchant's number holds one payment: past it nothing remains to list."""
+        if page_size is not None and not (page_size.isdigit() and int(page_size) > 1):
+            return  # a page of one may be full
+        if following:
+            message = (
+                f"merchant_order_no={number} listed {count} payment(s) and a next_cursor: a "
+                "merchant's number holds one payment, nothing more remains"
+            )
+            yield Finding(LIST_WALK, WALK_IDS, Outcome.FAILED, message)
+        else:
+            message = f"merchant_order_no={number}: no next_cursor past its payment"
+            yield Finding(LIST_WALK, WALK_IDS, Outcome.PASSED, message)
 
     def order(self, ids: Sequence[str]) -> Iterator[Finding]:
         """PAY-018 on payments listed in this order (a page, or the pages of one walk)."""

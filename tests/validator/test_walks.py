@@ -168,6 +168,11 @@ def test_one_payment_of_an_order_number_and_a_next_cursor_fails(recording: Recor
     recording.create("pay_1")
     found = recording.page("merchant_order_no=order-1", ["pay_1"], cursor="c1")
     assert outcomes(found, "PAY-019") == [Outcome.FAILED]
+    assert outcomes(recording.page("merchant_order_no=order-1", ["pay_1"]), "PAY-019") == [
+        Outcome.PASSED
+    ]
+    # a page of one may be full: its cursor says nothing
+    assert outcomes(recording.page("merchant_order_no=x&limit=1", [], cursor="c2"), "PAY-019") == []
 
 
 # -- a page walk of a statement ----------------------------------------------------------------
