@@ -188,12 +188,12 @@ class ListWalks:
         listed: list[str] = []
         wanted = set(expected)
         for number, page in enumerate(pages, 1):
-            again = next((i for i in page if i in seen), None)
-            if again is not None:
-                message = f"{what}: payment {again} is on two pages (page {number})"
-                yield Finding(LIST_WALK, WALK_IDS, Outcome.FAILED, message)
-                return
-            seen.update(page)
+            for item in page:
+                if item in seen:
+                    message = f"{what}: payment {item} is listed twice (page {number})"
+                    yield Finding(LIST_WALK, WALK_IDS, Outcome.FAILED, message)
+                    return
+                seen.add(item)
             listed.extend(page)
         yield from self.order([i for i in listed if i in wanted])
         missing = [i for i in expected if i not in seen]

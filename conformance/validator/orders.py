@@ -4,8 +4,9 @@
 each listPayments answer to the judge (``judge.lists.OrderNumbers``: PAY-013, TEN-008, and
 IDEM-009 of a replay that inserted its payment again). Replays (marked, or found so by the
 idempotency checks) show the stored payment: they create nothing and are not judged as
-creations. Two API keys the profile does not assign to merchants count as two merchants only
-for PAY-013, since two unknown keys may belong to one.
+creations. An API key the profile does not assign to a merchant stands for its own merchant;
+TEN-008 is judged only between keys the profile assigns to two merchants (two unknown keys may
+belong to one).
 """
 
 from __future__ import annotations

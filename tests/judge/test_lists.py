@@ -39,11 +39,13 @@ def test_a_walk_listing_every_expected_payment_newest_first_passes(profile: Prof
     assert outcomes(found, "PAY-019") == [Outcome.PASSED]
 
 
-def test_a_payment_on_two_pages_of_a_walk_fails(profile: Profile) -> None:
+def test_a_payment_listed_twice_in_a_walk_fails(profile: Profile) -> None:
     lists = walks(profile, "p1", "p2", "p3")
     found = list(lists.walked(["p1", "p2", "p3"], [["p3"], ["p2"], ["p3", "p1"]], ended=True))
     assert outcomes(found, "PAY-019") == [Outcome.FAILED]
-    assert "p3 is on two pages (page 3)" in found[0].message
+    assert "p3 is listed twice (page 3)" in found[0].message
+    found = list(lists.walked(["p1"], [["p3", "p3"]], ended=False))
+    assert outcomes(found, "PAY-019") == [Outcome.FAILED]
 
 
 def test_the_order_across_the_pages_of_a_walk_is_judged(profile: Profile) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from conformance.judge.payment_rules import LIST
 from conformance.suite.payments.book import ModelPayment, PaymentBook
 from conformance.suite.stateful import body_of
+from conformance.suite.tool_errors import CaseError
 
 MAX_ITEMS = 200
 
@@ -65,6 +66,8 @@ def walk(
         if set(wanted) <= set(listed) or len(listed) >= MAX_ITEMS:
             break
         cursor = next_cursor
-    book.verdicts.findings(
-        book.lists.walked(wanted, pages, ended=ended, filtered=filtered, what=title)
-    )
+    try:
+        found = list(book.lists.walked(wanted, pages, ended=ended, filtered=filtered, what=title))
+    except ValueError as unseen:
+        raise CaseError(f"{title}: {unseen}") from None
+    book.verdicts.findings(found)
