@@ -4,6 +4,7 @@ the digests kept in it instead of the values (docs/validate.md, "Memory")."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 TABLE_LIMIT = 100_000
@@ -43,3 +44,29 @@ def digest(*parts: bytes | str) -> bytes:
     table's 100,000 entries collide about once in a billion full tables.
     Five times as fast as blake2b, on the hot path."""
     return hash(parts).to_bytes(8, "little", signed=True)
+
+
+STAMP_RESOLUTION_S = 0.001
+"""The resolution of recorded start times (HAR's ``startedDateTime`` has milliseconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """When an exchange happened: its start and end (Unix seconds, None when the recording does
+    not say) and its position in the recording."""
+
+    start: float | None
+    end: float | None
+    position: int
+
+    def after(self, earlier: When) -> bool:
+        """Whether this exchange started after ``earlier`` ended: only then did the server
+        answer ``earlier`` first. Exchanges that overlap in time have no order; without end
+        times the recording's order is taken. Start times are recorded to the millisecond
+        (HAR), so an overlap shorter than ``STAMP_RESOLUTION_S`` is the rounding's, not the
+        traffic's: a sequential client's requests are not made concurrent by it."""
+        if earlier.end is not None and self.start is not None:
+            if earlier.position < self.position:
+                return earlier.end <= self.start + STAMP_RESOLUTION_S
+            return earlier.end <= self.start
+        return earlier.position < self.position

@@ -18,38 +18,13 @@ from conformance.core import jsonsafe
 from conformance.core.results import Evidence, Outcome
 from conformance.judge.tables import TABLE_LIMIT as TABLE_LIMIT
 from conformance.judge.tables import BoundedTable as BoundedTable
+from conformance.judge.tables import When as When
 from conformance.judge.tables import digest as digest
 from conformance.validator.exchange import Exchange, folded_headers
 
 Finding = tuple[str, tuple[str, ...], Outcome, str]
 """One verdict of a check: (check name, requirement ids, outcome, message; the message is the
 reason when the outcome is "not exercised")."""
-
-
-STAMP_RESOLUTION_S = 0.001
-"""The resolution of recorded start times (HAR's ``startedDateTime`` has milliseconds)."""
-
-
-@dataclass(frozen=True, slots=True)
-class When:
-    """When an exchange happened: its start and end (Unix seconds, None when the recording does
-    not say) and its position in the recording."""
-
-    start: float | None
-    end: float | None
-    position: int
-
-    def after(self, earlier: When) -> bool:
-        """Whether this exchange started after ``earlier`` ended: only then did the server
-        answer ``earlier`` first. Exchanges that overlap in time have no order; without end
-        times the recording's order is taken. Start times are recorded to the millisecond
-        (HAR), so an overlap shorter than ``STAMP_RESOLUTION_S`` is the rounding's, not the
-        traffic's: a sequential client's requests are not made concurrent by it."""
-        if earlier.end is not None and self.start is not None:
-            if earlier.position < self.position:
-                return earlier.end <= self.start + STAMP_RESOLUTION_S
-            return earlier.end <= self.start
-        return earlier.position < self.position
 
 
 @lru_cache(maxsize=1024)

@@ -1,13 +1,8 @@
 """Lists and statements seen across recorded exchanges: order, page walks, one window's figures.
 
-``WalkChecks`` learns when each payment was created (the answer of its create) and judges:
+``WalkChecks`` feeds payment creates and lists to the judge (``judge.lists.ListWalks``: the
+list order, PAY-018, and page walks, PAY-019) and judges:
 
-- payment lists (profile 5, ``payments.list_order``): two payments whose creates did not
-  overlap in time are listed newest first (or oldest first, as the profile says) (PAY-018);
-- a page walk of a list: the request that follows an answer's ``next_cursor`` (same API key,
-  same filters) continues where that page ended, without repeating a payment of it and, for an
-  unfiltered list, without skipping a payment of the same merchant created between the two
-  pages' boundary items (PAY-019);
 - a page walk of a statement (same API key, currency and window): the page after a cursor is
   not empty, starts after the previous page's last line and chains its balance on from it (a
   line skipped at the boundary breaks the chain, a repeated one is not after it) (STMT-013);
@@ -18,13 +13,11 @@
 
 The ledger only grows: a window whose count is unchanged holds the same lines. A window
 without lines is not compared (its ``from`` may lie ahead, so its opening may still move).
-Creates that overlap in time have no order; a payment created outside the recording is not
-judged. Every table is bounded (``TABLE_LIMIT``).
+Every table is bounded (``TABLE_LIMIT``).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -37,6 +30,7 @@ from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.core.untrusted import split_url
 from conformance.judge import statements as statement
+from conformance.judge.lists import ListWalks
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, When, digest
@@ -44,34 +38,8 @@ from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, Whe
 API_KEY_HEADER = "x-api-key"
 CURSOR = "cursor"
 LIMIT = "limit"
-LIST_ORDER = f"{FAMILY}.list_order"
-LIST_WALK = f"{FAMILY}.list_walk"
 STATEMENT_WALK = f"{FAMILY}.statement_walk"
 STATEMENT_WINDOW = f"{FAMILY}.statement_window"
-ORDER_IDS, WALK_IDS = ("PAY-018",), ("PAY-019",)
-ORDERED_KEPT = 200
-"""Items of one list answer whose order is judged (the first ones with a known create)."""
-CREATIONS_KEPT = 10_000
-"""Creates remembered per merchant in recording order, to find a payment skipped between two
-pages (the oldest forgotten first)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Created:
-    owner: bytes
-    when: When
-
-
-@dataclass(frozen=True, slots=True)
-class _ListPage:
-    """A payments page that gave a ``next_cursor``: what the next page must continue."""
-
-    query: bytes  # digest of the filters (the query without cursor and limit)
-    filtered: bool
-    last: str  # the page's last payment
-    first: str
-    source: str
-    ids: frozenset[str]  # every payment of the page
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +67,8 @@ class WalkChecks:
     READS_BODY = frozenset({"createPayment", "listPayments", "getStatement"})
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
-        self._newest_first = profile.payments.list_order != "oldest-first"
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
-        self._created: BoundedTable[str, _Created] = BoundedTable(limit)
-        # per merchant: (position, id) of its creates in recording order
-        self._creations: BoundedTable[bytes, list[tuple[int, str]]] = BoundedTable(limit)
-        self._lists: BoundedTable[bytes, _ListPage] = BoundedTable(limit)
+        self._lists = ListWalks(profile, limit=limit)
         self._statements: BoundedTable[bytes, _StatementPage] = BoundedTable(limit)
         self._windows: BoundedTable[bytes, _Figures] = BoundedTable(limit)
         # per ledger line (server, key, currency, entry id): the balance before it, as a page
@@ -141,16 +105,8 @@ class WalkChecks:
     # -- payments ----------------------------------------------------------------------------
     def _create(self, body: dict[str, Any], owner: bytes, when: When) -> None:
         ident = body.get("id")
-        if not isinstance(ident, str) or self._created.get(ident) is not None:
-            return  # a replay answers the first create's payment
-        self._created.put(ident, _Created(owner, when))
-        mine = self._creations.get(owner)
-        if mine is None:
-            mine = []
-            self._creations.put(owner, mine)
-        mine.append((when.position, ident))
-        if len(mine) > CREATIONS_KEPT:
-            del mine[: len(mine) - CREATIONS_KEPT]
+        if isinstance(ident, str):
+            self._lists.created(owner, ident, when)
 
     def _list(
         self, exchange: Exchange, api_key: str, owner: bytes, body: dict[str, Any]
@@ -161,112 +117,12 @@ class WalkChecks:
         ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
         if len(ids) != len(items):
             return  # an item without an id: the schema check's
-        yield from self._order(ids)
         query = dict(parse_qsl(exchange.query, keep_blank_values=True))
-        filters = {k: v for k, v in query.items() if k not in (CURSOR, LIMIT)}
-        query_digest = digest(*(f"{k}={v}" for k, v in sorted(filters.items())))
-        cursor = query.get(CURSOR)
-        if cursor is not None:
-            before = self._lists.get(digest(api_key, cursor))
-            if before is not None and before.query == query_digest:
-                yield from self._continued(before, ids, owner)
-        following = body.get("next_cursor")
-        if isinstance(following, str) and following and ids:
-            page = _ListPage(
-                query_digest, bool(filters), ids[-1], ids[0], exchange.source, frozenset(ids)
-            )
-            self._lists.put(digest(api_key, following), page)
-
-    def _newer(self, first: str, second: str) -> bool | None:
-        """Whether payment ``first`` was created after ``second`` (None: not known, or their
-        creates overlap in time)."""
-        a, b = self._created.get(first), self._created.get(second)
-        if a is None or b is None or first == second:
-            return None
-        if a.when.after(b.when):
-            return True
-        if b.when.after(a.when):
-            return False
-        return None
-
-    def _listed_before(self, first: str, second: str) -> bool | None:
-        """Whether the profile's order puts ``first`` before ``second`` (None: not known)."""
-        newer = self._newer(first, second)
-        return None if newer is None else newer == self._newest_first
-
-    def _order(self, ids: list[str]) -> Iterator[Finding]:
-        # pairs of the first ORDERED_KEPT known items: a page holds at most the profile's
-        # maximum limit (100), and a longer list must not cost its square
-        known = [i for i in ids if self._created.get(i) is not None][:ORDERED_KEPT]
-        if len(known) < 2:
-            return
-        judged = False
-        for index, first in enumerate(known):
-            for second in known[index + 1 :]:
-                right = self._listed_before(first, second)
-                if right is False:
-                    order = "newest" if self._newest_first else "oldest"
-                    yield (
-                        LIST_ORDER,
-                        ORDER_IDS,
-                        Outcome.FAILED,
-                        f"{first} is listed before {second}, created "
-                        + ("earlier" if self._newest_first else "later")
-                        + f" in the recording: not {order} first",
-                    )
-                    return
-                judged = judged or right is True
-        if judged:
-            order = "newest" if self._newest_first else "oldest"
-            yield (LIST_ORDER, ORDER_IDS, Outcome.PASSED, f"payments listed {order} first")
-
-    def _continued(self, before: _ListPage, ids: list[str], owner: bytes) -> Iterator[Finding]:
-        where = f"the page after {before.source or 'an earlier page'}"
-        again = [i for i in ids if i in before.ids]
-        if again:
-            message = f"{where} lists {again[0]} again: repeated across the boundary"
-            yield (LIST_WALK, WALK_IDS, Outcome.FAILED, message)
-            return
-        earlier = [i for i in ids if self._listed_before(i, before.last)]
-        if earlier:
-            # the order across pages is the list order's rule, not the walk's
-            order = "newest" if self._newest_first else "oldest"
-            message = (
-                f"{where} lists {earlier[0]}, which the profile's order puts before that page's "
-                f"last payment {before.last}: not {order} first across the boundary"
-            )
-            yield (LIST_ORDER, ORDER_IDS, Outcome.FAILED, message)
-            return
-        if before.filtered or not ids or self._newer(ids[0], before.last) is None:
-            return  # a filter may leave payments out; an unknown first item decides nothing
-        skipped = self._between(owner, before.last, ids[0], set(ids))
-        if skipped is not None:
-            yield (
-                LIST_WALK,
-                WALK_IDS,
-                Outcome.FAILED,
-                f"{where} starts with {ids[0]}: {skipped}, created between it and that page's "
-                f"last payment {before.last}, is on neither page",
-            )
-            return
-        yield (LIST_WALK, WALK_IDS, Outcome.PASSED, f"{where} continues where it ended")
-
-    def _between(self, owner: bytes, last: str, first: str, shown: set[str]) -> str | None:
-        """A payment of ``owner`` the order puts between ``last`` (of a page) and ``first`` (of
-        the next page) that neither page shows."""
-        mine = self._creations.get(owner) or []
-        a, b = self._created.get(last), self._created.get(first)
-        assert a is not None and b is not None
-        low, high = sorted((a.when.position, b.when.position))
-        start = bisect.bisect_right(mine, (low, "\uffff"))
-        for _, ident in mine[start : bisect.bisect_left(mine, (high, ""))]:
-            if (
-                ident not in shown
-                and self._listed_before(last, ident)
-                and self._listed_before(ident, first)
-            ):
-                return ident
-        return None
+        found = self._lists.listed(
+            owner, api_key, query, ids, body.get("next_cursor"), exchange.source
+        )
+        for check, ids_, outcome, message in found:
+            yield (f"{FAMILY}.{check}", ids_, outcome, message)
 
     # -- statements --------------------------------------------------------------------------
     def _statement(

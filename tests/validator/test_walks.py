@@ -156,6 +156,25 @@ def test_a_filtered_walk_may_leave_payments_out(recording: Recording) -> None:
     assert outcomes(recording.page("status=pending&limit=1&cursor=c1", ["pay_1"]), "PAY-019") == []
 
 
+def test_a_cursor_of_an_unfiltered_list_leading_to_an_empty_page_fails(
+    recording: Recording,
+) -> None:
+    recording.create("pay_1")
+    recording.page("limit=1", ["pay_1"], cursor="c1")
+    assert outcomes(recording.page("limit=1&cursor=c1", []), "PAY-019") == [Outcome.FAILED]
+
+
+def test_one_payment_of_an_order_number_and_a_next_cursor_fails(recording: Recording) -> None:
+    recording.create("pay_1")
+    found = recording.page("merchant_order_no=order-1", ["pay_1"], cursor="c1")
+    assert outcomes(found, "PAY-019") == [Outcome.FAILED]
+    assert outcomes(recording.page("merchant_order_no=order-1", ["pay_1"]), "PAY-019") == [
+        Outcome.PASSED
+    ]
+    # a page of one may be full: its cursor says nothing
+    assert outcomes(recording.page("merchant_order_no=x&limit=1", [], cursor="c2"), "PAY-019") == []
+
+
 # -- a page walk of a statement ----------------------------------------------------------------
 def test_a_statement_walk_whose_balances_chain_across_the_boundary_passes(
     recording: Recording,

@@ -22,6 +22,7 @@ from conformance.core.formats import parse_date_time
 from conformance.core.profile import ErrorSpec
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.lifecycle import StateMachine
+from conformance.judge.lists import ListWalks, OrderNumbers, OrderUse
 from conformance.judge.payment_quotes import AMOUNT, deployed_chains, quote_problems
 from conformance.judge.payment_rules import (
     ACCEPT,
@@ -34,14 +35,17 @@ from conformance.judge.payment_rules import (
     PaymentRules,
     amount_text,
 )
+from conformance.judge.tables import When, digest
 from conformance.suite import shard_data
 from conformance.suite.factories import locate_operation
 from conformance.suite.stateful import MachineContext, Verdicts, body_of, compact
+from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.client import AUTO
 from conformance.suite.wire.judged_call import JudgedCall
 
 TIME_TOLERANCE_SECS = 2.0  # a server may keep whole seconds, and take "now" at any moment
 ACCEPT_FIELDS = ("payment_id", "currency_id", "currency_chain_id", "accepted_raw")
+OWN = digest("merchant", "book")  # the merchant of the book's client, to the list judges
 
 
 @dataclass
@@ -111,6 +115,9 @@ class PaymentBook:
         self.machine = StateMachine.of(self.ctx.profile, "payments")
         self.answers = AnswerChecks(self.ctx.profile)
         self.clock = ExpiryClock()
+        self.lists = ListWalks(self.ctx.profile)
+        self.orders = OrderNumbers(self.ctx.profile)
+        self._position = 0  # of the creates the list judges learn, in the order sent
         # how far the server's clock and its whole-second times may be from the suite's
         self.clock_margin = self.ctx.profile.clock_window_secs + TIME_TOLERANCE_SECS
         self._paths = {
@@ -166,6 +173,17 @@ class PaymentBook:
 
     def list_payments(self, **query: Any) -> httpx.Response:
         return self.send(LIST, params={k: v for k, v in query.items() if v is not None})
+
+    def listed(self, query: dict[str, Any], ids: list[str], next_cursor: object, what: str) -> None:
+        """The judge's verdicts on a page of the list that ``query`` asked for."""
+        sent = {k: str(v) for k, v in query.items() if v is not None}
+        self.verdicts.findings(self.lists.listed(OWN, "", sent, ids, next_cursor, what), what)
+
+    def _order_use(self, response: httpx.Response, order_no: str) -> OrderUse:
+        data = body_of(response)
+        return OrderUse(
+            OWN, False, order_no, response.status_code, data.get("code"), data.get("id")
+        )
 
     # -- bodies ---------------------------------------------------------------------------------
     def fresh_order_no(self, prefix: str = "pay-") -> str:
@@ -225,6 +243,9 @@ class PaymentBook:
             entry = quotes_answered.get(currency_id) if isinstance(quotes_answered, dict) else None
             quote.deployments = deployed_chains(entry, self.rules.currencies[currency_id])
         self.check_expiry(body, data.get("expires_at"), sent, received)
+        self._position += 1
+        self.lists.created(OWN, payment_id, When(sent, received, self._position))
+        self.verdicts.findings(self.orders.created(self._order_use(response, payment.order_no)))
         self.payments[payment_id] = payment
         return payment
 
@@ -270,10 +291,15 @@ class PaymentBook:
         and the number still lists only the first payment."""
         body = self.body(payment.quotes, order_no=payment.order_no)
         response = self.send(CREATE, json=body)
-        self.verdicts.status(
-            ["PAY-013"], response, self.rules.error("duplicate_order"), "a duplicate order number"
-        )
-        self.reread(payment, ["PAY-013"], "a duplicate order number")
+        what = "a duplicate order number"
+        try:
+            found = list(
+                self.orders.created(self._order_use(response, payment.order_no), known_valid=True)
+            )
+        except ValueError as unseen:
+            raise CaseError(f"{what}: {unseen}") from None
+        self.verdicts.findings(found, what)
+        self.reread(payment, ["PAY-013"], what)
 
     def check_absent(self, order_no: str, ids: Sequence[str], what: str) -> None:
         listed = self.read(order_no, ids)
@@ -290,11 +316,9 @@ class PaymentBook:
         self.check(["PAY-015"], isinstance(items, list), "the list has no payments array")
         assert isinstance(items, list)
         self.judge(response, LIST)
-        self.check(
-            ["PAY-019"],
-            not body_of(response).get("next_cursor") or len(items) > 1,
-            f"merchant_order_no={order_no} returned one payment and a next_cursor",
-        )
+        ids = [str(i.get("id")) for i in items if isinstance(i, dict)]
+        next_cursor = body_of(response).get("next_cursor")
+        self.listed({"merchant_order_no": order_no}, ids, next_cursor, "list by merchant_order_no")
         return items
 
     def reread(self, payment: ModelPayment, ids: Sequence[str], what: str) -> dict[str, Any]:
