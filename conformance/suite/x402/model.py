@@ -98,20 +98,12 @@ class X402Profile:
         return self.profile.error("x402", "settle_failure")
 
     @property
-    def settled_conflict(self) -> ErrorSpec:
-        return self.profile.error("x402", "settled_conflict")
-
-    @property
     def validation(self) -> ErrorSpec:
         return self.profile.error("status", "validation")
 
     @property
     def not_found(self) -> ErrorSpec:
         return self.profile.error("status", "not_found")
-
-    @property
-    def invalid_state(self) -> ErrorSpec:
-        return self.profile.error("status", "invalid_state")
 
     @property
     def business_rule(self) -> ErrorSpec:
