@@ -30,7 +30,12 @@ from conformance.judge.outcomes import malformed_refusal
 from conformance.judge.payment_rules import expected_raw
 from conformance.judge.tables import TABLE_LIMIT, BoundedTable, digest
 from conformance.judge.values import canonical
-from conformance.judge.x402_rules import UPTO, Refusal, settle_result, usage_against_payment
+from conformance.judge.x402_rules import (
+    Refusal,
+    settle_result,
+    usage_against_payment,
+    usage_scheme,
+)
 
 FRESH_NONCE = "x402_fresh_nonce"
 SETTLED = "x402_settled_again"
@@ -118,7 +123,7 @@ class X402History:
         self.invalid_state = Refusal.of(profile, invalid_state)
         self.over = Refusal.of(profile, profile.error("status", "business_rule"))
         self._malformed = malformed_refusal(profile)
-        self.usage_scheme = UPTO if x402.usage_requires == "settled-upto" else None
+        self.usage_scheme = usage_scheme(profile)
         self._usage_success = profile.success_status(USAGE)
 
     # -- settlement ------------------------------------------------------------------------

@@ -36,6 +36,11 @@ DOMAIN_FIELDS = ("name", "version", "chain_id", "verifying_contract")
 UPTO = "upto"  # the scheme ``usage_requires = "settled-upto"`` names
 
 
+def usage_scheme(profile: Profile) -> str | None:
+    """The scheme of the payments that take usage reports (None: none do)."""
+    return UPTO if profile.x402.usage_requires == "settled-upto" else None
+
+
 @lru_cache(maxsize=1)
 def default_scheme() -> str | None:
     """The scheme the contract states for requirements that name none (the default of
@@ -159,7 +164,7 @@ class X402Rules:
         self._currencies: dict[str, Currency] = profile.currencies
         self._failure = Refusal.of(profile, x402.settle_failure)
         self._default_scheme = default_scheme()
-        self.usage_scheme = UPTO if x402.usage_requires == "settled-upto" else None
+        self.usage_scheme = usage_scheme(profile)
         self._schemes = frozenset(x402.schemes)
 
     def requirements(self, field: Callable[[str], Any], accepts: list[Any]) -> Iterator[Rule]:
