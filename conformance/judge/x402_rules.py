@@ -8,14 +8,17 @@ handled), an accepted settlement (X402-012), a refused one's reason (X402-022) a
 usage report (X402-025 to X402-027).
 
 ``usage_against_payment`` judges a usage answer against the payment's history (its currency's
-decimals, the value of its settled authorization) and ``settle_result`` says what the identical
-settle request sent again must answer the same (X402-023): the x402 family knows that history
-from its model, the validator from the recording's earlier exchanges.
+decimals, the value of its settled authorization) and ``settle_result`` is what the identical
+settle request sent again must answer the same (X402-023): ``x402_history`` holds those rules.
+``Refusal`` reads an answer against one of the profile's refusals, told apart from its other
+answers of the same status by their codes (X402-022 here, X402-024 to X402-026 there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,12 +26,19 @@ from urllib.parse import urlsplit
 from conformance.core.contract import load_document
 from conformance.core.patterns import ecma_search
 from conformance.core.profile import Currency, ErrorSpec, Profile
+from conformance.core.results import Outcome
+from conformance.judge.findings import Finding
 from conformance.judge.payment_rules import expected_raw
 from conformance.judge.values import digits
 
 Rule = tuple[tuple[str, ...], str | None]
 DOMAIN_FIELDS = ("name", "version", "chain_id", "verifying_contract")
 UPTO = "upto"  # the scheme ``usage_requires = "settled-upto"`` names
+
+
+def usage_scheme(profile: Profile) -> str | None:
+    """The scheme of the payments that take usage reports (None: none do)."""
+    return UPTO if profile.x402.usage_requires == "settled-upto" else None
 
 
 @lru_cache(maxsize=1)
@@ -41,14 +51,78 @@ def default_scheme() -> str | None:
     return default if isinstance(default, str) else None
 
 
-def other_codes(profile: Profile, spec: ErrorSpec) -> frozenset[str]:
-    """The codes of the profile's other answers with ``spec``'s status (an Idempotency-Key
-    reused, a state conflict...): a refusal with one of them is of another kind."""
-    return frozenset(
-        other.code
-        for other in profile.error_specs
-        if other.status == spec.status and other.code not in (None, spec.code)
-    )
+class Reading(Enum):
+    """How an answer reads against one of the profile's refusals (``Refusal.reads``)."""
+
+    ACCEPTED = "accepted"
+    AS_PROFILE = "refused as the profile says"
+    UNNAMED = "refused with its status and no code"
+    WRONG_CODE = "refused with its status and another code"
+    OTHER_KIND = "refused for another reason"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One of the profile's refusals, told apart by their codes from its other answers with the
+    same status (an Idempotency-Key in use, another state conflict...): a refusal with one of
+    those codes is of another kind."""
+
+    spec: ErrorSpec
+    others: frozenset[str]
+
+    @classmethod
+    def of(cls, profile: Profile, spec: ErrorSpec, kin: Sequence[ErrorSpec] = ()) -> Refusal:
+        """``kin``: other answers of the profile that are this refusal too, where it pins no
+        code of its own (an already settled payment is in an invalid state)."""
+        own = {spec.code, None, *(k.code for k in kin if spec.code is None)}
+        others = {o.code for o in profile.error_specs if o.status == spec.status} - own
+        return cls(spec, frozenset(c for c in others if c is not None))
+
+    @property
+    def wanted(self) -> str:
+        return f"{self.spec.status}" + (f" {self.spec.code}" if self.spec.code else "")
+
+    def reads(self, status: int, code: str | None) -> Reading:
+        if 200 <= status < 300:
+            return Reading.ACCEPTED
+        if status != self.spec.status or code in self.others:
+            return Reading.OTHER_KIND
+        if code is None or not code.strip():
+            return Reading.UNNAMED
+        if self.spec.code is None or code == self.spec.code:
+            return Reading.AS_PROFILE
+        return Reading.WRONG_CODE
+
+    def verdict(
+        self,
+        check: str,
+        ids: tuple[str, ...],
+        status: int,
+        code: str | None,
+        what: str,
+        *,
+        known_valid: bool,
+    ) -> Finding | None:
+        """The answer ``status`` with ``code`` to a request the profile refuses with this.
+        ``known_valid``: the request is valid but for that (the suite built it so), so a
+        refusal of another kind, or one without the code the profile pins, fails; otherwise
+        (a recorded request, whose answer's code may be unknown) they leave no verdict, or
+        pass."""
+        reading = self.reads(status, code)
+        got = f"{status}" + (f" {code}" if code else "")
+        if reading is Reading.AS_PROFILE or (
+            reading is Reading.UNNAMED and (self.spec.code is None or not known_valid)
+        ):
+            return Finding(check, ids, Outcome.PASSED, f"{what}: refused ({got})")
+        if reading is Reading.OTHER_KIND and not known_valid:
+            return None
+        how = "accepted" if reading is Reading.ACCEPTED else "answered"
+        return Finding(
+            check,
+            ids,
+            Outcome.FAILED,
+            f"{what}: {how} {got}, the profile's answer is {self.wanted}",
+        )
 
 
 def settle_result(answer: object) -> tuple[object, object, object] | None:
@@ -88,10 +162,9 @@ class X402Rules:
         self._nonce = x402.nonce_pattern
         self._tx_hash = x402.tx_hash_pattern
         self._currencies: dict[str, Currency] = profile.currencies
-        self._failure = x402.settle_failure
-        self._other_codes = other_codes(profile, x402.settle_failure)
+        self._failure = Refusal.of(profile, x402.settle_failure)
         self._default_scheme = default_scheme()
-        self.usage_scheme = UPTO if x402.usage_requires == "settled-upto" else None
+        self.usage_scheme = usage_scheme(profile)
         self._schemes = frozenset(x402.schemes)
 
     def requirements(self, field: Callable[[str], Any], accepts: list[Any]) -> Iterator[Rule]:
@@ -173,19 +246,19 @@ class X402Rules:
             wrong.append(f"payment_id {answer.get('payment_id')!r}, settled {payment_id!r}")
         return ("X402-012",), f"a 2xx settlement with {'; '.join(wrong)}" if wrong else None
 
-    def settle_refusal(self, status: int, code: object) -> Rule | None:
+    def settle_refusal(self, status: int, code: str | None) -> Rule | None:
         """A settlement refused with the profile's settle failure names its x402 reason as
         ``code``: the profile's code where it pins one, any otherwise (X402-022). None for a
         refusal of another kind."""
-        failure = self._failure
-        if status != failure.status or code in self._other_codes:
+        reading = self._failure.reads(status, code)
+        if reading in (Reading.ACCEPTED, Reading.OTHER_KIND):
             return None
-        if failure.code is not None:
-            return ("X402-022",), None if code == failure.code else (
-                f"code {code!r}, expected {failure.code!r}"
-            )
-        named = isinstance(code, str) and code.strip()
-        return ("X402-022",), None if named else f"a failed settlement with code {code!r}"
+        if reading is Reading.AS_PROFILE:
+            return ("X402-022",), None
+        pinned = self._failure.spec.code
+        if pinned is not None:
+            return ("X402-022",), f"code {code!r}, expected {pinned!r}"
+        return ("X402-022",), f"a failed settlement with code {code!r}"
 
     def usage(
         self, payment_id: str | None, usage_id: object, answer: Mapping[str, Any]

@@ -16,9 +16,9 @@ judges it against what came before:
   another (X402-007); an authorization nonce the server settled for one payment was not settled
   for another (X402-016; unless it issued that nonce for both: X402-007's); the same settle
   request sent again got the same result (X402-023); a different payload for an already
-  settled payment was refused (X402-024); a settlement contradicting the requirements issued
-  for its payment (recorded earlier, to the same API key) was refused (X402-014 to X402-020,
-  ``judge.x402_settlements``).
+  settled payment was refused (X402-024): ``judge.x402_history``, as the x402 family asks it;
+  a settlement contradicting the requirements issued for its payment (recorded earlier, to the
+  same API key) was refused (X402-014 to X402-020, ``judge.x402_settlements``).
 - Tenant isolation: ids of one API key named by another (``isolation.TenantChecks``).
 - Lists and statements: the order of payments, page walks, the figures of one statement
   window read several times (``walks.WalkChecks``).
@@ -63,9 +63,8 @@ from conformance.core.signing import API_KEY_HEADER, NONCE_HEADER, TIMESTAMP_HEA
 from conformance.judge.auth import NonceUse, NonceUses
 from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked, key_scope
 from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
-from conformance.judge.outcomes import malformed_refusal
-from conformance.judge.values import canonical, digits
-from conformance.judge.x402_rules import other_codes, settle_result
+from conformance.judge.values import digits
+from conformance.judge.x402_history import IssuedNonces, Settlement, X402History, result_digest
 from conformance.judge.x402_settlements import (
     CLOCK_MARGIN_S,
     IssuedEntry,
@@ -145,13 +144,9 @@ EARLIER = "an earlier exchange"
 @dataclass(frozen=True, slots=True)
 class _Settled:
     payment_id: str
-    request: bytes  # digest of the whole request body
-    payload: bytes  # digest of its payment_payload
-    status: int
-    body: bytes | None  # digest of its result (``settle_result``); None: no body recorded
-    source: str
+    settlement: Settlement
     when: When
-    api_key: str = ""  # whose settlement it was
+    api_key: str  # whose settlement it was
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +179,9 @@ class CrossExchangeChecks:
         auth = profile.auth
         self._auth_statuses = auth.statuses
         self._nonce_single_use = auth.nonce_single_use
-        # the refusal of a malformed request: its code too where a business rule shares it
-        self._refusal = malformed_refusal(profile)
         x402 = profile.x402
         self._settle_failure = x402.settle_failure
-        self._settled_conflict = x402.settled_conflict
-        # with a pinned code, the codes of a refusal of another kind (any code is the conflict's
-        # where the profile pins none)
-        pinned = x402.settled_conflict.code is not None
-        self._conflict_others = (
-            other_codes(profile, x402.settled_conflict) if pinned else frozenset()
-        )
+        self._history = X402History(profile)
         self._valid_before_offset = x402.valid_before_offset_secs
         self._currencies = profile.currencies
         self._secrets = tuple(c.api_secret for c in profile.credentials)
@@ -209,8 +196,7 @@ class CrossExchangeChecks:
         self._x402_nonces: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._settled: BoundedTable[str, _Settled] = BoundedTable(limit)
         self._issued: BoundedTable[str, _Issued] = BoundedTable(limit)
-        # requirements nonces issued (digest of the nonce in lower case): payment_id, source
-        self._issued_nonces: BoundedTable[bytes, tuple[str, str]] = BoundedTable(limit)
+        self._nonces_issued = IssuedNonces(limit)
         self._states: BoundedTable[bytes, tuple[_Seen, ...]] = BoundedTable(limit)
         self._machines = {r: StateMachine.of(profile, r) for r in RESOURCE_OPERATIONS}
         self._resource_of = {op: r for r, ops in RESOURCE_OPERATIONS.items() for op in ops}
@@ -370,19 +356,8 @@ class CrossExchangeChecks:
         if len(parts) < 2 or status in self._auth_statuses:
             return
         api_key = headers.get(API_KEY_HEADER.lower(), "")
-        request = json_body(exchange.request_body)
-        amount = request.get("actual_amount") if isinstance(request, dict) else None
-        yield from self._usage.report(
-            unquote(parts[-2]),
-            api_key,
-            status,
-            _code(exchange),
-            when,
-            exchange.source,
-            shown,
-            amount,
-            body,
-        )
+        call = Call(exchange, USAGE, {"payment_id": unquote(parts[-2])}, status, body)
+        yield from self._usage.report(call, api_key, when, exchange.source, shown)
 
     def _learn_created(
         self,
@@ -533,7 +508,8 @@ class CrossExchangeChecks:
         accepts = body.get("accepts")
         if not isinstance(payment_id, str) or not isinstance(accepts, list):
             return
-        yield from self._fresh_nonces(payment_id, accepts, exchange.source)
+        for finding in self._nonces_issued.issued(payment_id, accepts, exchange.source):
+            yield finding._replace(check=X402_FRESH_NONCE)
         entries = tuple(e for e in (IssuedEntry.of(item) for item in accepts) if e is not None)
         if entries:
             api_key = headers.get(API_KEY_HEADER.lower(), "")
@@ -545,23 +521,6 @@ class CrossExchangeChecks:
             currency = self._currencies.get(currency_id) if isinstance(currency_id, str) else None
             decimals = currency.decimals if currency is not None else None
             self._usage.issued(payment_id, api_key, schemes, exchange.source, decimals)
-
-    def _fresh_nonces(self, payment_id: str, accepts: list[Any], source: str) -> Iterator[Finding]:
-        # A replay of the issue answers the same payment: its nonces again are no reuse.
-        for item in accepts:
-            nonce = item.get("nonce") if isinstance(item, dict) else None
-            if not isinstance(nonce, str) or not nonce:
-                continue
-            key = digest(nonce.lower())
-            earlier = self._issued_nonces.get(key)
-            if earlier is not None and earlier[0] != payment_id:
-                where = earlier[1] or "an earlier exchange"
-                message = f"nonce {nonce} of {payment_id} was issued for {earlier[0]} in {where}"
-                yield (X402_FRESH_NONCE, ("X402-007",), Outcome.FAILED, message)
-                continue
-            yield (X402_FRESH_NONCE, ("X402-007",), Outcome.PASSED, "a nonce not issued before")
-            if earlier is None:
-                self._issued_nonces.put(key, (payment_id, source))
 
     def _clock_margin(self, exchange: Exchange, accepts: list[Any]) -> float:
         """The margin for the server's clock that an issue exchange shows (``_Issued``)."""
@@ -596,13 +555,10 @@ class CrossExchangeChecks:
         if not isinstance(nonce, str):
             return
         accepted = 200 <= status < 300
+        result = None if exchange.response_body_missing else _result(exchange)
         this = _Settled(
             payment_id,
-            digest(canonical(body)),
-            digest(canonical(payload)),
-            status,
-            None if exchange.response_body_missing else _result(exchange),
-            exchange.source,
+            Settlement.of(body, status, result, exchange.source),
             when,
             headers.get(API_KEY_HEADER.lower(), ""),
         )
@@ -617,22 +573,21 @@ class CrossExchangeChecks:
                 ("X402-016",),
                 Outcome.FAILED if accepted else Outcome.PASSED,
                 f"authorization nonce {nonce} settled for payment {earlier.payment_id} in "
-                f"{earlier.source or 'an earlier exchange'}, sent for {payment_id}: "
+                f"{earlier.settlement.where}, sent for {payment_id}: "
                 + (f"accepted ({status})" if accepted else f"refused ({status})"),
             )
         settled = self._settled.get(payment_id)
-        in_use = status == self._in_use.status and (
-            this.body is None or _code(exchange) == self._in_use.code
-        )
+        code = _code(exchange)
+        in_use = status == self._in_use.status and (result is None or code == self._in_use.code)
         # Sent while the settlement was still being answered (overlapping in time, or its
         # Idempotency-Key still in use): no order between the two, no verdict.
         # Another merchant's settle of the payment is not it sent again (the isolation checks).
         mine = settled is not None and settled.api_key == this.api_key
         if settled is not None and mine and when.after(settled.when) and not in_use:
-            refusal = self._refusal
-            code = _code(exchange)
-            formal = refusal.matches(status, code)
-            yield from self._settled_again(settled, this, accepted, formal, code)
+            for finding in self._history.settle(
+                settled.settlement, body, status, code, result, known_valid=False
+            ):
+                yield finding._replace(check=X402_NONCE_REUSE)
         if accepted:
             if settled is None:
                 self._settled.put(payment_id, this)
@@ -643,44 +598,6 @@ class CrossExchangeChecks:
         """``nonce`` is one the requirements issued for ``payment_id`` carry."""
         issued = self._issued.get(payment_id)
         return issued is not None and any(e.has_nonce(nonce) for e in issued.entries)
-
-    def _settled_again(
-        self, settled: _Settled, this: _Settled, accepted: bool, formal: bool, code: str | None
-    ) -> Iterator[Finding]:
-        """``formal``: ``this`` was refused as breaking the contract; ``code``: its answer's."""
-        where = settled.source or "an earlier exchange"
-        status = this.status
-        if settled.request == this.request:
-            if formal:
-                return  # refused for its form: decided before the settlement was looked at
-            what = f"the settle request of {where} sent again"
-            if status == settled.status and (this.body is None or settled.body is None):
-                reason = "the recording holds no body of one of the two responses"
-                yield (X402_NONCE_REUSE, ("X402-023",), Outcome.NOT_EXERCISED, f"{what}: {reason}")
-                return
-            same = (status, this.body) == (settled.status, settled.body)
-            yield (
-                X402_NONCE_REUSE,
-                ("X402-023",),
-                Outcome.PASSED if same else Outcome.FAILED,
-                f"{what}: " + ("same result" if same else f"got {status} and another result"),
-            )
-        elif settled.payload != this.payload:
-            # A refusal with another status (a malformed or unverifiable payload) was decided
-            # before the settled state was looked at: no verdict on this rule.
-            conflict = self._settled_conflict
-            # a refusal with another of the profile's answers of that status is of another kind
-            if accepted or (status == conflict.status and code not in self._conflict_others):
-                wanted = conflict.code
-                other_code = not accepted and None not in (code, wanted) and code != wanted
-                yield (
-                    X402_NONCE_REUSE,
-                    ("X402-024",),
-                    Outcome.FAILED if accepted or other_code else Outcome.PASSED,
-                    f"another payload for payment {this.payment_id}, settled in {where}: "
-                    f"got {status}"
-                    + (f" with code {code!r}, not {wanted!r}" if other_code else ""),
-                )
 
     def _against_issued(
         self,
@@ -788,10 +705,7 @@ def _time(value: Any) -> TypeGuard[int]:
 
 
 def _result(exchange: Exchange) -> bytes:
-    """The digest of a settle answer's result (``x402_rules.settle_result``), or of its bytes
-    when it is no JSON object."""
-    result = settle_result(json_body(exchange.response_body))
-    return digest(exchange.response_body) if result is None else digest(canonical(result))
+    return result_digest(json_body(exchange.response_body), exchange.response_body)
 
 
 def _code(exchange: Exchange) -> str | None:

@@ -4,8 +4,8 @@ A quick run against the embedded server with one fault of the catalogue, recorde
 recording judged by ``validate`` under the same profile: every requirement both judged has the
 same outcome, and both fail what the fault breaks. The faults sample the judge's rule families:
 business rules, echoes, statements read page by page and across reads, isolation, state
-machines, x402 settlement, idempotency, authentication, constraint ids, list walks and routing.
-(The unfaulted half is ``test_divergent_run``'s.)
+machines, x402 settlement and a settled payment's later requests, idempotency, authentication,
+constraint ids, list walks and routing. (The unfaulted half is ``test_divergent_run``'s.)
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ SAMPLE = {
     "state-pause-retired-allowed": ("PAYOUT", "PAYOUT-STATE", "OPS-024", "SHAPE-010"),
     "idem-reuse-replays-first": ("IDEM", "LIMIT"),
     "x402-upto-accepts-over-max": ("X402",),
+    "x402-settle-replay-new-tx-hash": ("X402",),
+    "x402-settled-accepts-other-payload": ("X402",),
+    "x402-usage-on-unsettled-accepted": ("X402",),
+    "x402-usage-max-from-requirements": ("X402",),
     "auth-nonce-not-checked": ("AUTH",),
     "idem-errors-stored": ("IDEM",),
     "auth-after-routing": ("STATUS-019",),

@@ -292,7 +292,7 @@ def test_another_payload_refused_with_another_code_than_settled_conflicts_fails(
     refused = settle("pay_1", "0x" + "e" * 64, value="99", status=409)  # code "conflict"
     results = cross.observe(refused, "settleX402Payment")
     assert outcomes(results, "X402-024") == [Outcome.FAILED]
-    assert "not 'already_settled'" in judged(results)[0].message
+    assert "answer is 409 already_settled" in judged(results)[0].message
     key_reused = replace(
         refused, response_body=b'{"code":"idempotency_key_conflict","message":"m"}'
     )

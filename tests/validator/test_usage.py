@@ -158,3 +158,21 @@ def test_a_replayed_issue_keeps_the_settlement() -> None:
     traffic.finish()
     assert traffic.outcomes("X402-025") == []
     assert traffic.outcomes("X402-027") == [Outcome.PASSED]
+
+
+@pytest.mark.parametrize(
+    ("status", "answer", "expected"),
+    [
+        (422, {"code": "over_authorised", "message": "over"}, [Outcome.PASSED]),
+        (422, {"code": "amount_too_large", "message": "another rule's"}, []),
+        (400, {"code": "validation_error", "message": "its form"}, []),
+    ],
+)
+def test_usage_over_the_authorised_value_refused(
+    status: int, answer: dict[str, str], expected: list[Outcome]
+) -> None:
+    traffic = Traffic()
+    issue(traffic)
+    settle(traffic)
+    usage(traffic, "u1", status=status, amount="3.5", answer=answer)
+    assert traffic.outcomes("X402-026") == expected

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import httpx
 
 from conformance.judge.answers import AnswerChecks
+from conformance.judge.x402_history import X402History
 from conformance.judge.x402_rules import default_scheme
 from conformance.suite.factories import Factories, PrerequisiteError, locate_operation
 from conformance.suite.stateful import body_of
@@ -69,6 +70,7 @@ class X402Api:
         self.factories = factories
         self.rules = rules
         self.answers = AnswerChecks(rules.profile)  # the judge's rules on each answer
+        self.history = X402History(rules.profile)  # and on later requests on a payment
 
     @property
     def client(self) -> Any:

@@ -13,10 +13,12 @@ import time
 import uuid
 from typing import Any
 
+import httpx
+
 from conformance.judge.outcomes import json_object
-from conformance.judge.x402_rules import settle_result, usage_against_payment
+from conformance.judge.x402_history import IssuedNonces, Settlement, result_digest
 from conformance.judge.x402_settlements import IssuedEntry, contradictions, settlement_findings
-from conformance.suite.stateful import Verdicts, body_of, compact
+from conformance.suite.stateful import Verdicts, body_of
 from conformance.suite.tool_errors import CaseError
 from conformance.suite.wire.judged_call import JudgedCall, judged
 from conformance.suite.x402.api import REQUIREMENTS, SETTLE, USAGE, IssueOutcome, Requested, X402Api
@@ -34,11 +36,11 @@ def issue(
     verdicts: Verdicts,
     api: X402Api,
     requested: Requested,
-    nonces: set[str],
+    nonces: IssuedNonces,
     *,
     fatal: bool,
 ) -> Issued:
-    """Requirements as asked, every rule on them checked; the nonce must be new (X402-007)."""
+    """Requirements as asked, every rule on them checked; the nonces must be new (X402-007)."""
     outcome, issued = api.issue(requested)
     check_issued(verdicts, api, requested, outcome, nonces, fatal=fatal)
     return issued
@@ -49,22 +51,15 @@ def check_issued(
     api: X402Api,
     requested: Requested,
     outcome: IssueOutcome,
-    nonces: set[str],
+    nonces: IssuedNonces,
     *,
     fatal: bool,
 ) -> None:
     verdicts.findings(judged(api.answers, outcome.response, REQUIREMENTS), fatal=fatal)
-    accepts = body_of(outcome.response).get("accepts")
-    for entry in accepts if isinstance(accepts, list) else []:
-        nonce = entry.get("nonce") if isinstance(entry, dict) else None
-        if isinstance(nonce, str):
-            verdicts.check(
-                ["X402-007"],
-                nonce.lower() not in nonces,
-                f"nonce {nonce} was already issued by an earlier requirements call",
-                fatal=fatal,
-            )
-            nonces.add(nonce.lower())
+    body = body_of(outcome.response)
+    payment_id, accepts = body.get("payment_id"), body.get("accepts")
+    if isinstance(payment_id, str) and isinstance(accepts, list):
+        verdicts.findings(nonces.issued(payment_id, accepts, "an earlier call"), fatal=fatal)
 
 
 # ---------------------------------------------------------------------------- settlement
@@ -89,7 +84,8 @@ def settle_valid(
             ["OPS-033"], shape_problems(api.rules.contract, SETTLE_RESULT, response), fatal=fatal
         )
         issued.settle_body = body
-        issued.result = settle_result(body_of(response))
+        result = result_digest(json_object(response), response.content)
+        issued.settlement = Settlement.of(body, response.status_code, result, "the settlement")
         issued.authorised = int(body["payment_payload"]["authorization"]["value"])
         issued.settled_at = time.time()
 
@@ -98,15 +94,30 @@ def settle_again(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: boo
     """The identical settle request again: the same result (X402-023)."""
     assert issued.settle_body is not None
     response = api.settle(issued.settle_body)
-    body = json_object(response) or {}
-    verdicts.check(
-        ["X402-023"],
-        response.status_code == api.rules.success(SETTLE) and settle_result(body) == issued.result,
-        f"the identical payload settled again answered "
-        f"{compact(body) if body else response.status_code}, expected the first result "
-        f"(success, tx_hash, payment_id: {issued.result})",
-        fatal=fatal,
+    _later(verdicts, api, issued, issued.settle_body, response, "X402-023", fatal=fatal)
+
+
+def _later(
+    verdicts: Verdicts,
+    api: X402Api,
+    issued: Issued,
+    body: dict[str, Any],
+    response: httpx.Response,
+    rule: str,
+    *,
+    fatal: bool,
+) -> None:
+    """The judge's verdict on a settle request ``body`` for the settled ``issued``, built to
+    come under ``rule``."""
+    assert issued.settlement is not None
+    call = JudgedCall(response, SETTLE)
+    result = result_digest(call.answer, response.content)
+    found = api.history.settle(
+        issued.settlement, body, call.status, call.code, result, known_valid=True
     )
+    if not any(rule in f.ids for f in found):
+        raise CaseError(f"the judge does not see this settle request of {issued.label} as {rule}'s")
+    verdicts.findings(found, fatal=fatal)
 
 
 def _unchanged(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: bool) -> None:
@@ -144,14 +155,8 @@ def settle_other(
     if value is not None:
         changes["value"] = value
     _baseline(api, issued)
-    response = api.settle(api.pay(issued, **changes))
-    verdicts.status(
-        ["X402-024"],
-        response,
-        api.rules.settled_conflict,
-        "another payload for a settled payment",
-        fatal=fatal,
-    )
+    body = api.pay(issued, **changes)
+    _later(verdicts, api, issued, body, api.settle(body), "X402-024", fatal=fatal)
     _unchanged(verdicts, api, issued, fatal=fatal)
 
 
@@ -217,16 +222,22 @@ def settle_tampered(
             forged=tampering.forged,
         )
     _baseline(api, issued)
+    assert issued.settlement is not None
     response = api.settle(body)
-    rules = api.rules
-    allowed = (rules.settle_failure.status, rules.settled_conflict.status)
-    verdicts.check(
-        ["X402-024"],
-        response.status_code in allowed,
-        f"{tampering.name}, for a settled payment: expected "
-        f"{' or '.join(map(str, allowed))}, got {response.status_code} {response.text[:160]}",
-        fatal=fatal,
+    call = JudgedCall(response, SETTLE)
+    history = api.history
+    found = history.settle(
+        issued.settlement,
+        body,
+        call.status,
+        call.code,
+        result_digest(call.answer, response.content),
+        known_valid=True,
+        also=(history.failure,),
     )
+    # none when the payload is the settled one, signed again in the same second, and only the
+    # requirements sent with it differ: no rule of a settled payment judges that request
+    verdicts.findings(found, tampering.name, fatal=fatal)
     _unchanged(verdicts, api, issued, fatal=fatal)
     return False
 
@@ -263,53 +274,23 @@ def settle_unknown(verdicts: Verdicts, api: X402Api, issued: Issued, *, fatal: b
 def usage(
     verdicts: Verdicts, api: X402Api, issued: Issued, actual_raw: int, *, fatal: bool
 ) -> None:
-    """Usage as the model says: 409 unless settled upto, 422 over the authorised value,
-    else 200 with max_raw = the authorised value and actual_raw in raw units."""
+    """Usage of ``actual_raw`` raw units, judged against the payment's history
+    (``judge.x402_history``): refused unless settled upto or over the authorised value, else
+    accepted in raw units with max_raw the authorised value."""
     rules = api.rules
     amount = decimal_text(actual_raw, issued.deployment.decimals)
     usage_id = f"usage_{uuid.uuid4().hex[:16]}"
     response = api.usage(issued.payment_id, amount, usage_id)
-    if not issued.settled or issued.scheme != rules.usage_scheme:
-        state = "settled" if issued.settled else "not settled"
-        verdicts.status(
-            ["X402-025"],
-            response,
-            rules.invalid_state,
-            f"usage of a {state} {issued.scheme} payment",
-            fatal=fatal,
-        )
-        return
-    assert issued.authorised is not None
-    if actual_raw > issued.authorised:
-        verdicts.status(
-            ["X402-026"],
-            response,
-            rules.business_rule,
-            f"usage of {amount} over the authorised "
-            f"{decimal_text(issued.authorised, issued.deployment.decimals)}",
-            fatal=fatal,
-        )
-        return
-    accepted = response.status_code == rules.success("reportX402Usage")
-    if issued.used_raw + actual_raw > issued.authorised and not accepted:
-        # Earlier reports and this one add up to more than was authorised: the profile bounds
-        # each report, not their sum, but a server that bounds the sum is within it too.
-        verdicts.status(
-            ["X402-026"], response, rules.business_rule, "usage over the rest", fatal=fatal
-        )
-        return
-    if not verdicts.status(
-        ["X402-027"], response, rules.success(USAGE), f"usage of {amount}", fatal=fatal
-    ):
+    call = JudgedCall(response, USAGE, {"payment_id": issued.payment_id})
+    found = api.history.usage(issued.payment, call, known_valid=True)
+    if not found:
+        raise CaseError(f"the judge has no verdict on a usage report of {amount} on {issued.label}")
+    if response.status_code != rules.success(USAGE):
+        verdicts.findings(found, fatal=fatal)
         return
     issued.used_raw += actual_raw
-    path = {"payment_id": issued.payment_id}
-    verdicts.findings(judged(api.answers, response, USAGE, path), fatal=fatal)
-    history = usage_against_payment(
-        amount, body_of(response), decimals=issued.deployment.decimals, authorised=issued.authorised
-    )
-    for ids, problem in history:
-        verdicts.check(ids, problem is None, problem or "", fatal=fatal)
+    verdicts.findings(api.answers.judge(call), fatal=fatal)
+    verdicts.findings(found, fatal=fatal)
     verdicts.problems(
         ["OPS-034"], shape_problems(rules.contract, USAGE_RESULT, response), fatal=fatal
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, precondition, rule
 
+from conformance.judge.x402_history import IssuedNonces
 from conformance.suite.stateful import ConformanceMachine
 from conformance.suite.x402 import flows
 from conformance.suite.x402.api import RESOURCE, Requested, X402Api
@@ -39,7 +40,7 @@ class X402Machine(ConformanceMachine):
         super().__init__()
         self.x402 = X402Profile(self.ctx.profile, self.ctx.contract)
         self.api = X402Api(self.ctx.factories, self.x402)
-        self.nonces: set[str] = self.ctx.extra.setdefault(NONCES, set())
+        self.nonces: IssuedNonces = self.ctx.extra.setdefault(NONCES, IssuedNonces())
         self.issued = 0
 
     @precondition(lambda self: self.issued < PAYMENTS_PER_SEQUENCE)

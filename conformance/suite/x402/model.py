@@ -4,8 +4,8 @@
 schemes, the payload shape, statuses; the rules on an answer are the judge's,
 ``judge.x402_rules``). ``Issued`` is one payment's
 requirements as the server issued them and, once settled, the settle request that settled it,
-its result and the value the payer authorised: the model the state machine compares the
-server's answers with.
+its result and the value the payer authorised: the model the judge
+(``judge.x402_history``) compares the server's later answers with.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from conformance.core.profile import Currency, ErrorSpec, Profile, X402PayloadShape, X402Section
+from conformance.judge.x402_history import Payment, Settlement
 
 EXACT = "exact"  # the x402 scheme names the contract lists (X402RequirementsCreate.scheme)
 UPTO = "upto"
@@ -97,20 +98,12 @@ class X402Profile:
         return self.profile.error("x402", "settle_failure")
 
     @property
-    def settled_conflict(self) -> ErrorSpec:
-        return self.profile.error("x402", "settled_conflict")
-
-    @property
     def validation(self) -> ErrorSpec:
         return self.profile.error("status", "validation")
 
     @property
     def not_found(self) -> ErrorSpec:
         return self.profile.error("status", "not_found")
-
-    @property
-    def invalid_state(self) -> ErrorSpec:
-        return self.profile.error("status", "invalid_state")
 
     @property
     def business_rule(self) -> ErrorSpec:
@@ -133,7 +126,7 @@ class Issued:
     max_raw: int
     entry: dict[str, Any]
     settle_body: dict[str, Any] | None = None  # the request that settled it
-    result: tuple[object, ...] | None = None  # of the settlement (``settle_result``)
+    settlement: Settlement | None = None  # as the judge compares later settle requests
     authorised: int | None = None  # the settled authorization's value
     settled_at: float | None = None  # epoch seconds (suite clock) of the settlement
     ledger_lines: int | None = None  # statement lines naming the payment once settled
@@ -142,6 +135,17 @@ class Issued:
     @property
     def settled(self) -> bool:
         return self.settle_body is not None
+
+    @property
+    def payment(self) -> Payment:
+        """What the judge needs of the payment's history to judge a usage report of it."""
+        return Payment(
+            frozenset({self.scheme}),
+            self.deployment.decimals,
+            settled=self.settled,
+            authorised=self.authorised,
+            used=self.used_raw,
+        )
 
     @property
     def label(self) -> str:

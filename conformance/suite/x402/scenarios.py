@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from conformance.judge.x402_history import IssuedNonces
 from conformance.suite.stateful import MachineContext, Verdicts
 from conformance.suite.wire.judged_call import JudgedCall
 from conformance.suite.x402 import flows
@@ -41,7 +42,7 @@ class Scenarios:
         self.ctx = ctx
         self.rules = X402Profile(ctx.profile, ctx.contract)
         self.api = X402Api(ctx.factories, self.rules)
-        self.nonces: set[str] = set()
+        self.nonces = IssuedNonces()
         self.fatal = False
 
     @property
