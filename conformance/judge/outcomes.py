@@ -63,6 +63,19 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
+SUCCESS_MEDIA = "OPS-008"
+
+
+def success_media_problem(media: str, json: bool, refused: str = "") -> str | None:
+    """OPS-008: what is wrong with a success answer served as media type ``media`` whose body
+    is (``json``) or is not a JSON document (``refused``: why the reader refused it, if it
+    did); None: it is JSON served as ``application/json``."""
+    problems = [] if media == "application/json" else [f"served as {media or 'no media type'!r}"]
+    if not json:
+        problems.append(f"the body is not JSON ({refused})" if refused else "the body is not JSON")
+    return ", ".join(problems) or None
+
+
 def error_shape_problems(media: str, body: Any) -> dict[str, str]:
     """Spec section 7 and profile 3: what an error answer of media type ``media`` and JSON
     document ``body`` (None when not JSON) lacks, by requirement id: ``application/json``

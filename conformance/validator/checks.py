@@ -52,9 +52,11 @@ from conformance.judge.outcomes import (
     ERROR_SHAPE_IDS,
     MEDIA_TYPE,
     NO_SERVER_ERROR,
+    SUCCESS_MEDIA,
     error_shape_problems,
     malformed_refusal,
     media_type,
+    success_media_problem,
 )
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
@@ -77,7 +79,6 @@ from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
-SUCCESS_MEDIA = "OPS-008"
 # JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
 _KEYWORD_TAGS = {
     "type": "incorrect_type",
@@ -598,11 +599,8 @@ class ExchangeValidator:
             if body is _MISSING and media == "application/json":
                 reason = f"served as JSON; {exchange.response_body_missing}"
                 out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.NOT_EXERCISED, reason))
-            elif media != "application/json" or body is _NOT_JSON:
-                what = f"served as {media or 'no media type'!r}" + (
-                    ", not JSON" if body is _NOT_JSON else ""
-                )
-                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.FAILED, what))
+            elif (problem := success_media_problem(media, body is not _NOT_JSON)) is not None:
+                out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.FAILED, problem))
                 return
             else:
                 out.append(_Finding("media_type", (SUCCESS_MEDIA,), Outcome.PASSED, "JSON"))

@@ -1,13 +1,8 @@
 """What the deposit helper paid into a payment, seen across recorded exchanges.
 
 ``DepositChecks`` follows each payment whose creation the recording holds (its quotes) and the
-deposits the test helper made into it for the same API key, and judges:
-
-- a deposit that leaves the payment's total received (this deposit and the earlier ones) below
-  the quoted amount must leave it underpaid, never settled (HELP-001);
-- accept-underpaid must report as ``accepted_raw`` the raw amount received: the deposits'
-  total times 10^decimals of their currency (PAY-STATE-007; FIX-003 too, the currency's
-  decimals, as the payments family attributes it).
+deposits the test helper made into it for the same API key, and asks ``judge.deposits`` about
+each later deposit (HELP-001) and accept-underpaid (PAY-STATE-007, FIX-003) of the payment.
 
 The deposit helper is how a payment receives on a server that has it (a sandbox): a payment
 created in the recording received what the recorded deposits paid. A failure waits until no
@@ -24,7 +19,9 @@ from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
-from conformance.judge.payment_rules import PaymentRules, decimal_value
+from conformance.judge.deposits import DepositRules
+from conformance.judge.findings import Finding as JudgeFinding
+from conformance.judge.payment_rules import decimal_value
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import (
@@ -39,7 +36,6 @@ from conformance.validator.tables import (
 
 API_KEY_HEADER = "x-api-key"
 RECEIVED = f"{FAMILY}.deposits_received"
-ACCEPTED_IDS = ("PAY-STATE-007", "FIX-003")
 CREATE, DEPOSIT, ACCEPT = "createPayment", "testDepositPayment", "acceptUnderpaidPayment"
 OPERATIONS = frozenset({CREATE, DEPOSIT, ACCEPT})
 
@@ -59,9 +55,7 @@ class DepositChecks:
     READS_BODY = OPERATIONS  # the operations whose answers it reads
 
     def __init__(self, profile: Profile, waiting: WaitingRoom, *, limit: int = TABLE_LIMIT) -> None:
-        rules = PaymentRules(profile)
-        self._settled, self._underpaid = rules.settled, rules.underpaid
-        self._decimals = {cid: c.decimals for cid, c in profile.currencies.items()}
+        self._rules = DepositRules(profile)
         self._payments: BoundedTable[str, _Payment] = BoundedTable(limit)
         self._waiting = waiting
 
@@ -93,7 +87,9 @@ class DepositChecks:
         if operation_id == DEPOSIT:
             yield from self._deposit(exchange, payment_id, payment, body, when, shown)
         elif not payment.unjudged and payment.currency is not None:
-            yield from self._accepted(exchange, payment_id, payment, body, when, shown)
+            what = f"accept-underpaid of {payment_id}"
+            for found in self._rules.accepted(body, payment.currency, payment.received):
+                yield from self._found(exchange, payment_id, when, found, what, ACCEPT, shown)
 
     def _created(self, body: dict[str, Any], api_key: str) -> None:
         ident, quotes = body.get("id"), body.get("quotes")
@@ -130,60 +126,36 @@ class DepositChecks:
             return
         total = payment.received + amount
         self._payments.put(payment_id, replace(payment, currency=currency, received=total))
-        status = body.get("status")
-        if payment.unjudged or total >= quoted or status not in (self._settled, self._underpaid):
+        if payment.unjudged:
             return
-        if status == self._underpaid:
-            yield (RECEIVED, ("HELP-001",), Outcome.PASSED, "underpaid after deposits short")
-            return
-        message = (
-            f"deposits of {total} {currency} in all into {payment_id}, quoted {quoted}: "
-            f"answered {status!r}"
-        )
-        self._wait(exchange, payment_id, when, ("HELP-001",), message, DEPOSIT, shown)
+        found = self._rules.deposited(total, quoted, body.get("status"))
+        if found is not None:
+            what = f"deposits into {payment_id} ({currency})"
+            yield from self._found(exchange, payment_id, when, found, what, DEPOSIT, shown)
 
-    def _accepted(
-        self,
-        exchange: Exchange,
-        payment_id: str,
-        payment: _Payment,
-        body: dict[str, Any],
-        when: Moment,
-        shown: Callable[[], Evidence],
-    ) -> Iterator[Finding]:
-        accepted = body.get("accepted_raw")
-        decimals = self._decimals.get(payment.currency or "")
-        if not isinstance(accepted, str) or not accepted.isdigit() or decimals is None:
-            return
-        raw = int(payment.received.scaleb(decimals))
-        if int(accepted) == raw:
-            yield (RECEIVED, ACCEPTED_IDS, Outcome.PASSED, "accepted_raw as received")
-            return
-        message = (
-            f"accept-underpaid of {payment_id} answered accepted_raw {accepted}, but the "
-            f"recorded deposits paid {raw} raw ({payment.received} {payment.currency})"
-        )
-        self._wait(exchange, payment_id, when, ACCEPTED_IDS, message, ACCEPT, shown)
-
-    def _wait(
+    def _found(
         self,
         exchange: Exchange,
         payment_id: str,
         when: Moment,
-        ids: tuple[str, ...],
-        message: str,
+        found: JudgeFinding,
+        what: str,
         operation_id: str,
         shown: Callable[[], Evidence],
-    ) -> None:
-        """A failure about the payment's received amount, held until no exchange recorded later
-        (a deposit that overlaps this one) can have come first."""
+    ) -> Iterator[Finding]:
+        """A pass at once; a failure about the payment's received amount held until no exchange
+        recorded later (a deposit that overlaps this one) can have come first."""
+        if found.outcome is not Outcome.FAILED:
+            yield (RECEIVED, found.ids, found.outcome, found.message)
+            return
+        message = f"{what}: {found.message}"
         self._waiting.add(
             Waiting(
                 _subject(payment_id),
                 when,
                 exchange.source,
                 RECEIVED,
-                ids,
+                found.ids,
                 message,
                 operation_id,
                 shown(),

@@ -1,10 +1,7 @@
 """Webhook secrets seen across recorded exchanges: a rotation gives a secret never seen before.
 
-``RotationChecks`` keeps, per merchant and endpoint id, digests of the secrets the
-rotateWebhookEndpointSecret answers gave (never the secrets), and judges each rotation that is
-not a replay: its secret must differ from every secret the endpoint had before (WH-011). Two
-answers of one endpoint with one secret break it whatever their order, so overlapping
-exchanges are judged too.
+``RotationChecks`` feeds each rotateWebhookEndpointSecret answer that is not a replay, with its
+merchant and endpoint id, to ``judge.webhook_secrets`` (WH-011), overlapping exchanges too.
 """
 
 from __future__ import annotations
@@ -15,10 +12,10 @@ from urllib.parse import unquote
 
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
-from conformance.core.results import Outcome
+from conformance.judge.webhook_secrets import SecretRotations
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, digest
+from conformance.validator.tables import TABLE_LIMIT, Finding
 
 API_KEY_HEADER = "x-api-key"
 ROTATE = "rotateWebhookEndpointSecret"
@@ -32,8 +29,7 @@ class RotationChecks:
 
     def __init__(self, profile: Profile, *, limit: int = TABLE_LIMIT) -> None:
         self._merchant = {c.api_key: c.merchant_id for c in profile.credentials}
-        # digest of (merchant, endpoint id, secret): where that secret was first answered
-        self._secrets: BoundedTable[bytes, str] = BoundedTable(limit)
+        self._rotations = SecretRotations(limit=limit)
 
     def observe(
         self,
@@ -54,21 +50,8 @@ class RotationChecks:
         if not isinstance(secret, str) or secret == REDACTED or not api_key or endpoint is None:
             return  # no secret, or one the recorder masked (``run --record`` masks them)
         merchant = self._merchant.get(api_key) or f"key {api_key}"
-        slot = digest(merchant, endpoint, secret)
-        first = self._secrets.get(slot)
-        if first is None:
-            self._secrets.put(slot, exchange.source)
-        yield (
-            SECRET_ROTATION,
-            ("WH-011",),
-            Outcome.PASSED if first is None else Outcome.FAILED,
-            f"rotate-secret of endpoint {endpoint}: "
-            + (
-                "a secret it did not have before"
-                if first is None
-                else f"the secret already answered in {first or 'an earlier exchange'}"
-            ),
-        )
+        found = self._rotations.rotated(merchant, endpoint, secret, exchange.source)
+        yield (SECRET_ROTATION, found.ids, found.outcome, found.message)
 
 
 def _endpoint_id(exchange: Exchange) -> str | None:

@@ -60,6 +60,9 @@ SAMPLE = {
     "robust-unversioned-paths-served": ("VER-001", "STATUS-020"),
     "robust-huge-body-500": ("STATUS-018", "ERR-006"),
     "validation-ignores-content-type": ("STATUS-021",),
+    "deposit-underpaid-settles": ("HELP", "PAY-STATE", "FIX"),
+    "deposit-overpaid-stays-underpaid": ("HELP", "PAY-STATE", "FIX"),
+    "payment-accepted-raw-is-quoted": ("HELP", "PAY-STATE", "FIX"),
 }
 
 

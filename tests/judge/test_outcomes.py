@@ -17,6 +17,7 @@ from conformance.judge.outcomes import (
     is_contract_refusal,
     is_validation_error,
     media_type,
+    success_media_problem,
     summary,
 )
 
@@ -129,3 +130,11 @@ def test_a_response_is_judged_by_the_same_rule_and_err_005_holds_them_all() -> N
 def test_the_media_type_is_read_without_its_parameters_and_case() -> None:
     assert media_type("Application/JSON; charset=utf-8") == "application/json"
     assert media_type(None) == ""
+
+
+def test_a_success_is_json_served_as_application_json() -> None:
+    assert success_media_problem("application/json", json=True) is None
+    assert success_media_problem("text/plain", json=True) == "served as 'text/plain'"
+    assert success_media_problem("", json=False, refused="too deep") == (
+        "served as 'no media type', the body is not JSON (too deep)"
+    )

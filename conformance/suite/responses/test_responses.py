@@ -20,7 +20,7 @@ import pytest
 
 from conformance.core import jsonsafe
 from conformance.core.catalogue import load_catalogue
-from conformance.judge.outcomes import media_type, summary
+from conformance.judge.outcomes import SUCCESS_MEDIA, media_type, success_media_problem, summary
 from conformance.judge.response_schemas import ResponseSchemas, broken_ids
 from conformance.judge.schema_requirements import requirement_ids
 from conformance.suite.factories import PrerequisiteError
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.family("responses")
 
 SCHEMA_CHECK = "response_schema_conformance"  # the schema family's mapping (schema/rules.yaml)
 SUCCESS_STATUS = ("STATUS-001", "STATUS-002")
-JSON_MEDIA = ("OPS-008",)
+JSON_MEDIA = (SUCCESS_MEDIA,)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -87,19 +87,18 @@ def check_success(
     if status != expected:
         return
     media = media_type(response.headers.get("content-type"))
-    verdicts.check(
-        JSON_MEDIA,
-        media == "application/json",
-        f"success media type is {media or 'missing'!r}, not application/json",
-        fatal=False,
-    )
+    body: Any = None
+    refused = ""
     try:
-        body: Any = jsonsafe.loads(response.content)
+        body = jsonsafe.loads(response.content)
+        parsed = True
     except jsonsafe.JsonTooComplex as exc:
-        verdicts.check(JSON_MEDIA, False, f"the success body is refused: {exc}", fatal=False)
-        return
+        parsed, refused = False, f"refused: {exc}"
     except ValueError:
-        verdicts.check(JSON_MEDIA, False, "the success body is not JSON", fatal=False)
+        parsed = False
+    problem = success_media_problem(media, parsed, refused)
+    verdicts.check(JSON_MEDIA, problem is None, f"success answer: {problem}", fatal=False)
+    if not parsed:
         return
     candidates = shape_ids(operation_id)
     problems = schemas.problems(operation_id, status, body)

@@ -25,6 +25,7 @@ import schemathesis
 from schemathesis import Case, CheckContext, Response
 
 from conformance.core import jsonsafe
+from conformance.judge.outcomes import success_media_problem
 
 JSON_MEDIA_TYPE = "application/json"
 
@@ -109,16 +110,11 @@ def success_content_type(ctx: CheckContext, response: Response, case: Case[Any])
     """Every 2xx response is a JSON document served as application/json."""
     if not 200 <= response.status_code < 300:
         return True
-    media_type = _media_type(response)
-    if media_type != JSON_MEDIA_TYPE:
-        raise AssertionError(
-            f"{response.status_code} success served as {media_type or 'no Content-Type'}, "
-            f"expected {JSON_MEDIA_TYPE}"
-        )
-    if not _json_body(response)[0]:
-        refused = refused_body(response)
-        reason = f" ({refused})" if refused else ""
-        raise AssertionError(f"{response.status_code} success body is not valid JSON{reason}")
+    parsed = _json_body(response)[0]
+    refused = "" if parsed else refused_body(response) or ""
+    problem = success_media_problem(_media_type(response) or "", parsed, refused)
+    if problem is not None:
+        raise AssertionError(f"{response.status_code} success answer: {problem}")
     return None
 
 
