@@ -63,6 +63,7 @@ from conformance.core.signing import API_KEY_HEADER, NONCE_HEADER, TIMESTAMP_HEA
 from conformance.judge.auth import NonceUse, NonceUses
 from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked, key_scope
 from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable, When, digest
 from conformance.judge.values import digits
 from conformance.judge.x402_history import IssuedNonces, Settlement, X402History, result_digest
 from conformance.judge.x402_settlements import (
@@ -81,13 +82,9 @@ from conformance.validator.orders import OrderChecks
 from conformance.validator.pauses import PauseChecks
 from conformance.validator.rotations import RotationChecks
 from conformance.validator.tables import (
-    TABLE_LIMIT,
-    BoundedTable,
     Finding,
     Waiting,
     WaitingRoom,
-    When,
-    digest,
     json_body,
     request_headers,
     seconds,

@@ -22,17 +22,10 @@ from conformance.core.results import Evidence, Outcome
 from conformance.judge.deposits import DepositRules
 from conformance.judge.findings import Finding as JudgeFinding
 from conformance.judge.payment_rules import decimal_value
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import (
-    TABLE_LIMIT,
-    BoundedTable,
-    Finding,
-    Moment,
-    Waiting,
-    WaitingRoom,
-    json_body,
-)
+from conformance.validator.tables import Finding, Moment, Waiting, WaitingRoom, json_body
 
 API_KEY_HEADER = "x-api-key"
 RECEIVED = f"{FAMILY}.deposits_received"

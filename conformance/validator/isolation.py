@@ -31,17 +31,10 @@ from urllib.parse import unquote
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.judge import isolation as tenancy
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable, digest
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import (
-    TABLE_LIMIT,
-    BoundedTable,
-    Finding,
-    digest,
-    json_body,
-    list_items,
-    party,
-)
+from conformance.validator.tables import Finding, json_body, list_items, party
 
 API_KEY_HEADER = "x-api-key"
 FOREIGN_ID = f"{FAMILY}.foreign_id"

@@ -16,9 +16,10 @@ from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.judge.lists import OrderNumbers, OrderUse
+from conformance.judge.tables import TABLE_LIMIT
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, Finding, json_body, list_items, party
+from conformance.validator.tables import Finding, json_body, list_items, party
 
 API_KEY_HEADER = "x-api-key"
 CREATE, LIST = "createPayment", "listPayments"

@@ -17,17 +17,12 @@ from typing import Any
 
 from conformance.core.profile import Profile
 from conformance.judge.lifecycle import StateMachine, idle_findings
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable, digest
 from conformance.judge.values import canonical
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
 from conformance.validator.findings import Call
-from conformance.validator.tables import (
-    TABLE_LIMIT,
-    BoundedTable,
-    Finding,
-    Moment,
-    digest,
-)
+from conformance.validator.tables import Finding, Moment
 
 PAUSE = "pausePayoutSchedule"
 SCHEDULE_OPERATIONS = frozenset(

@@ -12,10 +12,11 @@ from urllib.parse import unquote
 
 from conformance.core.profile import Profile
 from conformance.core.redaction import REDACTED
+from conformance.judge.tables import TABLE_LIMIT
 from conformance.judge.webhook_secrets import SecretRotations
 from conformance.validator.checks import FAMILY, api_path
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, Finding
+from conformance.validator.tables import Finding
 
 API_KEY_HEADER = "x-api-key"
 ROTATE = "rotateWebhookEndpointSecret"

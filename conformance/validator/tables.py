@@ -16,10 +16,7 @@ from typing import Any, Protocol
 
 from conformance.core import jsonsafe
 from conformance.core.results import Evidence, Outcome
-from conformance.judge.tables import TABLE_LIMIT as TABLE_LIMIT
-from conformance.judge.tables import BoundedTable as BoundedTable
-from conformance.judge.tables import When as When
-from conformance.judge.tables import digest as digest
+from conformance.judge.tables import digest
 from conformance.validator.exchange import Exchange, folded_headers
 
 Finding = tuple[str, tuple[str, ...], Outcome, str]

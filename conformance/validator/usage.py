@@ -21,17 +21,11 @@ from dataclasses import dataclass, replace
 
 from conformance.core.profile import Profile
 from conformance.core.results import Evidence, Outcome
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable
 from conformance.judge.x402_history import Payment, X402History
 from conformance.validator.checks import FAMILY
 from conformance.validator.findings import Call
-from conformance.validator.tables import (
-    TABLE_LIMIT,
-    BoundedTable,
-    Finding,
-    Moment,
-    Waiting,
-    WaitingRoom,
-)
+from conformance.validator.tables import Finding, Moment, Waiting, WaitingRoom
 
 USAGE = "reportX402Usage"
 

@@ -31,9 +31,10 @@ from conformance.core.results import Outcome
 from conformance.core.untrusted import split_url
 from conformance.judge import statements as statement
 from conformance.judge.lists import ListWalks
+from conformance.judge.tables import TABLE_LIMIT, BoundedTable, When, digest
 from conformance.validator.checks import FAMILY
 from conformance.validator.exchange import Exchange
-from conformance.validator.tables import TABLE_LIMIT, BoundedTable, Finding, When, digest
+from conformance.validator.tables import Finding
 
 API_KEY_HEADER = "x-api-key"
 CURSOR = "cursor"

@@ -8,7 +8,8 @@ import pytest
 
 from conformance.core.profile import Profile, load_profile
 from conformance.core.results import Outcome
-from conformance.validator.tables import Finding, When, request_headers
+from conformance.judge.tables import When
+from conformance.validator.tables import Finding, request_headers
 from conformance.validator.walks import WalkChecks
 from tests.validator.samples import exchange
 
