@@ -179,14 +179,17 @@ class AuthRules:
             untold=False,
         )
 
-    def signature(self, signed: Signed) -> Breach | None:
-        """What a signature that does not verify breaks (None: it verifies)."""
+    def signature(self, signed: Signed, *, form_known: bool = True) -> Breach | None:
+        """What a signature that does not verify breaks (None: it verifies). ``form_known``:
+        whether the signature's form was seen (a recorder masks it): one of another form than
+        the scheme's may be answered as malformed too."""
         if signed is Signed.AS_SENT:
             return None
+        kinds = ("bad_signature",) if form_known else ("malformed", "bad_signature")
         return Breach(
             f"the signature {signed.value}",
             signed.ids,
-            (self._auth.error_for("bad_signature"),),
+            self._auth.errors_for(*kinds),
             untold=signed in UNTOLD,
         )
 

@@ -111,6 +111,20 @@ def test_a_signature_that_verifies_breaks_nothing() -> None:
     assert RULES.signature(Signed.AS_SENT) is None
 
 
+def test_a_signature_whose_form_a_recorder_masked_may_be_answered_as_malformed() -> None:
+    """A cut-short signature may be read as malformed or as wrong; masked in a recording, its
+    form is unknown, so both answers hold (divergent: 403 credentials_malformed)."""
+    rules = AuthRules(load_profile("divergent"))
+    seen = rules.signature(Signed.UNKNOWN)
+    masked = rules.signature(Signed.UNKNOWN, form_known=False)
+    assert seen is not None and masked is not None
+    assert seen.answers == (ErrorSpec(403, "signature_mismatch"),)
+    assert set(masked.answers) == {
+        ErrorSpec(403, "credentials_malformed"),
+        ErrorSpec(403, "signature_mismatch"),
+    }
+
+
 def test_each_kind_of_failure_has_its_own_answer(tmp_path: Path) -> None:
     path = tmp_path / "expired.toml"
     path.write_text(EXPIRED_403, encoding="utf-8")
