@@ -584,7 +584,12 @@ def test_an_interruption_pytest_reports_as_its_internal_error_is_an_interruption
 
     monkeypatch.setattr(pytest, "main", main)
     options = RunOptions(seed=1, only=("AUTH-001",), quick=True, report_dir=tmp_path / "out")
-    finished = execute(options, NullDisplay())
+    # as in a terminal: Python's own Ctrl-C handling (a test worker may have left another)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        finished = execute(options, NullDisplay())
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert finished.result.exit_code == 2
     expected = TERMINATED_REASON if signum == signal.SIGTERM else INTERRUPTED_REASON
     assert finished.result.incomplete_reason == expected
