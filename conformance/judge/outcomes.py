@@ -8,7 +8,6 @@ summary of a response for failure messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -202,16 +201,6 @@ def status_problems(response: httpx.Response, expected: ErrorSpec) -> list[str]:
         if code != expected.code:
             return [f"expected code {expected.code!r}, got {summary(response)}"]
     return []
-
-
-def status_problems_any(response: httpx.Response, expected: Sequence[ErrorSpec]) -> list[str]:
-    """As ``status_problems``, passing when the response is any one of ``expected``."""
-    if len(expected) == 1:
-        return status_problems(response, expected[0])
-    if any(not status_problems(response, spec) for spec in expected):
-        return []
-    wanted = " or ".join(f"{e.status} {e.code}" if e.code else str(e.status) for e in expected)
-    return [f"expected {wanted}, got {summary(response)}"]
 
 
 def success_problems(response: httpx.Response, profile: Profile, operation_id: str) -> list[str]:

@@ -46,7 +46,6 @@ from conformance.judge.lifecycle import StateMachine, refusal_findings
 from conformance.judge.outcomes import (
     json_object,
     status_problems,
-    status_problems_any,
     summary,
 )
 from conformance.suite.factories import Factories, PrerequisiteError
@@ -258,23 +257,6 @@ class Verdicts:
             not found,
             f"{what}: expected {wanted}, got {summary(response)}" if found else "",
             fatal=fatal,
-        )
-
-    def status_any(
-        self,
-        requirement_ids: Sequence[str],
-        response: httpx.Response,
-        expected: Sequence[ErrorSpec],
-        what: str,
-        *,
-        fatal: bool = True,
-    ) -> bool:
-        """``status`` where any one of ``expected`` is right."""
-        if len(expected) == 1:
-            return self.status(requirement_ids, response, expected[0], what, fatal=fatal)
-        found = status_problems_any(response, expected)
-        return self.check(
-            requirement_ids, not found, f"{what}: {found[0]}" if found else "", fatal=fatal
         )
 
     def fail(self, failure: ConformanceFailure, steps: str | None = None) -> None:

@@ -39,10 +39,6 @@ def unknown_id(what: str) -> str:
     return f"conformance-unknown-{what}-{uuid.uuid4().hex[:12]}"
 
 
-def amount_of(text: str, decimals: int) -> Amount:
-    return Amount(text, int(Decimal(text) * 10**decimals))
-
-
 @dataclass(frozen=True)
 class ScheduleRequest:
     """The fields of a create or a replace; ``first_run_in`` seconds beyond the clock's
