@@ -42,3 +42,8 @@ def first_of(problems: list[str]) -> str | None:
 def digits(value: object) -> TypeGuard[str]:
     """A string of ASCII digits (a raw amount): ``int`` reads it exactly."""
     return isinstance(value, str) and value.isascii() and value.isdigit()
+
+
+def integer(value: object) -> TypeGuard[int]:
+    """A JSON integer as written (not a bool, not ``60.0``)."""
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 
 from conformance.core.profile import ErrorSpec
 from conformance.core.results import Outcome
 from conformance.judge.answers import Call
 from conformance.judge.findings import Finding
-from conformance.judge.values import canonical, digits
+from conformance.judge.values import canonical, digits, integer
 
 CHECK = "x402_settlement"
 CLOCK_MARGIN_S = 30.0
@@ -57,10 +57,6 @@ class IssuedEntry:
         return self.nonce == _digest(nonce.lower())
 
 
-def _time(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def contradictions(
     issued: Sequence[IssuedEntry],
     requirements: Any,
@@ -90,9 +86,9 @@ def contradictions(
     if isinstance(nonce, str) and not entry.has_nonce(nonce):
         broken.append(("X402-016", "authorization.nonce is not the issued nonce"))
     after, before = authorization.get("valid_after"), authorization.get("valid_before")
-    if now is not None and _time(after) and after > now + margin:
+    if now is not None and integer(after) and after > now + margin:
         broken.append(("X402-017", f"valid_after is {after - now:.0f} s after the request"))
-    if now is not None and _time(before) and before < now - margin:
+    if now is not None and integer(before) and before < now - margin:
         broken.append(("X402-018", f"valid_before passed {now - before:.0f} s before the request"))
     value = authorization.get("value")
     amount = int(value) if digits(value) else None

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
 from urllib.parse import unquote
 
 from conformance.core import contract as contract_module
@@ -64,7 +64,7 @@ from conformance.judge.auth import NonceUse, NonceUses
 from conformance.judge.idempotency import KeyObserver, KeyUse, is_marked, key_scope
 from conformance.judge.lifecycle import StateMachine, change_findings, refusal_findings
 from conformance.judge.tables import TABLE_LIMIT, BoundedTable, When, digest
-from conformance.judge.values import digits
+from conformance.judge.values import digits, integer
 from conformance.judge.x402_history import IssuedNonces, Settlement, X402History, result_digest
 from conformance.judge.x402_settlements import (
     CLOCK_MARGIN_S,
@@ -524,7 +524,7 @@ class CrossExchangeChecks:
         start = seconds(exchange.started_at)
         stamps = {a.get("valid_before") for a in accepts if isinstance(a, dict)}
         stamp = stamps.pop() if len(stamps) == 1 else None
-        if start is None or exchange.duration_ms is None or not _time(stamp):
+        if start is None or exchange.duration_ms is None or not integer(stamp):
             return CLOCK_MARGIN_S
         issued_at = stamp - self._valid_before_offset
         took = exchange.duration_ms / 1000
@@ -684,21 +684,17 @@ def _created_at(
     asked = request if isinstance(request, dict) else {}
     if operation_id == "createPayment":
         expires, lifetime = seconds(body.get("expires_at")), asked.get("expires_in_secs")
-        lifetime = lifetime if _time(lifetime) else defaults[operation_id]
+        lifetime = lifetime if integer(lifetime) else defaults[operation_id]
         return expires - lifetime if expires is not None else None
     if operation_id == "createSubscription":
         bill, interval = seconds(body.get("next_bill_at")), asked.get("interval_secs")
-        return bill - interval if bill is not None and _time(interval) else None
+        return bill - interval if bill is not None and integer(interval) else None
     if operation_id == "createX402Requirements":
         accepts = body.get("accepts")
         entry = accepts[0] if isinstance(accepts, list) and accepts else None
         before = entry.get("valid_before") if isinstance(entry, dict) else None
-        return before - defaults[operation_id] if _time(before) else None
+        return before - defaults[operation_id] if integer(before) else None
     return None
-
-
-def _time(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _result(exchange: Exchange) -> bytes:
