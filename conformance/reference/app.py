@@ -218,9 +218,10 @@ class Pipeline:
                     spec.status, spec.code or "not_found", f"no operation at {request.path}"
                 ) from None
             headers = {}
-            if not self.config.fault("method-not-allowed-without-allow"):
+            answer = self.config.profile.status.method_not_allowed
+            if answer.allow_header and not self.config.fault("method-not-allowed-without-allow"):
                 headers["Allow"] = ", ".join(exc.allowed)
-            status = self.config.profile.status.method_not_allowed.status
+            status = answer.status
             raise ApiError(
                 status,
                 "method_not_allowed",

@@ -51,6 +51,7 @@ from schemathesis.generation.stateful import run_state_machine_as_test
 from conformance.core import jsonsafe
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
+from conformance.judge.auth import NOT_READ
 from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.idempotency import MISSING_KEY_IDS, KeyAdmission
 from conformance.judge.response_schemas import (
@@ -60,6 +61,7 @@ from conformance.judge.response_schemas import (
     broken_ids,
     code_only,
 )
+from conformance.judge.routing import RoutingRules
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
@@ -97,6 +99,10 @@ STATEFUL_GROUP = "stateful"
 NEGATIVE_CHECK = "negative_data_rejection"
 POSITIVE_CHECK = "positive_data_acceptance"
 RESPONSE_SCHEMA_CHECK = "response_schema_conformance"
+# Ours, in place of schemathesis' unsupported_method and allow_header_conformance, which demand
+# 405 with an Allow header whatever the profile says: judge.routing decides, as for the validator.
+METHOD_CHECK = "undocumented_method"
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 # ------------------------------------------------------------------ applicability
@@ -115,10 +121,8 @@ def applies(check: str, case: schemathesis.Case[Any], response: schemathesis.Res
             scenario == CoverageScenario.MISSING_PARAMETER
             and getattr(data, "parameter_location", None) == ParameterLocation.HEADER
         )
-    if check == "unsupported_method":
-        return scenario == CoverageScenario.UNSPECIFIED_HTTP_METHOD and case.method != "OPTIONS"
-    if check == "allow_header_conformance":
-        return str(response.request.method) == "OPTIONS" and bool(response.headers.get("allow"))
+    if check == METHOD_CHECK:
+        return False  # judged apart, by judge.routing (SchemaPhaseRunner._undocumented_method)
     if check in ("use_after_free", "ensure_resource_availability"):
         return False  # counted only by the stateful phase, which knows the links (see below)
     if check == "status_code_conformance":
@@ -180,6 +184,7 @@ class SchemaPhaseRunner:
         self.ledger = CheckLedger(unexercisable_ids(profile))
         self.constraints = ConstraintIds(profile)
         self.keys = KeyAdmission(profile)
+        self.routing = RoutingRules(profile)
         self.response_schemas = ResponseSchemas(schemas.raw_contract)
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
@@ -318,6 +323,8 @@ class SchemaPhaseRunner:
         status = response.status_code
         found = coverage_scenario(case)
         scenario = {str(found)} if found is not None else set()
+        if found == CoverageScenario.UNSPECIFIED_HTTP_METHOD:
+            self._undocumented_method(case, response, operation_id)
         for result in results:
             check = result.name
             if result.status == Status.FAILURE and result.failure is not None:
@@ -363,6 +370,33 @@ class SchemaPhaseRunner:
                     broken = self._broken_constraint(check, case, operation_id, fields, scenario)
                     ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
+
+    def _undocumented_method(
+        self, case: schemathesis.Case[Any], response: schemathesis.Response, operation_id: str
+    ) -> None:
+        """A method the path does not have gets the profile's answer (``judge.routing``)."""
+        path = case.operation.path
+        methods = [m.upper() for m in self.schemas.raw_contract["paths"][path] if m in HTTP_METHODS]
+        try:
+            body = jsonsafe.loads(response.content)
+        except ValueError:
+            body = None
+        values = response.headers.get("allow")
+        finding = self.routing.unknown(
+            f"{case.method} {case.formatted_path}",
+            methods,
+            authenticated=True,  # signed like every request of the phases
+            status=response.status_code,
+            code=body.get("code") if isinstance(body, dict) else NOT_READ,
+            allow=", ".join(values) if values else None,
+        )
+        if finding.outcome is Outcome.FAILED:
+            evidence = evidence_from(response, self.secrets)
+            self.ledger.failed(
+                METHOD_CHECK, operation_id, self._phase, finding.ids, finding.message, evidence
+            )
+        elif finding.outcome is Outcome.PASSED:
+            self.ledger.passed(METHOD_CHECK, operation_id, self._phase, finding.ids)
 
     def _schema_problems(self, operation_id: str, response: schemathesis.Response) -> list[Problem]:
         """A body's schema problems as the judge finds them (and the validator names them):

@@ -24,6 +24,7 @@ from conformance.judge.schema_requirements import requirement_ids, requirement_o
 from conformance.suite.plugin.options import SuiteSettings
 from conformance.suite.schema.loading import OUR_CHECKS, load_schemas
 from conformance.suite.schema.runner import (
+    METHOD_CHECK,
     STATEFUL_GROUP,
     UNIT_GROUP,
     PhaseSizes,
@@ -44,8 +45,7 @@ UNIT_CHECKS = (
     "positive_data_acceptance",
     "negative_data_rejection",
     "missing_required_header",
-    "unsupported_method",
-    "allow_header_conformance",
+    METHOD_CHECK,
     *OUR_CHECKS,
 )
 # The stateful phase sends positive, linked requests: these are the checks it can exercise.
