@@ -39,6 +39,7 @@ from conformance.core.results import (
     merge_statuses,
 )
 from conformance.core.untrusted import split_url
+from conformance.core.yamldata import load_yaml
 from conformance.validator import validator_for
 from conformance.validator.checks import FAMILY, ExchangeValidator, api_path
 from conformance.validator.cross import CrossExchangeChecks, reused_key
@@ -53,6 +54,10 @@ PROGRESS_EVERY = 10_000
 """Exchanges between two calls of the progress callback."""
 
 NO_BASE_URL = "(no exchange recorded)"
+UNSEEN_HALVES: dict[str, str] = load_yaml(
+    (Path(__file__).parent / "unseen_halves.yaml").read_text(encoding="utf-8")
+)
+"""Requirement id -> the half of it a recording cannot show: failed on the rest, never passed."""
 NOT_MET_REASON = (
     "no exchange in the recording exercised it (the recorded traffic has no request of the kind "
     "it needs, or it needs a check the passive validator does not make)"
@@ -102,6 +107,19 @@ class Tally:
                 Outcome.NOT_EXERCISED,
                 operation_id=self.operation_id,
                 reason_not_exercised=self.reason_not_exercised,
+            )
+        if self.first_failure is None and self.requirement_id in UNSEEN_HALVES:
+            reason = (
+                f"{self.total:,} of {self.total:,} exchanges passed, but the rule has a half "
+                f"no recording shows: {UNSEEN_HALVES[self.requirement_id]}"
+            )
+            return CheckResult(
+                self.check,
+                FAMILY,
+                rid,
+                Outcome.NOT_EXERCISED,
+                operation_id=self.operation_id,
+                reason_not_exercised=reason,
             )
         if self.first_failure is None:
             return CheckResult(

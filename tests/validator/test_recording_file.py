@@ -250,3 +250,30 @@ def test_a_reused_key_not_refused_is_judged_by_the_reuse_rule_alone(profile: Pro
     assert [c.requirement_ids for c in failed if "IDEM-010" in c.requirement_ids] == [("IDEM-010",)]
     # the stored answer's own failures are the first exchange's alone
     assert all("2 of 2" not in c.message for c in failed)
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"), [("pending", Outcome.NOT_EXERCISED), ("queued", Outcome.FAILED)]
+)
+def test_a_rule_with_a_half_no_recording_shows_is_failed_never_passed(
+    profile: Profile, status: str, outcome: Outcome
+) -> None:
+    """A resend answered 200 {status pending} shows the answer of DLV-013, not the attempt it
+    queues (only a webhook receiver sees that): no pass. A wrong status is its failure."""
+    headers = (
+        ("X-Api-Key", "mk_test_alpha"),
+        ("X-Timestamp", "1767225600"),
+        ("X-Nonce", "0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+        ("X-Signature", REDACTED),
+        ("Idempotency-Key", "k-resend-0001"),
+    )
+    resend = exchange(
+        "POST", "/v1/webhook-deliveries/dlv_1/resend", request_headers=headers, status=200,
+        response_body={"status": status},
+    )  # fmt: skip
+    result = to_run_result([check_exchanges([resend], profile)], profile)
+    found, _, reason = requirement(result, "DLV-013")
+    assert found is outcome
+    if outcome is Outcome.NOT_EXERCISED:
+        assert reason.startswith("1 of 1 exchanges passed, but the rule has a half no recording")
+        assert "webhook receiver" in reason
