@@ -57,7 +57,8 @@ def reference_traffic(base_url: str, profile: Profile, *, tag: str = "1") -> lis
     valid request, an Idempotency-Key replayed and reused, payment, subscription and schedule
     transitions, an x402 settlement sent twice, an authentication nonce sent twice. ``tag``
     makes the session's fixed Idempotency-Key and nonce its own (sessions share nothing)."""
-    from conformance.suite.factories import Factories, PrerequisiteError
+    from conformance.suite.factories import Factories
+    from conformance.suite.tool_errors import PrerequisiteError
     from conformance.suite.wire.client import SuiteClient
 
     exchanges: list[Exchange] = []

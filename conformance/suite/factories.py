@@ -29,7 +29,9 @@ from conformance.core.eip712 import TypedDataError, payment_payload
 from conformance.core.openapi import find
 from conformance.core.profile import Profile, WebhooksSection
 from conformance.judge.outcomes import json_body
+from conformance.judge.payment_rules import PaymentRules
 from conformance.suite import shard_data
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import SuiteClient
 
 
@@ -44,10 +46,6 @@ ABSENT: Final = _Absent()
 
 # Resources made once per server and merchant: (base url, API key, what) -> id.
 _SHARED: dict[tuple[str, str, str], str] = {}
-
-
-class PrerequisiteError(Exception):
-    """The server did not create what an operation needs; the message says which step failed."""
 
 
 @dataclass(frozen=True)
@@ -402,13 +400,26 @@ class Factories:
         if self.profile.helper("deposit") is None:
             raise PrerequisiteError("the profile has no deposit test helper")
         payment = self.create_payment()
-        response = self.deposit(payment["id"], self.currency, self.chain, self.amount(1))
+        self.deposit_short(payment["id"])
+        return payment
+
+    def deposit_short(self, payment_id: str) -> None:
+        """Deposit less than the quote of ``payment_id`` (a payment of ``amount()``): it is
+        underpaid now, or ``PrerequisiteError`` (HELP-001 is the payments family's to judge)."""
+        response = self.deposit(payment_id, self.currency, self.chain, self.amount(1))
         if response.status_code >= 300:
             raise PrerequisiteError(
                 f"could not make a payment underpaid: the deposit helper answered "
                 f"{response.status_code}: {response.text[:300]}"
             )
-        return payment
+        body = json_body(response)
+        status = body.get("status") if isinstance(body, dict) else None
+        underpaid = PaymentRules(self.profile).underpaid
+        if isinstance(status, str) and underpaid is not None and status != underpaid:
+            raise PrerequisiteError(
+                f"could not make a payment underpaid: after a deposit short of its quote it "
+                f"is {status[:64]!r}, not {underpaid!r}"
+            )
 
     def x402_requirements(self, scheme: str = "exact") -> dict[str, Any]:
         spec = self._spec("createX402Requirements", body=self.x402_requirements_body(scheme))

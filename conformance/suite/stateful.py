@@ -48,9 +48,9 @@ from conformance.judge.outcomes import (
     status_problems,
     summary,
 )
-from conformance.suite.factories import Factories, PrerequisiteError
+from conformance.suite.factories import Factories
 from conformance.suite.steps import STEPS_CHAR_LIMIT, select
-from conformance.suite.tool_errors import CaseError, not_the_servers
+from conformance.suite.tool_errors import CaseError, PrerequisiteError, not_the_servers
 from conformance.suite.wire.client import (
     RateLimitedStop,
     SuiteClient,

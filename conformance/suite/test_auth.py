@@ -67,9 +67,9 @@ from conformance.judge.outcomes import (
     summary,
 )
 from conformance.judge.signatures import Signed
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
+from conformance.suite.factories import Factories, RequestSpec
 from conformance.suite.selection import collection_operations, is_quick, rotate
-from conformance.suite.tool_errors import CaseError
+from conformance.suite.tool_errors import CaseError, PrerequisiteError
 from conformance.suite.wire.client import MISSING, SuiteClient
 
 pytestmark = pytest.mark.family("auth")

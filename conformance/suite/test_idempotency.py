@@ -39,8 +39,9 @@ from conformance.judge.outcomes import (
     status_problems,
     summary,
 )
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec, send
+from conformance.suite.factories import Factories, RequestSpec, send
 from conformance.suite.selection import collection_contract, collection_operations, is_quick
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
     NoAnswerError,

@@ -14,6 +14,8 @@ Not the server's answer:
   limited (...)" one, also inside an exception group or a hypothesis error that holds one;
 - a request the profile's ``auth.signer`` hook failed to sign (``SignerHookError``);
 - a case the judge does not see break the rule it was built to break (``CaseError``);
+- a step that should have made what a test needs and did not (``PrerequisiteError``): the
+  family that owns that step's rule judges it;
 - a request that got no HTTP answer at all: a refused or reset connection, a TLS handshake
   error, a name that does not resolve, no byte of a response within the read timeout, a
   connection closed before any response, a request not sent (``client.NoAnswerError``, and the
@@ -41,6 +43,14 @@ class CaseError(RuntimeError):
     suite's bug, never the server's."""
 
 
+class PrerequisiteError(Exception):
+    """The server did not create what an operation needs; the message says which step failed.
+
+    Not judged where it is raised: the requirement that step breaks is judged by the family
+    that owns it (a deposit that settles an underpaid payment fails HELP-001 in the payments
+    family, not every webhook, statement and idempotency test that needed an underpaid one)."""
+
+
 class ServerGone(Exception):
     """Raised where several requests in a row got no answer: the server is taken as gone."""
 
@@ -61,6 +71,8 @@ def not_the_servers(exc: BaseException) -> str | None:
         return str(reasons[0])
     if isinstance(exc, CaseError):
         return _clip(f"not judged: an error of the test tool, not of the server ({exc})")
+    if isinstance(exc, PrerequisiteError):
+        return _clip(f"not exercised: a prerequisite failed ({exc})")
     if isinstance(exc, SignerHookError):
         return _clip(f"not judged: {exc} (the profile's code, not the server's answer)")
     rate_limited = _rate_limited(exc)

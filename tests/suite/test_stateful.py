@@ -36,7 +36,7 @@ from conformance.suite.stateful import (
     run_guarded,
     run_machine,
 )
-from conformance.suite.tool_errors import CaseError, not_the_servers
+from conformance.suite.tool_errors import CaseError, PrerequisiteError, not_the_servers
 from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import NoAnswerError, SuiteClient
 from conformance.suite.wire.judged_call import JudgedCall
@@ -206,6 +206,24 @@ def test_a_failure_noted_before_the_connection_dropped_stays_failed(profile: Pro
     verdicts.finish("scenario", IDS)
     outcomes = {c.requirement_ids[0]: c.outcome for c in recorder.checks}
     assert outcomes == {"SUB-002": Outcome.FAILED, "SUB-STATE-003": Outcome.NOT_EXERCISED}
+
+
+def test_a_failed_prerequisite_fails_nothing_its_ids_are_not_exercised() -> None:
+    """A step that should have made what the scenario needs did not (a deposit left a payment
+    settled, not underpaid): the family that owns that step's rule fails it, not this one."""
+    recorder = CheckRecorder("stateful-test")
+    verdicts = Verdicts(recorder, "stateful-test", Transcript())
+
+    def scenario() -> None:
+        raise PrerequisiteError("could not make a payment underpaid: it is 'settled'")
+
+    run_guarded(verdicts, scenario)
+    verdicts.finish("scenario", IDS)
+    assert {c.requirement_ids[0]: c.outcome for c in recorder.checks} == {
+        rid: Outcome.NOT_EXERCISED for rid in IDS
+    }
+    assert all("a prerequisite failed (could not make a payment underpaid" in c.message
+               for c in recorder.checks)  # fmt: skip
 
 
 def test_hypothesis_own_errors_fail_nothing() -> None:

@@ -59,7 +59,7 @@ from conformance.judge.outcomes import (
 )
 from conformance.suite.boundaries.classes import keys_of
 from conformance.suite.boundaries.sides import Side
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
+from conformance.suite.factories import Factories, RequestSpec
 from conformance.suite.robustness.variants import (
     Raw,
     content_of,
@@ -68,6 +68,7 @@ from conformance.suite.robustness.variants import (
     send_raw,
     target_of,
 )
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.check_properties import CheckRecorder
 from conformance.suite.wire.client import SuiteClient
 

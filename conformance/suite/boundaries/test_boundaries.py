@@ -41,7 +41,7 @@ from conformance.suite.boundaries.classes import keys_of
 from conformance.suite.boundaries.near_misses import Case, cases_for
 from conformance.suite.boundaries.requests import can_set, get_value, with_value, without
 from conformance.suite.boundaries.sides import Side
-from conformance.suite.factories import ABSENT, Factories, PrerequisiteError, RequestSpec
+from conformance.suite.factories import ABSENT, Factories, RequestSpec
 from conformance.suite.selection import (
     collection_contract,
     collection_operations,
@@ -50,6 +50,7 @@ from conformance.suite.selection import (
     quick_subset,
     selection,
 )
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import IDEMPOTENCY_HEADER, SuiteClient
 
 REQUIREMENTS = RequirementMap.load()

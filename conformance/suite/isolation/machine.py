@@ -21,7 +21,7 @@ from conformance.core.profile import ErrorSpec
 from conformance.core.test_helpers import HELPER_NAMES
 from conformance.judge.isolation import FOREIGN_ID
 from conformance.judge.outcomes import summary
-from conformance.suite.factories import Factories, PrerequisiteError, RequestSpec
+from conformance.suite.factories import Factories, RequestSpec
 from conformance.suite.isolation import requests, views
 from conformance.suite.isolation.model import (
     Payment,
@@ -33,6 +33,7 @@ from conformance.suite.isolation.model import (
     transition,
 )
 from conformance.suite.stateful import ConformanceMachine, MachineContext, body_of, compact
+from conformance.suite.tool_errors import PrerequisiteError
 
 PAYMENT_CALLS = (
     "cancelPayment",

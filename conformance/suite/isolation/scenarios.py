@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.judge.outcomes import summary
-from conformance.suite.factories import Factories, PrerequisiteError
+from conformance.suite.factories import Factories
 from conformance.suite.isolation import requests, views
 from conformance.suite.stateful import MachineContext, body_of, compact
+from conformance.suite.tool_errors import PrerequisiteError
 
 WEBHOOK_IDS = ("TEN-005",)
 STATEMENT_IDS = ("TEN-007", "FIX-001", "FIX-002")

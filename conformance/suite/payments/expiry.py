@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.judge.payment_rules import PaymentRules
-from conformance.suite.factories import Factories, PrerequisiteError
+from conformance.suite.factories import Factories
+from conformance.suite.tool_errors import PrerequisiteError
 
 EXPIRY_TEST = "test_a_payment_expires_by_itself"
 TOLERANCE_SECS = 2.0  # the suite's and the server's clocks, and the create's round trip

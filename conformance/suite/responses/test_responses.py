@@ -23,9 +23,9 @@ from conformance.core.catalogue import load_catalogue
 from conformance.judge.outcomes import SUCCESS_MEDIA, media_type, success_media_problem, summary
 from conformance.judge.response_schemas import ResponseSchemas, broken_ids
 from conformance.judge.schema_requirements import requirement_ids
-from conformance.suite.factories import PrerequisiteError
 from conformance.suite.selection import collection_operations
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
+from conformance.suite.tool_errors import PrerequisiteError
 
 pytestmark = pytest.mark.family("responses")
 

@@ -37,10 +37,11 @@ from conformance.judge.outcomes import (
     NO_SERVER_ERROR as SERVER_ERROR_ID,
 )
 from conformance.judge.routing import RoutingRules
-from conformance.suite.factories import PrerequisiteError, RequestSpec
+from conformance.suite.factories import RequestSpec
 from conformance.suite.robustness.variants import VARIANTS, VERSIONED, Variant, send_raw
 from conformance.suite.selection import collection_operations, is_quick
 from conformance.suite.stateful import MachineContext, Verdicts, run_guarded
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import SuiteTransportError
 
 pytestmark = pytest.mark.family("robustness")

@@ -62,7 +62,7 @@ from conformance.judge.statements import (
     WINDOW,
     Line,
 )
-from conformance.suite.factories import PrerequisiteError, locate_operation
+from conformance.suite.factories import locate_operation
 from conformance.suite.stateful import (
     ConformanceFailure,
     ConformanceMachine,
@@ -82,6 +82,7 @@ from conformance.suite.statements.book import (
     unmatched_credits,
     unmatched_shares,
 )
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import SuiteTransportError
 from conformance.suite.wire.judged_call import JudgedCall
 

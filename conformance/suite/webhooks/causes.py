@@ -20,13 +20,8 @@ import httpx
 
 from conformance.core.profile import Profile
 from conformance.judge.outcomes import json_body
-from conformance.suite.factories import (
-    Factories,
-    PrerequisiteError,
-    RequestSpec,
-    locate_operation,
-    send,
-)
+from conformance.suite.factories import Factories, RequestSpec, locate_operation, send
+from conformance.suite.tool_errors import PrerequisiteError
 
 
 @dataclass(frozen=True)
@@ -174,7 +169,7 @@ class Actions:
         if wanted & {"payment_underpaid", "payment_settled"} and profile.helper("deposit"):
             started = self.clock()
             underpaid = self.f.create_payment()["id"]
-            self.deposit(underpaid, self.f.amount(1))
+            self.f.deposit_short(underpaid)
             found.append(self._expect("payment_underpaid", underpaid, started))
             started = self.clock()
             self.succeed(

@@ -28,8 +28,9 @@ checks it; ``DeliveryScenario`` runs the steps in order.
 from __future__ import annotations
 
 from conformance.judge.outcomes import json_object
-from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
+from conformance.suite.factories import RequestSpec, locate_operation, send
 from conformance.suite.stateful import MachineContext
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.webhooks.causes import CAUSES, caused_keys
 from conformance.suite.webhooks.driving import WAIT_SECS, Arrival
 from conformance.suite.webhooks.judging import DeliveryJudge

@@ -25,8 +25,9 @@ from conformance.core.hosts import is_loopback
 from conformance.judge.echoes import event_types_problems
 from conformance.judge.outcomes import json_object
 from conformance.judge.webhook_secrets import SecretRotations
-from conformance.suite.factories import PrerequisiteError, RequestSpec, locate_operation, send
+from conformance.suite.factories import RequestSpec, locate_operation, send
 from conformance.suite.stateful import MachineContext, Verdicts
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.webhooks.causes import (
     BY_KEY,
     Actions,

@@ -19,8 +19,9 @@ import httpx
 from conformance.judge.answers import AnswerChecks
 from conformance.judge.x402_history import X402History
 from conformance.judge.x402_rules import default_scheme
-from conformance.suite.factories import Factories, PrerequisiteError, locate_operation
+from conformance.suite.factories import Factories, locate_operation
 from conformance.suite.stateful import body_of
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.x402.model import Deployment, Issued, X402Profile, raw_of
 
 REQUIREMENTS = "createX402Requirements"

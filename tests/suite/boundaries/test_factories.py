@@ -18,11 +18,11 @@ from conformance.reference.server import ReferenceServer
 from conformance.suite.factories import (
     ABSENT,
     Factories,
-    PrerequisiteError,
     RequestSpec,
     locate_operation,
     sign_payment,
 )
+from conformance.suite.tool_errors import PrerequisiteError
 from conformance.suite.wire.client import SuiteClient
 
 
@@ -83,6 +83,18 @@ def test_a_profile_without_test_helpers_marks_accept_underpaid_not_ready(
     assert not spec.ready and "test helpers" in spec.note
     with pytest.raises(PrerequisiteError, match="deposit"):
         without.underpaid_payment()
+
+
+def test_underpaid_payment_is_underpaid_or_a_failed_prerequisite(
+    factories: Factories, profile: Profile, contract: dict[str, Any]
+) -> None:
+    assert factories.underpaid_payment()["id"]
+    with (
+        ReferenceServer(profile=profile, faults=("deposit-underpaid-settles",)) as server,
+        SuiteClient(server.base_url, profile) as client,
+        pytest.raises(PrerequisiteError, match="short of its quote it is 'settled'"),
+    ):
+        Factories(client, profile, contract).underpaid_payment()
 
 
 def test_endpoints_made_for_cases_hear_of_the_events_a_run_emits_least(
