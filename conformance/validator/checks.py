@@ -26,20 +26,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from typing import Any
-from urllib.parse import parse_qsl, unquote
-
-from jsonschema import ValidationError
+from urllib.parse import unquote
 
 from conformance.core import contract as contract_module
 from conformance.core import openapi
 from conformance.core.contract import effective_contract
 from conformance.core.evidence import evidence_from_parts
-from conformance.core.formats import format_checker
 from conformance.core.openapi import inline, resolve
 from conformance.core.profile import Profile
-from conformance.core.redaction import MASKED_VALUES
 from conformance.core.results import CheckResult, Evidence, Outcome
 from conformance.core.signing import AUTH_HEADERS
 from conformance.core.test_helpers import HelperRoute
@@ -60,18 +56,17 @@ from conformance.judge.outcomes import (
 )
 from conformance.judge.outcomes import PROFILE_SHAPE as ERROR_SHAPE_ALL
 from conformance.judge.rate_limits import is_rate_limited
-from conformance.judge.response_schemas import (
-    ERROR_CODE_CHECK,
-    Problem,
-    SchemaValidator,
-    broken_ids,
-    code_only,
-    problem_of,
+from conformance.judge.request_schemas import (
+    CompiledSchema,
+    RequestSchemas,
+    RequestShape,
+    summary,
 )
+from conformance.judge.response_schemas import ERROR_CODE_CHECK, broken_ids, code_only
 from conformance.judge.routing import VERSION_PREFIX, RoutingRules
 from conformance.judge.schema_requirements import requirement_ids
+from conformance.judge.server_errors import ServerErrors
 from conformance.validator.exchange import Exchange
-from conformance.validator.fastschema import Check, compile_schema
 from conformance.validator.findings import NOT_JSON, Call
 from conformance.validator.findings import Finding as _Finding
 from conformance.validator.signatures import SignatureVerifier
@@ -79,20 +74,7 @@ from conformance.validator.tables import parsed_json, request_headers
 
 FAMILY = "validate"
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
-# JSON Schema keywords as the coverage tags the schema family pins requirement ids with.
-_KEYWORD_TAGS = {
-    "type": "incorrect_type",
-    "required": "object_missing_required_property",
-    "pattern": "invalid_pattern",
-    "maxLength": "string_above_max_length",
-    "minLength": "string_below_min_length",
-    "maximum": "value_above_maximum",
-    "minimum": "value_below_minimum",
-    "enum": "invalid_enum_value",
-    "uniqueItems": "non_unique_items",
-}
 _PARAM = re.compile(r"^\{([^}]+)\}$")
-_INTEGER_TEXT = re.compile(r"^-?[0-9]{1,30}(\.0*)?$")
 # A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
 _ANY_4XX = 499
 _NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
@@ -115,14 +97,6 @@ def exchange_evidence(exchange: Exchange, secrets: tuple[str, ...] = ()) -> Evid
 
 
 # ------------------------------------------------------------------------ the contract
-@dataclass(frozen=True)
-class _Parameter:
-    name: str
-    required: bool
-    integer: bool
-    schema: Any
-
-
 @dataclass
 class _Operation:
     """What the checks need of one operation, read once from the effective contract."""
@@ -133,32 +107,18 @@ class _Operation:
     helper: bool  # a profile test helper: not in the contract, only its request headers count
     success_status: int
     response_schemas: dict[int, Any]  # documented status -> inlined schema (None: no JSON body)
-    body_schema: Any = None
-    body_required: bool = False
-    path_params: dict[str, _Parameter] = field(default_factory=dict)
-    query_params: dict[str, _Parameter] = field(default_factory=dict)
+    request: RequestShape  # its parameters and body (none for a helper)
     accepts_key: bool = False
     requires_key: bool = False
-    validators: dict[Any, _Compiled] = field(default_factory=dict)  # compiled lazily, by key
+    validators: dict[int, CompiledSchema] = field(default_factory=dict)  # lazily, by status
 
     @property
     def label(self) -> str:
         return f"{self.method} {self.template}"
 
-    @cached_property
-    def query_names(self) -> frozenset[str]:
-        return frozenset(self.query_params)
-
-
-def _parameter(doc: Mapping[str, Any], raw: Any) -> tuple[str, _Parameter]:
-    param = resolve(doc, raw)
-    schema = inline(doc, param.get("schema", {}))
-    integer = isinstance(schema, Mapping) and schema.get("type") == "integer"
-    return param["in"], _Parameter(param["name"], bool(param.get("required")), integer, schema)
-
 
 def _read_operation(
-    doc: Mapping[str, Any], entry: openapi.PathOperation, profile: Profile
+    doc: Mapping[str, Any], entry: openapi.PathOperation, profile: Profile, shape: RequestShape
 ) -> _Operation:
     op, operation_id, method = entry.operation, entry.operation_id, entry.method
     responses: dict[int, Any] = {}
@@ -175,21 +135,10 @@ def _read_operation(
         helper=False,
         success_status=profile.success_status(operation_id),
         response_schemas=responses,
+        request=shape,
+        accepts_key=shape.accepts_key,
+        requires_key=shape.accepts_key and profile.idempotency_required(method, operation_id),
     )
-    for raw in op.get("parameters", []):
-        where, param = _parameter(doc, raw)
-        if where == "path":
-            operation.path_params[param.name] = param
-        elif where == "query":
-            operation.query_params[param.name] = param
-        elif where == "header" and param.name == IDEMPOTENCY_HEADER:
-            operation.accepts_key = True
-            operation.requires_key = profile.idempotency_required(method, operation_id)
-    if "requestBody" in op:
-        body = resolve(doc, op["requestBody"])
-        media = (body.get("content") or {}).get("application/json") or {}
-        operation.body_schema = inline(doc, media.get("schema", {}))
-        operation.body_required = bool(body.get("required"))
     return operation
 
 
@@ -203,6 +152,7 @@ def _helper(route: HelperRoute, profile: Profile) -> _Operation:
         helper=True,
         success_status=route.status or profile.success_status(route.operation_id),
         response_schemas={},
+        request=RequestShape(route.operation_id),
         accepts_key=True,
     )
 
@@ -298,32 +248,6 @@ def _header_ok(value: str | None) -> bool:
     return value is not None and value != ""
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """A schema's jsonschema validator (the errors) and its fast yes/no check (``fastschema``)."""
-
-    validator: Any
-    valid: Check | None
-
-
-def _problems(compiled: _Compiled, instance: Any) -> list[Problem]:
-    if compiled.valid is not None and compiled.valid(instance):
-        return []  # the common case, without building jsonschema's validators
-    errors: list[ValidationError] = sorted(
-        compiled.validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
-    )
-    problems = []
-    for error in errors:
-        if isinstance(error.instance, str) and error.instance in MASKED_VALUES:
-            continue  # masked by the recorder (a signature, a secret): present, not checkable
-        problem = problem_of(error)
-        tag = _KEYWORD_TAGS.get(str(error.validator))
-        if tag is not None:
-            problem = Problem(problem.where, problem.message, problem.fields, problem.tags | {tag})
-        problems.append(problem)
-    return problems
-
-
 def _code_of(body: Any) -> object:
     return body.get("code") if isinstance(body, dict) else None
 
@@ -331,11 +255,6 @@ def _code_of(body: Any) -> object:
 def _answer_code(body: Any) -> object:
     """The answer's code, ``NOT_READ`` when the recording does not hold its body."""
     return NOT_READ if body is _MISSING else _code_of(body)
-
-
-def _summary(problems: list[Problem], limit: int = 5) -> str:
-    text = "; ".join(str(p) for p in problems[:limit])
-    return text + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
 
 
 @cache
@@ -354,13 +273,15 @@ class ExchangeValidator:
         self._ids_seen: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
         self.pass_evidence = pass_evidence
         doc = effective_contract(profile)
+        self._requests = RequestSchemas(doc)
         self.operations = [
-            _read_operation(doc, entry, profile) for entry in openapi.operations(doc)
+            _read_operation(doc, entry, profile, self._requests.shape(entry.operation_id))
+            for entry in openapi.operations(doc)
         ]
         self.operations += [_helper(route, profile) for route in profile.helpers.values()]
         self._matcher = _PathMatcher(self.operations)
         self._last_lookup: tuple[Exchange, _Lookup] | None = None
-        self._checker = format_checker()
+        self._checker = self._requests.checker
         auth = profile.auth
         self._auth_statuses = auth.statuses
         self._rate_limit = profile.rate_limit
@@ -377,6 +298,7 @@ class ExchangeValidator:
         self._answers = AnswerChecks(profile)
         self._constraints = ConstraintIds(profile)
         self._admission = AdmissionChecks(profile)
+        self._server_errors = ServerErrors(profile, self._requests)
 
     def _ids(self, check: str, operation_id: str, status: int | None = None) -> tuple[str, ...]:
         """The ids ``check`` verifies for a response with ``status``, read with the profile's
@@ -503,12 +425,7 @@ class ExchangeValidator:
             )
             if auth_ok and not op.helper and not self._signatures.forged(exchange, headers):
                 call = Call(exchange, op.operation_id, params, status, None)
-                named = self._admission.server_error(call)
-                if not named:
-                    # a request breaking the contract was not refused: its constraints' failure
-                    # too (unless the admission rules name what the request broke)
-                    self._request(exchange, op, params, status, body, findings, call.request)
-                findings += named
+                findings += self._server_errors.refusals(call, op.request)
             return findings
         if status >= 400:
             self._error_shape(exchange, body, findings)
@@ -530,7 +447,7 @@ class ExchangeValidator:
         call = Call(exchange, op.operation_id, params, status, answer)
         broken, accepted = self._request(exchange, op, params, status, body, findings, call.request)
         admitted, echoed = self._admission.judge(
-            call, contract_problems=broken, query_names=op.query_names
+            call, contract_problems=broken, query_names=op.request.query_names
         )
         if not op.helper:
             self._response(exchange, op, status, body, findings, accepted | echoed)
@@ -543,7 +460,7 @@ class ExchangeValidator:
     ) -> bool:
         """A body sent as a media type other than JSON gets one of the profile's answers
         (``judge.routing``); True when the exchange is judged by that rule alone."""
-        if op.body_schema is None or not exchange.request_body:
+        if op.request.body_schema is None or not exchange.request_body:
             return False
         found = self._routing.media(
             exchange.header("content-type"), status=status, code=_answer_code(body)
@@ -554,14 +471,10 @@ class ExchangeValidator:
         return True
 
     # -- the response ----------------------------------------------------------------------
-    def _validator(self, op: _Operation, key: Any, schema: Any) -> _Compiled:
-        compiled = op.validators.get(key)
+    def _validator(self, op: _Operation, status: int, schema: Any) -> CompiledSchema:
+        compiled = op.validators.get(status)
         if compiled is None:
-            compiled = _Compiled(
-                SchemaValidator(schema, format_checker=self._checker),
-                compile_schema(schema, self._checker),
-            )
-            op.validators[key] = compiled
+            compiled = op.validators[status] = CompiledSchema.of(schema, self._checker)
         return compiled
 
     def _response(
@@ -612,13 +525,13 @@ class ExchangeValidator:
             reason = exchange.response_body_missing or ""
             out.append(_Finding("response_schema", candidates, Outcome.NOT_EXERCISED, reason))
             return
-        problems = _problems(self._validator(op, status, schema), body)
+        problems = self._validator(op, status, schema).problems(body)
         own = [p for p in problems if not p.fields & accepted]
         if problems and not own:
             return  # only the accepted values echoed: the request's findings name the fault
         problems = own
         if problems:
-            message = f"the {status} body breaks its schema: {_summary(problems)}"
+            message = f"the {status} body breaks its schema: {summary(problems)}"
             if 200 <= status < 300:  # as the responses family judges a success body
                 broken = broken_ids(candidates, problems)
                 ids = tuple(rid for rid in candidates if rid in broken)
@@ -683,13 +596,15 @@ class ExchangeValidator:
         if size is not None:
             out.append(size)
             return True, frozenset()
-        problems = self._request_problems(exchange, op, params, request)
+        problems = self._requests.problems(
+            op.request, params, exchange.query, exchange.request_body, request
+        )
         if not problems:
             return False, frozenset()
         if status in self._auth_statuses or status in (self._not_found.status, self._too_large):
             return True, frozenset()  # refused for a reason checked before validation
         oid = op.operation_id
-        what = f"the request breaks the contract: {_summary(problems)}"
+        what = f"the request breaks the contract: {summary(problems)}"
         if 200 <= status < 300:
             # Accepted: both the contract's "MUST reject" and the profile's "MUST answer with
             # 400 validation_error" are broken.
@@ -708,61 +623,14 @@ class ExchangeValidator:
             # refused for its Idempotency-Key, which may be looked at first
             return True, frozenset()
         else:
+            # refused, with another answer than the profile's (a 5xx: ``ServerErrors``)
             candidates = self._ids("negative_data_rejection", oid, _ANY_4XX)
-            if status >= 500:  # not refused at all (and ERR-006's, which the status check names)
-                ids = self._constraints.rejection_ids(oid, problems, candidates)
-            else:  # refused, with another answer than the profile's
-                ids = self._constraints.misanswered_ids(oid, problems, candidates)
+            ids = self._constraints.misanswered_ids(oid, problems, candidates)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"
             )
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
         return True, frozenset()
-
-    def _request_problems(
-        self, exchange: Exchange, op: _Operation, params: dict[str, str], request: Any = NOT_JSON
-    ) -> list[Problem]:
-        problems: list[Problem] = []
-        for name, value in params.items():
-            param = op.path_params.get(name)
-            if param is not None:
-                validator = self._validator(op, ("path", name), param.schema)
-                problems += _located(_problems(validator, value), f"path.{name}", name)
-        if op.query_params or exchange.query:
-            problems += self._query_problems(exchange, op)
-        if op.body_schema is not None:
-            problems += self._body_problems(exchange, op, request)
-        return problems
-
-    def _query_problems(self, exchange: Exchange, op: _Operation) -> list[Problem]:
-        problems: list[Problem] = []
-        seen: set[str] = set()
-        for name, text in parse_qsl(exchange.query, keep_blank_values=True):
-            param = op.query_params.get(name)
-            if param is None or name in seen:
-                continue  # other parameters: the contract does not close the query
-            seen.add(name)
-            value: Any = text
-            if param.integer:
-                if not _INTEGER_TEXT.match(text):
-                    problems.append(_issue(f"query.{name}", "is not an integer", name, "type"))
-                    continue
-                value = int(text.split(".", 1)[0])
-            validator = self._validator(op, ("query", name), param.schema)
-            problems += _located(_problems(validator, value), f"query.{name}", name)
-        for name, param in op.query_params.items():
-            if param.required and name not in seen:
-                problems.append(_issue(f"query.{name}", "is required", name, "required"))
-        return problems
-
-    def _body_problems(self, exchange: Exchange, op: _Operation, document: Any) -> list[Problem]:
-        if not exchange.request_body:
-            if op.body_required:
-                return [_issue("body", "a JSON body is required", "", "required")]
-            return []
-        if document is NOT_JSON:
-            return [_issue("body", "is not JSON", "", "type")]
-        return _problems(self._validator(op, "body", op.body_schema), document)
 
     # -- unknown operations ----------------------------------------------------------------
     def _unknown(self, exchange: Exchange, methods: dict[str, _Operation] | None) -> list[_Finding]:
@@ -814,15 +682,3 @@ def _json_body(exchange: Exchange) -> Any:
         return parsed_json(exchange.response_body)
     except ValueError:
         return _NOT_JSON
-
-
-def _issue(where: str, message: str, name: str, keyword: str) -> Problem:
-    tags = frozenset({_KEYWORD_TAGS[keyword]}) if keyword in _KEYWORD_TAGS else frozenset()
-    return Problem(where, message, frozenset({name} if name else ()), tags)
-
-
-def _located(problems: list[Problem], where: str, name: str) -> list[Problem]:
-    return [
-        Problem(f"{where}{'.' + p.where if p.where else ''}", p.message, p.fields | {name}, p.tags)
-        for p in problems
-    ]

@@ -32,7 +32,7 @@ from conformance.core.formats import (
 from conformance.judge.constraints import satisfies
 from conformance.judge.response_schemas import ResponseSchemas, SchemaValidator
 from conformance.reference.validation import RequestInvalid, check_value
-from conformance.validator.fastschema import compile_schema
+from conformance.judge.fastschema import compile_schema
 
 TYPES = {"date-time": "string", "uri": "string", "int32": "integer", "int64": "integer"}
 

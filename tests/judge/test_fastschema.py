@@ -20,7 +20,7 @@ from conformance.core.profile import Profile, load_profile
 from conformance.judge.response_schemas import SchemaValidator
 from conformance.validator.checks import ExchangeValidator
 from conformance.validator.exchange import Exchange
-from conformance.validator.fastschema import compile_schema
+from conformance.judge.fastschema import compile_schema
 from tests.validator.test_checks import _traffic
 
 REPLACEMENTS: tuple[Any, ...] = (
@@ -94,8 +94,8 @@ def test_compile_schema_agrees_with_jsonschema(profile: Profile, traffic: list[E
         if op is None or ex.status is None:
             continue
         pairs = [(op.response_schemas.get(ex.status), ex.response_body)]
-        if op.body_schema is not None:
-            pairs.append((op.body_schema, ex.request_body))
+        if op.request.body_schema is not None:
+            pairs.append((op.request.body_schema, ex.request_body))
         for schema, raw in pairs:
             if schema is None or not raw:
                 continue
