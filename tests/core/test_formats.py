@@ -30,9 +30,9 @@ from conformance.core.formats import (
     unreadable,
 )
 from conformance.judge.constraints import satisfies
+from conformance.judge.fastschema import compile_schema
 from conformance.judge.response_schemas import ResponseSchemas, SchemaValidator
 from conformance.reference.validation import RequestInvalid, check_value
-from conformance.judge.fastschema import compile_schema
 
 TYPES = {"date-time": "string", "uri": "string", "int32": "integer", "int64": "integer"}
 

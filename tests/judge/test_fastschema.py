@@ -17,10 +17,10 @@ import pytest
 from conformance.core import jsonsafe
 from conformance.core.formats import format_checker
 from conformance.core.profile import Profile, load_profile
+from conformance.judge.fastschema import compile_schema
 from conformance.judge.response_schemas import SchemaValidator
 from conformance.validator.checks import ExchangeValidator
 from conformance.validator.exchange import Exchange
-from conformance.judge.fastschema import compile_schema
 from tests.validator.test_checks import _traffic
 
 REPLACEMENTS: tuple[Any, ...] = (

@@ -4,7 +4,9 @@ schemathesis' built-in checks validate a response against what the contract docu
 status. These add what the contract and the profile say about every response, documented or not:
 
 - ``no_server_error``: no 5xx, whatever the request (profile 3; stricter than the built-in
-  ``not_a_server_error``, which excuses a 5xx to some malformed Content-Type probes);
+  ``not_a_server_error``, which excuses a 5xx to some malformed Content-Type probes). The runner
+  adds to its failure the refusal a request that had to be refused did not get
+  (``judge.server_errors``), as the validator names the same exchange;
 - ``error_content_type`` and ``error_body_shape``: every 4xx is ``application/json``
   ``{code, message, details?}`` (spec 7, profile 3);
 - ``success_content_type``: every 2xx is a JSON document served as ``application/json``;

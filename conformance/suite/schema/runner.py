@@ -53,7 +53,9 @@ from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.judge.auth import NOT_READ
 from conformance.judge.constraint_ids import ConstraintIds
+from conformance.judge.findings import Finding
 from conformance.judge.idempotency import MISSING_KEY_IDS, KeyAdmission
+from conformance.judge.request_schemas import RequestSchemas
 from conformance.judge.response_schemas import (
     ERROR_CODE_CHECK,
     Problem,
@@ -63,6 +65,7 @@ from conformance.judge.response_schemas import (
 )
 from conformance.judge.routing import RoutingRules
 from conformance.judge.schema_requirements import is_pinned, pin, requirement_ids
+from conformance.judge.server_errors import ServerErrors
 from conformance.suite.schema.checks import refused_body
 from conformance.suite.schema.evidence import (
     case_fields,
@@ -82,6 +85,7 @@ from conformance.suite.schema.loading import (
     signed_session,
 )
 from conformance.suite.schema.resending import RateLimitedRequest
+from conformance.suite.schema.schema_call import SchemaCall
 from conformance.suite.tool_errors import ServerGone, describe, no_answer
 from conformance.suite.wire.client import (
     IDEMPOTENCY_HEADER,
@@ -99,6 +103,7 @@ STATEFUL_GROUP = "stateful"
 NEGATIVE_CHECK = "negative_data_rejection"
 POSITIVE_CHECK = "positive_data_acceptance"
 RESPONSE_SCHEMA_CHECK = "response_schema_conformance"
+SERVER_ERROR_CHECK = "no_server_error"
 # Ours, in place of schemathesis' unsupported_method and allow_header_conformance, which demand
 # 405 with an Allow header whatever the profile says: judge.routing decides, as for the validator.
 METHOD_CHECK = "undocumented_method"
@@ -185,6 +190,8 @@ class SchemaPhaseRunner:
         self.constraints = ConstraintIds(profile)
         self.keys = KeyAdmission(profile)
         self.routing = RoutingRules(profile)
+        self.requests = RequestSchemas(schemas.raw_contract)
+        self.server_errors = ServerErrors(profile, self.requests)
         self.response_schemas = ResponseSchemas(schemas.raw_contract)
         self.secrets = tuple(c.api_secret for c in profile.credentials)
         self.counts = PhaseCounts()
@@ -355,12 +362,17 @@ class SchemaPhaseRunner:
                     ids = ids or pin(candidates, fields, tags) or candidates
                 if not ids:  # a status the mapping does not name: every id of the check
                     ids = requirement_ids(check, operation_id)
+                message = failure_text(result.failure)
+                if check == SERVER_ERROR_CHECK:
+                    refusals = self._refusals(case, response, operation_id)
+                    ids = tuple(dict.fromkeys([*ids, *(i for f in refusals for i in f.ids)]))
+                    message = "; ".join([message, *(f.message for f in refusals)])
                 self.ledger.failed(
                     check,
                     operation_id,
                     self._phase,
                     ids,
-                    failure_text(result.failure),
+                    message,
                     evidence_from(response, self.secrets),
                 )
             elif self._counts_as_pass(check, case, response):
@@ -370,6 +382,14 @@ class SchemaPhaseRunner:
                     broken = self._broken_constraint(check, case, operation_id, fields, scenario)
                     ids = broken or pin(ids, fields, scenario)
                 self.ledger.passed(check, operation_id, self._phase, ids)
+
+    def _refusals(
+        self, case: schemathesis.Case[Any], response: schemathesis.Response, operation_id: str
+    ) -> list[Finding]:
+        """A server error to a request that had to be refused: the refusals it did not get
+        (``judge.server_errors``), as the validator names them on the same exchange."""
+        call = SchemaCall(response, operation_id, case.operation.path)
+        return self.server_errors.refusals(call, self.requests.shape(operation_id))
 
     def _undocumented_method(
         self, case: schemathesis.Case[Any], response: schemathesis.Response, operation_id: str
