@@ -5,7 +5,8 @@ recording judged by ``validate`` under the same profile: every requirement both 
 same outcome, and both fail what the fault breaks. The faults sample the judge's rule families:
 business rules, echoes, statements read page by page and across reads, isolation, state
 machines, x402 settlement and a settled payment's later requests, idempotency, authentication,
-constraint ids, list walks and routing. (The unfaulted half is ``test_divergent_run``'s.)
+constraint ids, list walks, routing, server errors and failed prerequisites. (The unfaulted
+half is ``test_divergent_run``'s.)
 """
 
 from __future__ import annotations
@@ -59,8 +60,18 @@ SAMPLE = {
     "method-not-allowed-without-allow": ("STATUS-017",),
     "robust-unversioned-paths-served": ("VER-001", "STATUS-020"),
     "robust-huge-body-500": ("STATUS-018", "ERR-006"),
+    # a 5xx names the refusals it should have been, in the schema phase as in validate
+    "robust-non-ascii-id-500": (
+        "ERR-006",
+        "STATUS-004",
+        "STATUS-005",
+        "STATUS-013",
+        "SHAPE-031",
+        "WH-009",
+    ),
     "validation-ignores-content-type": ("STATUS-021",),
-    "deposit-underpaid-settles": ("HELP", "PAY-STATE", "FIX"),
+    # and the statements and idempotency tests that need an underpaid payment: not judged
+    "deposit-underpaid-settles": ("HELP", "PAY-STATE", "FIX", "STMT", "IDEM-001", "IDEM-004"),
     "deposit-overpaid-stays-underpaid": ("HELP", "PAY-STATE", "FIX"),
     "payment-accepted-raw-is-quoted": ("HELP", "PAY-STATE", "FIX"),
 }
