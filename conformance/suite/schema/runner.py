@@ -363,7 +363,11 @@ class SchemaPhaseRunner:
                 if not ids:  # a status the mapping does not name: every id of the check
                     ids = requirement_ids(check, operation_id)
                 message = failure_text(result.failure)
-                if check == SERVER_ERROR_CHECK:
+                if (
+                    check == SERVER_ERROR_CHECK
+                    and found != CoverageScenario.UNSPECIFIED_HTTP_METHOD
+                ):
+                    # (a method the path does not have is no request of the operation's)
                     refusals = self._refusals(case, response, operation_id)
                     ids = tuple(dict.fromkeys([*ids, *(i for f in refusals for i in f.ids)]))
                     message = "; ".join([message, *(f.message for f in refusals)])
