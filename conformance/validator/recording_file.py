@@ -99,20 +99,14 @@ class Tally:
     def check_result(self) -> CheckResult:
         """One ``CheckResult`` standing for every result of this check on this requirement."""
         rid = (self.requirement_id,)
-        if self.total == 0:
-            return CheckResult(
-                self.check,
-                FAMILY,
-                rid,
-                Outcome.NOT_EXERCISED,
-                operation_id=self.operation_id,
-                reason_not_exercised=self.reason_not_exercised,
-            )
-        if self.first_failure is None and self.requirement_id in UNSEEN_HALVES:
-            reason = (
-                f"{self.total:,} of {self.total:,} exchanges passed, but the rule has a half "
-                f"no recording shows: {UNSEEN_HALVES[self.requirement_id]}"
-            )
+        unseen = UNSEEN_HALVES.get(self.requirement_id) if self.first_failure is None else None
+        if self.total == 0 or unseen is not None:
+            reason = self.reason_not_exercised
+            if self.total:
+                reason = (
+                    f"{self.total:,} of {self.total:,} exchanges passed, but the rule has a half "
+                    f"no recording shows: {unseen}"
+                )
             return CheckResult(
                 self.check,
                 FAMILY,
