@@ -47,7 +47,10 @@ if behaviour == "crash":
     print("Traceback (most recent call last):\nRuntimeError: boom")
     sys.exit(3)
 if behaviour == "hang":
-    Path(str(report_dir) + ".pid").write_text(str(os.getpid()))
+    # written whole, then renamed: a reader never finds the file empty
+    written = Path(str(report_dir) + ".pid.part")
+    written.write_text(str(os.getpid()))
+    os.replace(written, str(report_dir) + ".pid")
     time.sleep(600)
 if behaviour.startswith("barrier:"):
     wanted = int(behaviour[8:])
