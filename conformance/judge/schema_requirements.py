@@ -75,6 +75,11 @@ def _candidates(check: str, status: int | None, mode: str | None, profile: Profi
     return []
 
 
+ANY_4XX = 499
+"""A status looked up by its class alone: the rules' ``4xx`` entry (no 4xx status has one of its
+own)."""
+
+
 def requirement_ids(
     check: str,
     operation_id: str,

@@ -22,11 +22,10 @@ from conformance.judge.constraint_ids import ConstraintIds
 from conformance.judge.findings import Finding
 from conformance.judge.request_schemas import RequestSchemas, RequestShape, summary
 from conformance.judge.routing import RoutingRules
-from conformance.judge.schema_requirements import requirement_ids
+from conformance.judge.schema_requirements import ANY_4XX, requirement_ids
 
 CHECK = "request_schema"
 NEGATIVE_CHECK = "negative_data_rejection"
-_ANY_4XX = 499  # a status looked up by its class: the rules' "4xx" entry
 
 
 class ServerErrors:
@@ -55,7 +54,7 @@ class ServerErrors:
         if not problems:
             return []
         oid = call.operation_id
-        candidates = requirement_ids(NEGATIVE_CHECK, oid, _ANY_4XX, profile=self._profile)
+        candidates = requirement_ids(NEGATIVE_CHECK, oid, ANY_4XX, profile=self._profile)
         ids = self._constraints.rejection_ids(oid, problems, candidates)
         message = (
             f"the request breaks the contract: {summary(problems)}; answered {call.status}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import TypeGuard
+from urllib.parse import parse_qsl
 
 canonical = json.JSONEncoder(sort_keys=True).encode
 """A JSON document as text with its keys sorted (``json.dumps(value, sort_keys=True)``, one
@@ -29,6 +30,14 @@ def query_int(text: str | None) -> int | None:
     if not whole.isdigit() or (dot and set(zeros) - {"0"}):
         return None
     return int(whole)
+
+
+def first_values(raw_query: str) -> dict[str, str]:
+    """A query's parameters (escapes decoded), the first value of each, as the rules read it."""
+    found: dict[str, str] = {}
+    for name, value in parse_qsl(raw_query, keep_blank_values=True):
+        found.setdefault(name, value)
+    return found
 
 
 def first_of(problems: list[str]) -> str | None:

@@ -64,7 +64,7 @@ from conformance.judge.request_schemas import (
 )
 from conformance.judge.response_schemas import ERROR_CODE_CHECK, broken_ids, code_only
 from conformance.judge.routing import VERSION_PREFIX, RoutingRules
-from conformance.judge.schema_requirements import requirement_ids
+from conformance.judge.schema_requirements import ANY_4XX, requirement_ids
 from conformance.judge.server_errors import ServerErrors
 from conformance.validator.exchange import Exchange
 from conformance.validator.findings import NOT_JSON, Call
@@ -75,8 +75,6 @@ from conformance.validator.tables import parsed_json, request_headers
 FAMILY = "validate"
 IDEMPOTENCY_HEADER = contract_module.IDEMPOTENCY_HEADER
 _PARAM = re.compile(r"^\{([^}]+)\}$")
-# A status looked up by its class only: rules.yaml's "4xx" entry (no 4xx status has one of its own).
-_ANY_4XX = 499
 _NOT_JSON = NOT_JSON  # a body that is not JSON (or too deep or large to parse safely)
 _MISSING: Any = object()  # a body the recording does not hold (Exchange.response_body_missing)
 
@@ -609,7 +607,7 @@ class ExchangeValidator:
             # Accepted: both the contract's "MUST reject" and the profile's "MUST answer with
             # 400 validation_error" are broken.
             candidates = self._ids("negative_data_rejection", oid, status)
-            candidates += self._ids("negative_data_rejection", oid, _ANY_4XX)
+            candidates += self._ids("negative_data_rejection", oid, ANY_4XX)
             ids = self._constraints.rejection_ids(oid, problems, tuple(dict.fromkeys(candidates)))
             message = f"{what}; the server accepted it ({status})"
             out.append(_Finding("request_schema", ids, Outcome.FAILED, message))
@@ -624,7 +622,7 @@ class ExchangeValidator:
             return True, frozenset()
         else:
             # refused, with another answer than the profile's (a 5xx: ``ServerErrors``)
-            candidates = self._ids("negative_data_rejection", oid, _ANY_4XX)
+            candidates = self._ids("negative_data_rejection", oid, ANY_4XX)
             ids = self._constraints.misanswered_ids(oid, problems, candidates)
             message = (
                 f"{what}; answered {status}, the profile's answer is {self._validation.status}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
 
 from conformance.judge.answers import CallReading
 from conformance.judge.findings import NOT_JSON, Finding, passed, seconds, verdict
+from conformance.judge.values import first_values
 from conformance.validator.exchange import Exchange
 from conformance.validator.tables import parsed_json
 
@@ -43,10 +43,7 @@ class Call(CallReading):
         """The query parameters, the first value of each (read once, when first asked)."""
         found = self._query
         if found is None:
-            found = {}
-            for name, value in parse_qsl(self.exchange.query, keep_blank_values=True):
-                found.setdefault(name, value)
-            self._query = found
+            found = self._query = first_values(self.exchange.query)
         return found
 
     @property

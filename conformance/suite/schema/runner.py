@@ -49,6 +49,7 @@ from schemathesis.generation.overrides import Override
 from schemathesis.generation.stateful import run_state_machine_as_test
 
 from conformance.core import jsonsafe
+from conformance.core.openapi import HTTP_METHODS
 from conformance.core.profile import Profile
 from conformance.core.results import Outcome
 from conformance.judge.auth import NOT_READ
@@ -107,7 +108,6 @@ SERVER_ERROR_CHECK = "no_server_error"
 # Ours, in place of schemathesis' unsupported_method and allow_header_conformance, which demand
 # 405 with an Allow header whatever the profile says: judge.routing decides, as for the validator.
 METHOD_CHECK = "undocumented_method"
-HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 # ------------------------------------------------------------------ applicability

@@ -8,7 +8,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 import schemathesis
@@ -16,6 +16,7 @@ import schemathesis
 from conformance.core import jsonsafe
 from conformance.judge.answers import CallReading
 from conformance.judge.findings import NOT_JSON
+from conformance.judge.values import first_values
 
 
 def path_params(template: str, raw_path: str) -> dict[str, str]:
@@ -63,10 +64,7 @@ class SchemaCall(CallReading):
 
     @property
     def query(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for name, value in parse_qsl(self.raw_query, keep_blank_values=True):
-            found.setdefault(name, value)
-        return found
+        return first_values(self.raw_query)
 
     @property
     def raw_query(self) -> str:
